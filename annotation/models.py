@@ -1,0 +1,1 @@
+"""People, attempts and events arrive with the live page; see the issues."""

@@ -1,0 +1,2 @@
+"""WebSocket routes of every app, gathered in one place."""
+websocket_urlpatterns: list = []

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PuzzlesConfig(AppConfig):
+    name = "puzzles"
+    verbose_name = "Puzzle bank"

@@ -1,0 +1,1 @@
+"""Shared rendering helpers for puzzle generators: canvases, emoji, text, masks."""

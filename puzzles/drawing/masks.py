@@ -1,0 +1,79 @@
+"""Pixel masks: boolean arrays of the image's natural size, True = target."""
+import io
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter
+
+
+def blank(size: tuple[int, int]) -> tuple[Image.Image, ImageDraw.ImageDraw]:
+    """An 'L' canvas to draw a target's shape on, with white (255) = target."""
+    image = Image.new("L", size, 0)
+    return image, ImageDraw.Draw(image)
+
+
+def to_mask(image: Image.Image) -> np.ndarray:
+    return np.asarray(image.convert("L")) > 127
+
+
+def from_alpha(sprite: Image.Image, size: tuple[int, int], xy: tuple[int, int], threshold: int = 40) -> np.ndarray:
+    """The mask of an RGBA sprite's opaque pixels, placed at xy on an image of `size`."""
+    layer = Image.new("L", size, 0)
+    alpha = sprite.getchannel("A").point(lambda a: 255 if a > threshold else 0)
+    layer.paste(alpha, (int(xy[0]), int(xy[1])))
+    return to_mask(layer)
+
+
+def dilate(mask: np.ndarray, pixels: int) -> np.ndarray:
+    """Grow the mask by about `pixels` in every direction (published masks are pre-dilated)."""
+    if pixels <= 0 or not mask.any():
+        return mask
+    # Filter only the target's box plus the growth margin: far cheaper than the whole image.
+    h, w = mask.shape
+    x1, y1, x2, y2 = bbox(mask)
+    x1, y1 = max(0, x1 - pixels - 1), max(0, y1 - pixels - 1)
+    x2, y2 = min(w, x2 + pixels + 2), min(h, y2 + pixels + 2)
+    crop = Image.fromarray(mask[y1:y2, x1:x2].astype(np.uint8) * 255, "L")
+    grown = mask.copy()
+    grown[y1:y2, x1:x2] = to_mask(crop.filter(ImageFilter.MaxFilter(2 * pixels + 1)))
+    return grown
+
+
+def bbox(mask: np.ndarray) -> list[int]:
+    """[x1, y1, x2, y2] inclusive."""
+    ys, xs = np.nonzero(mask)
+    return [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())]
+
+
+def interior_point(mask: np.ndarray) -> list[int]:
+    """A pixel deep inside the mask: erode until little is left, then take the pixel nearest the rest's centre."""
+    x1, y1, x2, y2 = bbox(mask)
+    # Work on the target's box (plus a margin so erosion starts from the outside edge): far cheaper.
+    x1, y1 = max(0, x1 - 1), max(0, y1 - 1)
+    crop = mask[y1 : y2 + 2, x1 : x2 + 2]
+    core = crop
+    image = Image.fromarray(crop.astype(np.uint8) * 255, "L")
+    while True:
+        image = image.filter(ImageFilter.MinFilter(3))
+        eroded = to_mask(image)
+        if eroded.sum() < 4:
+            break
+        core = eroded
+    ys, xs = np.nonzero(core)
+    cy, cx = ys.mean(), xs.mean()
+    nearest = int(np.argmin((ys - cy) ** 2 + (xs - cx) ** 2))
+    return [int(xs[nearest]) + x1, int(ys[nearest]) + y1]
+
+
+def centroid(mask: np.ndarray) -> list[float]:
+    ys, xs = np.nonzero(mask)
+    return [float(xs.mean()), float(ys.mean())]
+
+
+def to_png(mask: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(mask.astype(np.uint8) * 255, "L").save(buffer, "PNG", optimize=False, compress_level=6)
+    return buffer.getvalue()
+
+
+def from_png(data: bytes) -> np.ndarray:
+    return to_mask(Image.open(io.BytesIO(data)))

@@ -1,0 +1,124 @@
+"""Contract tests that every registered puzzle type must pass."""
+import math
+
+import numpy as np
+import pytest
+
+from puzzles.bank import generate_puzzle
+from puzzles.layout import STAGE_H, STAGE_W
+from puzzles.registry import registry
+from puzzles.types.base import Mode
+
+TYPES = registry().names()
+SEEDS = range(6)
+
+MALFORMED = [None, "", "abc", True, {}, [], [None], [1], [1, 2, 3], [float("nan"), 5], [5, float("inf")],
+             [-5, 10], [10**9, 10**9], ["1", "2"], {"x": "a", "y": 2}, [[1, 2], ["a"]], -1, 10**12, 2.5,
+             float("nan"), [0, 0, 0, 0], "1e400", [1.5, 2.5]]
+
+
+def _generate(name, seed):
+    return generate_puzzle(name, "test", seed, bank_seed=7)
+
+
+@pytest.fixture(params=TYPES)
+def puzzle_type(request):
+    return registry().get(request.param)
+
+
+def test_all_twenty_types_are_registered():
+    assert len(TYPES) == 20
+
+
+def test_type_declares_its_contract(puzzle_type):
+    assert isinstance(puzzle_type.mode, Mode)
+    assert puzzle_type.widget in {"point", "points", "cells", "swap", "option", "rotate", "drag", "hold", "text"}
+    assert puzzle_type.instruction.strip()
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_generation_is_deterministic(puzzle_type, seed):
+    first, second = _generate(puzzle_type.name, seed), _generate(puzzle_type.name, seed)
+    assert first.truth == second.truth
+    assert first.public == second.public
+    assert first.images.keys() == second.images.keys()
+    for key in first.images:
+        assert np.array_equal(np.asarray(first.images[key]), np.asarray(second.images[key])), key
+    for key in first.masks:
+        assert np.array_equal(first.masks[key], second.masks[key])
+
+
+def test_different_indices_give_different_puzzles(puzzle_type):
+    truths = [_generate(puzzle_type.name, seed).truth for seed in SEEDS]
+    images = {np.asarray(_generate(puzzle_type.name, seed).images[_main_image(puzzle_type.name, seed)]).tobytes()
+              for seed in SEEDS}
+    assert len(images) == len(SEEDS)
+    assert len({repr(t) for t in truths}) > 1
+
+
+def _main_image(name, seed):
+    return _generate(name, seed).public["image"]
+
+
+def test_public_data_references_only_its_images_and_no_truth(puzzle_type):
+    for seed in SEEDS:
+        puzzle = _generate(puzzle_type.name, seed)
+        assert puzzle.public["image"] in puzzle.images
+        assert puzzle.public["instruction"].strip()
+        assert list(puzzle.images[puzzle.public["image"]].size) == puzzle.public["image_size"]
+        for secret in ("mask", "point", "correct_patches", "correct_option_index", "correct_angle", "sum",
+                       "target_position", "hold_time", "answer", "solution_line", "tolerance"):
+            assert secret not in puzzle.public, secret
+
+
+def test_truth_verifies_correct_with_full_reward(puzzle_type):
+    for seed in SEEDS:
+        puzzle = _generate(puzzle_type.name, seed)
+        verdict = puzzle_type.verify(puzzle.truth, puzzle_type.solution(puzzle.truth), puzzle.masks)
+        assert verdict.correct and verdict.reward == 1.0, verdict
+
+
+def test_perturbed_answers_verify_wrong_but_pay_more_than_nothing(puzzle_type):
+    for seed in SEEDS:
+        puzzle = _generate(puzzle_type.name, seed)
+        wrong_answers = puzzle_type.perturbations(puzzle.truth, puzzle.masks, np.random.default_rng(seed))
+        assert wrong_answers, "a type must offer wrong answers to check"
+        for answer in wrong_answers:
+            verdict = puzzle_type.verify(puzzle.truth, answer, puzzle.masks)
+            assert not verdict.correct, (answer, verdict)
+            assert 0.0 < verdict.reward < 1.0, (answer, verdict)
+
+
+@pytest.mark.parametrize("answer", MALFORMED, ids=repr)
+def test_malformed_answers_never_raise(puzzle_type, answer):
+    puzzle = _generate(puzzle_type.name, 1)
+    verdict = puzzle_type.verify(puzzle.truth, answer, puzzle.masks)
+    if verdict.correct:
+        # A few shapes are legitimately readable for some types (e.g. [] for an empty selection).
+        assert verdict.reward == 1.0
+    elif verdict.reason.startswith("malformed"):
+        assert verdict.reward == 0.0
+
+
+def test_reference_actions_stay_on_the_stage(puzzle_type):
+    for seed in SEEDS:
+        puzzle = _generate(puzzle_type.name, seed)
+        actions = puzzle_type.compile_actions(puzzle.truth, puzzle_type.layout(puzzle.public))
+        assert actions
+        for action in actions:
+            args = action["arguments"]
+            for x_key, y_key in (("x", "y"), ("start_x", "start_y"), ("end_x", "end_y")):
+                if x_key in args:
+                    assert 0 <= args[x_key] < STAGE_W and 0 <= args[y_key] < STAGE_H, action
+        submits = [a for a in actions if a["action"] == "click" and puzzle_type.layout(puzzle.public).controls.get("submit")
+                   and puzzle_type.layout(puzzle.public).control("submit").contains(a["arguments"]["x"], a["arguments"]["y"])]
+        assert len(submits) == (0 if puzzle_type.auto_submit else 1)
+
+
+def test_closer_answers_earn_more(puzzle_type):
+    """Rewards are monotone: correct > every wrong answer > nothing submitted (0)."""
+    puzzle = _generate(puzzle_type.name, 2)
+    rewards = [puzzle_type.verify(puzzle.truth, a, puzzle.masks).reward
+               for a in puzzle_type.perturbations(puzzle.truth, puzzle.masks, np.random.default_rng(0))]
+    assert max(rewards) < 1.0 and min(rewards) > 0.0
+    assert all(math.isfinite(r) for r in rewards)
