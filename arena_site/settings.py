@@ -67,6 +67,7 @@ DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "arena.sqlite3"}}
 if RUNNING_IN_CI and DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     # CI must prove the PostgreSQL path; silently falling back to SQLite would hide breakage.

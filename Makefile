@@ -1,0 +1,36 @@
+# Two commands do everything on a fresh machine:
+#   make run    set up, migrate, seed a small bank, serve on http://127.0.0.1:8000
+#   make test   set up, run the whole test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml scripts/system-packages.sh | cksum | cut -d' ' -f1)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: setup run test bench clean
+
+$(STAMP): pyproject.toml scripts/system-packages.sh
+	bash scripts/system-packages.sh
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q ".[test]"
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+setup: $(STAMP)
+
+run: setup
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py puzzles generate --split test --per-type 10
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: setup
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python bench/generation.py
+	$(BIN)/python bench/verification.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,169 @@
+"""`python manage.py puzzles <action>`: the puzzle bank from the command line."""
+import json
+import multiprocessing
+import os
+from collections import Counter, defaultdict
+
+import numpy as np
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from puzzles.bank import SPLIT_SIZES, UnknownSplit, generate_puzzle
+from puzzles.checks import MaskStats, check_job
+from puzzles.models import Puzzle
+from puzzles.progress import Progress
+from puzzles.registry import UnknownPuzzleType, get_type, registry
+
+
+class Command(BaseCommand):
+    help = "Puzzle bank: list types, generate, self-check, verify answers, mask report, CaptchaArena import/export."
+
+    def add_arguments(self, parser):
+        actions = parser.add_subparsers(dest="action", required=True)
+        actions.add_parser("types", help="the puzzle types, their interaction mode and instruction")
+
+        generate = actions.add_parser("generate", help="generate and store puzzles")
+        generate.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
+        generate.add_argument("--per-type", type=int, help="puzzles per type (default: the published size)")
+        generate.add_argument("--types", nargs="+", help="only these types")
+        generate.add_argument("--start", type=int, default=0, help="first index")
+        generate.add_argument("--seed", type=int, help="bank seed (default: PUZZLE_BANK_SEED)")
+        generate.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
+
+        selfcheck = actions.add_parser("selfcheck", help="check that truths verify and perturbations fail")
+        selfcheck.add_argument("--per-type", type=int, default=50)
+        selfcheck.add_argument("--types", nargs="+")
+        selfcheck.add_argument("--seed", type=int)
+        selfcheck.add_argument("--workers", type=int)
+
+        verify = actions.add_parser("verify", help="verify an answer to a stored puzzle; prints the verdict as JSON")
+        verify.add_argument("type")
+        verify.add_argument("puzzle_id", help="the puzzle's uid, or its source id (index or published id)")
+        verify.add_argument("answer", help="the answer as JSON, e.g. '[320, 200]'")
+
+        report = actions.add_parser("mask-report", help="mask against bounding box, per mask type")
+        report.add_argument("--split", choices=list(SPLIT_SIZES))
+        report.add_argument("--generate", type=int, metavar="N",
+                            help="measure N freshly generated puzzles per type instead of the stored ones")
+
+        imp = actions.add_parser("import-captchaarena", help="import a dataset in the published layout")
+        imp.add_argument("path")
+        imp.add_argument("--name", help="dataset name (default: the folder's name)")
+
+        exp = actions.add_parser("export-captchaarena", help="export the bank in the published layout")
+        exp.add_argument("path")
+        exp.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
+        exp.add_argument("--types", nargs="+")
+        exp.add_argument("--dataset", help="which dataset to export (default: the generated bank)")
+
+    def handle(self, *args, action, **options):
+        handler = getattr(self, "do_" + action.replace("-", "_"))
+        try:
+            handler(**options)
+        except (UnknownPuzzleType, UnknownSplit) as error:
+            raise CommandError(str(error)) from None
+
+    # --- actions ---------------------------------------------------------------------------
+    def do_types(self, **_):
+        rows = [t.describe() for t in registry().all()]
+        width = max(len(r["name"]) for r in rows)
+        for row in rows:
+            submit = "auto-submit" if row["auto_submit"] else "submit"
+            self.stdout.write(f"{row['name']:<{width}}  {row['mode']:<8} {row['widget']:<7} {submit:<11} {row['instruction']}")
+        self.stdout.write(f"{len(rows)} types")
+
+    def do_generate(self, *, split, per_type, types, start, seed, workers, **_):
+        from puzzles.services import bank_generate
+
+        count = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(types or registry().names())
+        progress = Progress(count, f"generate {split}", stream=self.stderr._out)
+        result = bank_generate(split=split, per_type=per_type, types=types, bank_seed=seed, start=start,
+                               workers=workers, on_progress=progress.advance)
+        progress.close()
+        self.stdout.write(f"generate: {result.created} created, {result.skipped} already stored")
+
+    def do_selfcheck(self, *, per_type, types, seed, workers, **_):
+        names = [get_type(t).name for t in types] if types else registry().names()
+        seed = settings.PUZZLE_BANK_SEED if seed is None else seed
+        jobs = [(name, i, seed) for name in names for i in range(per_type)]
+        progress = Progress(len(jobs), "selfcheck", stream=self.stderr._out)
+        failures: dict[str, list[str]] = defaultdict(list)
+        checked: Counter = Counter()
+        with multiprocessing.get_context("fork").Pool(workers or os.cpu_count() or 1) as pool:
+            for name, problems in pool.imap_unordered(check_job, jobs, chunksize=4):
+                checked[name] += 1
+                failures[name].extend(problems)
+                progress.advance()
+        progress.close()
+        ok_total = 0
+        self.stdout.write(f"{'type':<20} {'puzzles':>7} {'ok':>5}  first problem")
+        for name in names:
+            bad = len({p.split(":")[0] for p in failures[name]})
+            ok = checked[name] - bad
+            ok_total += ok
+            first = failures[name][0] if failures[name] else ""
+            self.stdout.write(f"{name:<20} {checked[name]:>7} {ok:>5}  {first[:100]}")
+        self.stdout.write(f"selfcheck: {ok_total}/{len(jobs)} puzzles ok")
+        if ok_total != len(jobs):
+            raise CommandError("selfcheck found problems")
+
+    def do_verify(self, *, type, puzzle_id, answer, **_):
+        puzzle_type = get_type(type)
+        puzzle = _find_puzzle(puzzle_type.name, puzzle_id)
+        try:
+            parsed = json.loads(answer)
+        except json.JSONDecodeError as error:
+            raise CommandError(f"the answer is not valid JSON: {error}") from None
+        verdict = puzzle_type.verify(puzzle.truth, parsed, puzzle.load_masks())
+        self.stdout.write(json.dumps({"puzzle": puzzle.uid, "type": puzzle.type, **verdict.as_dict()}))
+
+    def do_mask_report(self, *, split, generate, **_):
+        mask_types = [t for t in registry().all() if "mask" in generate_puzzle(t.name, "test", 0, 0).truth]
+        self.stdout.write(f"{'type':<18} {'n':>6} {'mask share':>11} {'box share':>10} {'box yes, mask no':>17}")
+        for puzzle_type in mask_types:
+            stats = MaskStats(puzzle_type.name)
+            for truth, masks in _mask_sources(puzzle_type.name, split, generate):
+                stats.add(masks[truth["mask"]])
+            self.stdout.write(f"{stats.type:<18} {stats.puzzles:>6} {stats.mask_share:>11.1%} "
+                              f"{stats.box_share:>10.1%} {stats.disagreement:>17.1%}")
+        self.stdout.write("box yes, mask no: the share of uniformly random clicks on the image that a bounding "
+                          "box accepts and the mask rejects (exact areas, not sampled).")
+
+    def do_import_captchaarena(self, *, path, name, **_):
+        from puzzles.interop import import_captchaarena
+
+        result = import_captchaarena(path, name=name, on_progress=None, warn=self.stderr.write)
+        self.stdout.write(f"import: {result.imported} imported, {result.skipped} already there, "
+                          f"{len(result.broken)} broken")
+
+    def do_export_captchaarena(self, *, path, split, types, dataset, **_):
+        from puzzles.interop import export_captchaarena
+
+        result = export_captchaarena(path, split=split, types=types, dataset=dataset)
+        self.stdout.write(f"export: {result.puzzles} puzzles of {result.types} types written to {path}")
+
+
+def _find_puzzle(type_name: str, puzzle_id: str) -> Puzzle:
+    found = Puzzle.objects.filter(uid=puzzle_id, type=type_name).first()
+    if found:
+        return found
+    matches = list(Puzzle.objects.filter(type=type_name, source_id__in=[puzzle_id, puzzle_id.zfill(5)])[:5])
+    if not matches:
+        raise CommandError(f"no {type_name} puzzle with id {puzzle_id!r}")
+    if len(matches) > 1:
+        listing = ", ".join(f"{p.uid} ({p.dataset} {p.split})" for p in matches)
+        raise CommandError(f"{puzzle_id!r} is ambiguous; use one of these uids: {listing}")
+    return matches[0]
+
+
+def _mask_sources(type_name: str, split: str | None, generate: int | None):
+    if generate:
+        for index in range(generate):
+            puzzle = generate_puzzle(type_name, split or "test", index, settings.PUZZLE_BANK_SEED)
+            yield puzzle.truth, puzzle.masks
+        return
+    stored = Puzzle.objects.filter(type=type_name).exclude(status=Puzzle.Status.RETIRED)
+    if split:
+        stored = stored.filter(split=split)
+    for puzzle in stored.iterator(chunk_size=200):
+        yield puzzle.truth, puzzle.load_masks()

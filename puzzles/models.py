@@ -1,0 +1,100 @@
+"""The puzzle bank. Truth (answer data and masks) lives only in Puzzle.truth and Puzzle.masks."""
+import io
+import secrets
+from functools import lru_cache
+
+import numpy as np
+from django.core.exceptions import ValidationError
+from django.db import models
+
+
+def new_uid() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def validate_puzzle_type(value: str) -> None:
+    # A plain string checked against the registry (no choices=), so a new type needs no migration.
+    from puzzles.registry import registry
+
+    if value not in registry():
+        raise ValidationError(f"unknown puzzle type {value!r}")
+
+
+def asset_upload_to(instance, filename: str) -> str:
+    # Random names: nothing about the puzzle, its type or its answer can be read from a URL.
+    token = secrets.token_hex(16)
+    return f"a/{token[:2]}/{token}{filename[filename.rfind('.'):]}"
+
+
+class Puzzle(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"  # generated or imported, not yet replay-verified
+        VERIFIED = "verified", "verified"  # its reference answer replayed correct on the live page
+        FAILED = "failed", "failed"  # replay did not verify
+        RETIRED = "retired", "retired"  # withdrawn (e.g. wrong truth); kept for the record
+
+    uid = models.CharField(max_length=32, unique=True, default=new_uid, editable=False)
+    type = models.CharField(max_length=64, db_index=True, validators=[validate_puzzle_type])
+    split = models.CharField(max_length=16, db_index=True)
+    dataset = models.CharField(max_length=128, help_text="generated:<bank seed> or import:<name>")
+    source_id = models.CharField(max_length=255, help_text="index for generated puzzles, file id for imports")
+    index = models.PositiveIntegerField(null=True, blank=True)
+    public = models.JSONField()
+    truth = models.JSONField()
+    masks = models.BinaryField(default=b"", blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "type", "split", "source_id"], name="puzzle_unique_in_dataset"),
+        ]
+        indexes = [models.Index(fields=["type", "split", "status"])]
+        ordering = ["type", "split", "index", "source_id"]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.split}/{self.source_id} ({self.dataset})"
+
+    def load_masks(self) -> dict[str, np.ndarray]:
+        return _masks_from_bytes(self.pk, bytes(self.masks))
+
+
+def masks_to_bytes(masks: dict[str, np.ndarray]) -> bytes:
+    if not masks:
+        return b""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **{name: np.packbits(mask, axis=None) for name, mask in masks.items()},
+                        **{f"{name}__shape": np.array(mask.shape) for name, mask in masks.items()})
+    return buffer.getvalue()
+
+
+@lru_cache(maxsize=2048)
+def _masks_from_bytes(puzzle_pk: int | None, data: bytes) -> dict[str, np.ndarray]:
+    """Masks of a puzzle, decoded once per process (verifying is then one array lookup)."""
+    if not data:
+        return {}
+    archive = np.load(io.BytesIO(data))
+    names = [n for n in archive.files if not n.endswith("__shape")]
+    out = {}
+    for name in names:
+        shape = tuple(archive[f"{name}__shape"])
+        mask = np.unpackbits(archive[name], count=int(np.prod(shape))).reshape(shape).astype(bool)
+        mask.setflags(write=False)
+        out[name] = mask
+    return out
+
+
+class Asset(models.Model):
+    """A public image of a puzzle (main image, options, reference...). Never a mask."""
+
+    puzzle = models.ForeignKey(Puzzle, on_delete=models.CASCADE, related_name="assets")
+    key = models.CharField(max_length=64)
+    file = models.FileField(upload_to=asset_upload_to)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["puzzle", "key"], name="asset_unique_key")]
+
+    def __str__(self) -> str:
+        return f"{self.puzzle_id}:{self.key}"

@@ -1,0 +1,99 @@
+"""Writes to the puzzle bank."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import transaction
+
+from puzzles.bank import SPLIT_SIZES, split_code
+from puzzles.encoding import EncodedPuzzle, encode_puzzle
+from puzzles.models import Asset, Puzzle
+from puzzles.registry import get_type, registry
+
+BATCH = 200
+
+
+@dataclass
+class GenerateResult:
+    created: int
+    skipped: int
+
+
+def generated_dataset(bank_seed: int) -> str:
+    return f"generated:{bank_seed}"
+
+
+def _encoded(jobs: list[tuple], workers: int) -> Iterator[EncodedPuzzle]:
+    if workers <= 1 or len(jobs) < 20:
+        yield from map(encode_puzzle, jobs)
+        return
+    # fork: workers inherit the loaded registry and fonts. They never touch the database, and
+    # they end with os._exit, so the inherited connection is never used or closed by them.
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        yield from pool.imap(encode_puzzle, jobs, chunksize=8)
+
+
+def _batched(items: Iterable, size: int) -> Iterator[list]:
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _store(batch: list[EncodedPuzzle], dataset: str) -> None:
+    with transaction.atomic():
+        puzzles = Puzzle.objects.bulk_create(
+            [
+                Puzzle(type=p.type, split=p.split, dataset=dataset, source_id=f"{p.index:05d}", index=p.index,
+                       public=p.public, truth=p.truth, masks=p.masks)
+                for p in batch
+            ]
+        )
+        assets = []
+        for puzzle, encoded in zip(puzzles, batch):
+            for image in encoded.images:
+                asset = Asset(puzzle=puzzle, key=image.key, width=image.width, height=image.height)
+                asset.file.save(f"x{image.ext}", ContentFile(image.data), save=False)
+                assets.append(asset)
+        Asset.objects.bulk_create(assets)
+
+
+def bank_generate(
+    *,
+    split: str,
+    per_type: int | None = None,
+    types: list[str] | None = None,
+    bank_seed: int | None = None,
+    start: int = 0,
+    workers: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> GenerateResult:
+    """Generate and store puzzles [start, start + per_type) of each type; existing ones are skipped."""
+    split_code(split)  # fail early on an unknown split
+    bank_seed = settings.PUZZLE_BANK_SEED if bank_seed is None else bank_seed
+    per_type = SPLIT_SIZES[split] if per_type is None else per_type
+    names = [get_type(t).name for t in types] if types else registry().names()
+    dataset = generated_dataset(bank_seed)
+    existing = set(
+        Puzzle.objects.filter(dataset=dataset, split=split, type__in=names).values_list("type", "index")
+    )
+    jobs = [(name, split, i, bank_seed) for name in names for i in range(start, start + per_type)
+            if (name, i) not in existing]
+    skipped = len(names) * per_type - len(jobs)
+    if on_progress and skipped:
+        on_progress(skipped)
+    workers = workers or min(os.cpu_count() or 1, 8)
+    for batch in _batched(_encoded(jobs, workers), BATCH):
+        _store(batch, dataset)
+        if on_progress:
+            on_progress(len(batch))
+    return GenerateResult(created=len(jobs), skipped=skipped)
