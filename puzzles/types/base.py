@@ -74,6 +74,15 @@ class Generated:
     masks: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+class PublishedContext:
+    """What an import offers a type while it reads one entry."""
+
+    def __init__(self, image_size: tuple[int, int], load_mask, public: dict):
+        self.image_size = list(image_size)
+        self.load_mask = load_mask  # relative path -> boolean array
+        self.public = public  # the page data already read for this entry
+
+
 class PuzzleType:
     """Base of all types. Subclasses set the class attributes and implement generate()."""
 
@@ -102,6 +111,15 @@ class PuzzleType:
     def answer_actions(self, truth: dict, layout: Layout) -> list[dict]:
         """The actions that enter the solution on the page, without the final submit."""
         raise NotImplementedError
+
+    # --- the published CaptchaArena layout ----------------------------------------------
+    def published_truth(self, truth: dict, mask_paths: dict[str, str]) -> dict:
+        """ground_truth.json fields for this truth (masks given as file paths)."""
+        return dict(truth)
+
+    def truth_from_published(self, entry: dict, context: "PublishedContext") -> tuple[dict, dict[str, np.ndarray]]:
+        """Our truth (and masks) from a ground_truth.json entry; raises ValueError if it is unusable."""
+        return dict(entry), {}
 
     # --- shared -------------------------------------------------------------------------
     @classmethod

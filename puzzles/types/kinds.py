@@ -59,6 +59,34 @@ def _box_but_not_mask(mask: np.ndarray, rng: np.random.Generator, count: int) ->
     return _outside_points(~(box & ~mask), rng, count)
 
 
+def _box_mask(size, x1, y1, x2, y2) -> np.ndarray:
+    mask = np.zeros((size[1], size[0]), dtype=bool)
+    mask[max(0, int(y1)) : int(y2) + 1, max(0, int(x1)) : int(x2) + 1] = True
+    return mask
+
+
+def _mask_truth(entry: dict, mask: np.ndarray, context, *, inside: bool) -> dict:
+    """Our mask-point truth from a published entry: a sure point, the centre and the box."""
+    if mask.shape != (context.image_size[1], context.image_size[0]):
+        raise ValueError(f"mask is {mask.shape[1]}x{mask.shape[0]}, image is {context.image_size[0]}x{context.image_size[1]}")
+    if not mask.any() or mask.all():
+        raise ValueError("mask is empty or covers the whole image")
+    from puzzles.drawing.masks import bbox, centroid, interior_point
+
+    truth = {k: v for k, v in entry.items() if k not in ("answer", "mask_path", "avoid_area")}
+    truth.update(mask="target" if inside else "avoid", image_size=context.image_size, bbox=bbox(mask))
+    truth.setdefault("center", centroid(mask))
+    if "point" not in truth:  # a sure click: deep inside the target, or deep in the free area
+        truth["point"] = interior_point(mask if inside else ~mask)
+    return truth
+
+
+def _with_defaults(entry: dict, context, **defaults) -> dict:
+    truth = {**defaults, **entry}
+    truth.setdefault("image_size", context.image_size)
+    return truth
+
+
 # --- points judged by a mask -------------------------------------------------------------
 class MaskPointType(PuzzleType):
     """Click inside the target mask. truth: mask, image_size, point (inside), center."""
@@ -93,6 +121,25 @@ class MaskPointType(PuzzleType):
     def cu_answer(self, truth):
         return "single_xy", [int(v) for v in truth["point"]]
 
+    def published_truth(self, truth, mask_paths):
+        x1, y1, x2, y2 = truth["bbox"]
+        out = {k: v for k, v in truth.items() if k != "mask"}
+        out["answer"] = {"valid_area": {"mask_path": mask_paths[truth["mask"]], "bbox": truth["bbox"]},
+                         "area": [[x1, y1], [x2, y2]]}
+        return out
+
+    def truth_from_published(self, entry, context):
+        answer = entry.get("answer") or {}
+        valid = answer.get("valid_area") or {}
+        if valid.get("mask_path"):
+            mask = context.load_mask(valid["mask_path"])
+        elif answer.get("area"):  # older files: a box
+            (x1, y1), (x2, y2) = answer["area"]
+            mask = _box_mask(context.image_size, x1, y1, x2, y2)
+        else:
+            raise ValueError("no answer.valid_area.mask_path and no answer.area")
+        return _mask_truth(entry, mask, context, inside=True), {"target": mask}
+
 
 class AvoidMaskPointType(MaskPointType):
     """Click anywhere but on the mask. truth: mask, image_size, point (outside), center, radius."""
@@ -111,6 +158,27 @@ class AvoidMaskPointType(MaskPointType):
 
     def perturbations(self, truth, masks, rng):
         return _outside_points(~masks[truth["mask"]], rng, 8)
+
+    def published_truth(self, truth, mask_paths):
+        x1, y1, x2, y2 = truth["bbox"]
+        out = {k: v for k, v in truth.items() if k != "mask"}
+        out["mask_path"] = mask_paths[truth["mask"]]
+        out["avoid_area"] = {"x": x1, "y": y1, "width": x2 - x1 + 1, "height": y2 - y1 + 1}
+        return out
+
+    def truth_from_published(self, entry, context):
+        if entry.get("mask_path"):
+            mask = context.load_mask(entry["mask_path"])
+        elif entry.get("avoid_area"):  # older files: a box
+            box = entry["avoid_area"]
+            mask = _box_mask(context.image_size, box["x"], box["y"], box["x"] + box["width"] - 1,
+                             box["y"] + box["height"] - 1)
+        else:
+            raise ValueError("no mask_path and no avoid_area")
+        truth = _mask_truth(entry, mask, context, inside=False)
+        x1, y1, x2, y2 = truth["bbox"]
+        truth.setdefault("radius", max(1.0, math.hypot(x2 - x1, y2 - y1) / 2))
+        return truth, {"avoid": mask}
 
 
 # --- points judged by distance -----------------------------------------------------------
@@ -150,6 +218,11 @@ class TolerancePointType(PuzzleType):
 
     def cu_answer(self, truth):
         return "single_xy", [int(round(v)) for v in truth["target_position"]]
+
+    def truth_from_published(self, entry, context):
+        if "target_position" not in entry:
+            raise ValueError("no target_position")
+        return _with_defaults(entry, context, tolerance=15), {}
 
 
 class PointSequenceType(PuzzleType):
@@ -196,6 +269,12 @@ class PointSequenceType(PuzzleType):
 
     def cu_answer(self, truth):
         return "multi_xy", [{"action": "click", "arguments": {"x": int(x), "y": int(y)}} for x, y in truth["answer"]]
+
+    def truth_from_published(self, entry, context):
+        points = [[p["x"], p["y"]] if isinstance(p, dict) else list(p) for p in entry.get("answer") or []]
+        if not points:
+            raise ValueError("no answer points")
+        return _with_defaults({**entry, "answer": points}, context, tolerance=20), {}
 
 
 # --- grid cells ----------------------------------------------------------------------------
@@ -262,6 +341,14 @@ class CellSetType(PuzzleType):
         points = [_cell_center_natural(i, truth["grid_size"], truth["image_size"]) for i in sorted(truth["correct_patches"])]
         return "multi_xy", [{"action": "click", "arguments": {"x": int(x), "y": int(y)}} for x, y in points]
 
+    def truth_from_published(self, entry, context):
+        # Published files name the cells correct_patches, correct_selections or answer, by type.
+        cells = next((entry[k] for k in ("correct_patches", "correct_selections", "answer") if k in entry), None)
+        if cells is None:
+            raise ValueError("no correct_patches, correct_selections or answer")
+        grid = entry.get("grid_size") or context.public.get("grid_size") or [3, 3]
+        return _with_defaults({**entry, "correct_patches": list(cells), "grid_size": list(grid)}, context), {}
+
 
 class SwapType(PuzzleType):
     """Swap two tiles. truth: answer (valid pairs), grid_size, image_size."""
@@ -303,6 +390,11 @@ class SwapType(PuzzleType):
             alternatives.append([{"action": "click", "arguments": {"x": int(x), "y": int(y)}} for x, y in points])
         return "multi_swap", alternatives
 
+    def truth_from_published(self, entry, context):
+        if not entry.get("answer"):
+            raise ValueError("no answer swap pairs")
+        return _with_defaults(entry, context, grid_size=[3, 3]), {}
+
 
 # --- arrow cycling -------------------------------------------------------------------------
 class OptionType(PuzzleType):
@@ -336,6 +428,15 @@ class OptionType(PuzzleType):
 
     def cu_answer(self, truth):
         return "option", {"select_option_index": truth["correct_option_index"]}
+
+    def truth_from_published(self, entry, context):
+        index = entry.get("correct_option_index", entry.get("correct_option"))
+        if as_int(index) is None:
+            raise ValueError("no correct_option_index or correct_option")
+        count = entry.get("option_count") or context.public.get("option_count")
+        if not count or not 0 <= int(index) < count:
+            raise ValueError(f"correct option {index} is not among {count} options")
+        return _with_defaults({**entry, "correct_option_index": int(index), "option_count": count}, context), {}
 
 
 class AngleType(PuzzleType):
@@ -372,6 +473,12 @@ class AngleType(PuzzleType):
 
     def cu_answer(self, truth):
         return "rotate", {"rotate_to_angle": truth["correct_angle"]}
+
+    def truth_from_published(self, entry, context):
+        angle = as_int(entry.get("correct_angle"))
+        if angle is None or angle % self.step:
+            raise ValueError(f"correct_angle {entry.get('correct_angle')!r} is not a multiple of {self.step}")
+        return _with_defaults({**entry, "correct_angle": angle % 360}, context), {}
 
 
 # --- text, drag, hold ---------------------------------------------------------------------------
@@ -411,6 +518,12 @@ class IntegerTextType(PuzzleType):
 
     def cu_answer(self, truth):
         return "type_text", {"type_text": str(truth[self.truth_key])}
+
+    def truth_from_published(self, entry, context):
+        value = self._parse(entry.get(self.truth_key))
+        if value is None:
+            raise ValueError(f"no whole number in {self.truth_key}")
+        return _with_defaults({**entry, self.truth_key: value}, context), {}
 
 
 class DragPositionType(PuzzleType):
@@ -456,6 +569,15 @@ class DragPositionType(PuzzleType):
         start, end = self._centers(truth)
         return "drag", {"drag": {"from": [round(v) for v in start], "to": [round(v) for v in end]}}
 
+    def truth_from_published(self, entry, context):
+        if "target_position" not in entry:
+            raise ValueError("no target_position")
+        piece = context.public.get("piece_size") or entry.get("hole_size")
+        if not piece:
+            raise ValueError("no component image or hole_size")
+        start = context.public.get("start_position") or [0, entry["target_position"][1]]
+        return _with_defaults(entry, context, tolerance=10, piece_size=list(piece), start_position=list(start)), {}
+
 
 class HoldType(PuzzleType):
     """Press and hold for at least hold_time seconds. truth: hold_time. Answer: seconds held."""
@@ -491,3 +613,9 @@ class HoldType(PuzzleType):
 
     def cu_answer(self, truth):
         return "hold", {"duration_ms": int(truth["hold_time"] * 1000) + self.margin_ms}
+
+    def truth_from_published(self, entry, context):
+        held = as_number(entry.get("hold_time", 3))
+        if held is None or held <= 0:
+            raise ValueError(f"hold_time {entry.get('hold_time')!r} is not a positive number")
+        return _with_defaults({**entry, "hold_time": held}, context), {}
