@@ -58,7 +58,8 @@ def database_from_url(url: str) -> dict:
             "CONN_MAX_AGE": 60,
         }
     if parsed.scheme == "sqlite":
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": unquote(parsed.path) or ":memory:"}
+        # sqlite:///relative.db and sqlite:////absolute/path.db, as dj-database-url reads them.
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": unquote(parsed.path[1:]) or ":memory:"}
     raise ImproperlyConfigured(
         f"DATABASE_URL scheme {parsed.scheme!r} is not supported (use postgres:// or sqlite:///)"
     )

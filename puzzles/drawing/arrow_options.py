@@ -49,8 +49,13 @@ def jittered_spots(rng: np.random.Generator, count: int, size: tuple[int, int], 
 
 @lru_cache(maxsize=512)
 def rotated_emoji(char: str, size: int, angle: int, flip: bool = False) -> Image.Image:
+    """turned_emoji, cached: for small sprites that recur (do not mutate the result)."""
+    return turned_emoji(char, size, angle, flip)
+
+
+def turned_emoji(char: str, size: int, angle: int, flip: bool = False) -> Image.Image:
     """The emoji (longer side `size`), optionally mirrored, turned `angle` degrees CLOCKWISE, on a
-    transparent canvas just large enough. Cached: do not mutate it."""
+    transparent canvas just large enough. Uncached: large sprites would make a cache huge."""
     sprite = emoji_image(char, size)
     if flip:
         sprite = sprite.transpose(Image.FLIP_LEFT_RIGHT)

@@ -1,5 +1,5 @@
 """Emoji glyphs as RGBA images (Noto Color Emoji, SIL Open Font License 1.1)."""
-from functools import cache
+from functools import cache, lru_cache
 
 from PIL import Image, ImageDraw
 
@@ -42,7 +42,7 @@ def _glyph(char: str) -> Image.Image:
     return canvas.crop(box)
 
 
-@cache
+@lru_cache(maxsize=4096)  # bounded: generators ask for many sizes across a 50,000-puzzle bank
 def emoji_image(char: str, size: int) -> Image.Image:
     """The glyph scaled so its longer side is `size` px. Shared and cached: do not mutate it."""
     glyph = _glyph(char)

@@ -17,13 +17,13 @@ def sprite(char: str, size: int, *, angle: float = 0.0, mirror: bool = False, up
     base = emoji_image(char, _BASE)
     scale = size / max(base.size)
     target = (max(1, round(base.width * scale)), max(1, round(base.height * scale)))
-    image = base.resize(target, Image.LANCZOS if scale <= 1 else Image.BICUBIC)
+    image = base.resize(target, Image.BILINEAR if scale <= 1 else Image.BICUBIC)
     if mirror:
         image = ImageOps.mirror(image)
     if upside_down:
         image = image.transpose(Image.Transpose.ROTATE_180)
     if angle:
-        image = image.rotate(angle, resample=Image.BICUBIC, expand=True)
+        image = image.rotate(angle, resample=Image.BILINEAR, expand=True)
         box = image.getbbox()
         if box:
             image = image.crop(box)
@@ -46,7 +46,7 @@ def _vertical(size, top, bottom) -> np.ndarray:
     return np.broadcast_to((1 - t) * np.asarray(top, np.float32) + t * np.asarray(bottom, np.float32), (h, w, 3)).copy()
 
 
-def _finish(pixels: np.ndarray, rng, grain: int = 7, blur: float = 0.6) -> Image.Image:
+def _finish(pixels: np.ndarray, rng, grain: int = 7, blur: float = 0.0) -> Image.Image:
     image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
     if blur:
         image = image.filter(ImageFilter.GaussianBlur(blur))
@@ -91,22 +91,23 @@ def sky(rng, size, *, clouds: bool = True, sun: bool | None = None) -> Image.Ima
         draw.ellipse((x - r, y - r, x + r, y + r), fill=(255, 236, 150, 255))
     if clouds:
         _clouds(draw, rng, w, h, int(rng.integers(2, 5)), h * 0.95)
-    return _finish(np.asarray(image, np.float32), rng, 5, 1.0)
+    return _finish(np.asarray(image, np.float32), rng, 5)
 
 
-def land(rng, size, *, horizon: float | None = None, ground: str | None = None) -> tuple[Image.Image, int]:
+def land(rng, size, *, horizon: float | None = None, ground: str | None = None,
+         hills: bool = True) -> tuple[Image.Image, int]:
     """Sky over ground (grass, sand, road...). Returns the image and the horizon's y."""
     w, h = size
     horizon_y = int(h * (horizon if horizon is not None else rng.uniform(0.45, 0.62)))
     kind = ground or list(GROUNDS)[int(rng.integers(len(GROUNDS)))]
     near, far = GROUNDS[kind]
     pixels = _sky_pixels(rng, size)
-    shift = rng.integers(-18, 19, 3)
+    shift = int(rng.integers(-18, 19)) + rng.integers(-5, 6, 3)
     pixels[horizon_y:] = _vertical((w, h - horizon_y), np.add(far, shift), np.add(near, shift))
     # Ground texture: short darker strokes, denser near the viewer.
     image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
     draw = ImageDraw.Draw(image, "RGBA")
-    if rng.random() < 0.5:  # distant hills
+    if hills and rng.random() < 0.5:  # distant hills
         for _ in range(int(rng.integers(1, 3))):
             cx, r = rng.uniform(0, w), rng.uniform(0.25, 0.5) * w
             color = tuple(int(c) for c in np.add(far, (-20, -10, -20))) + (200,)
@@ -117,7 +118,7 @@ def land(rng, size, *, horizon: float | None = None, ground: str | None = None) 
     for x, y in zip(xs, ys):
         length = 2 + 5 * (y - horizon_y) / max(1, h - horizon_y)
         draw.line((x, y, x + rng.uniform(-1, 1), y - length), fill=(0, 0, 0, 28), width=1)
-    return _finish(np.asarray(image, np.float32), rng, 6, 0.5), horizon_y
+    return _finish(np.asarray(image, np.float32), rng, 6), horizon_y
 
 
 def underwater(rng, size) -> Image.Image:
@@ -140,7 +141,7 @@ def underwater(rng, size) -> Image.Image:
     for _ in range(int(rng.integers(6, 14))):  # bubbles
         x, y, r = rng.uniform(0, w), rng.uniform(0, floor), rng.uniform(2, 5) * w / 200
         draw.ellipse((x - r, y - r, x + r, y + r), outline=(235, 250, 255, 190), width=1)
-    return _finish(np.asarray(image, np.float32), rng, 5, 0.6)
+    return _finish(np.asarray(image, np.float32), rng, 5)
 
 
 def indoor(rng, size) -> tuple[Image.Image, int]:
@@ -160,7 +161,7 @@ def indoor(rng, size) -> tuple[Image.Image, int]:
     for x in range(-int(rng.integers(0, 40)), w, int(w / rng.uniform(3, 6))):  # floor boards
         draw.line((x, floor_y, x - (w / 2 - x) * 0.3, h), fill=(0, 0, 0, 40), width=1)
     draw.line((0, floor_y, w, floor_y), fill=(255, 255, 255, 80), width=2)
-    return _finish(np.asarray(image, np.float32), rng, 6, 0.5), floor_y
+    return _finish(np.asarray(image, np.float32), rng, 6), floor_y
 
 
 def tabletop(rng, size) -> Image.Image:
@@ -176,21 +177,21 @@ def tabletop(rng, size) -> Image.Image:
         pixels[y : y + 2] *= 0.7
     grain = np.sin(np.linspace(0, rng.uniform(20, 60), w, dtype=np.float32))[None, :, None] * 6
     pixels += grain
-    return _finish(pixels, rng, 7, 0.4)
+    return _finish(pixels, rng, 7)
 
 
-def photo_background(rng, size) -> tuple[Image.Image, int | None]:
-    """One of several photo-like backdrops; also returns a ground line y where things stand (or None)."""
+def photo_background(rng, size) -> tuple[Image.Image, int | None, str]:
+    """One of several photo-like backdrops, the y of a ground line where things stand (or None), and its kind."""
     pick = rng.random()
     if pick < 0.4:
-        return land(rng, size)
+        return (*land(rng, size), "land")
     if pick < 0.6:
-        return indoor(rng, size)
+        return (*indoor(rng, size), "indoor")
     if pick < 0.75:
-        return tabletop(rng, size), None
+        return tabletop(rng, size), None, "table"
     if pick < 0.85:
-        return sky(rng, size), None
-    return canvas.background(rng, size, clutter=8), None
+        return sky(rng, size), None, "sky"
+    return canvas.background(rng, size, clutter=8), None, "plain"
 
 
 def compose(cells: list[Image.Image], rows: int, cols: int, cell: int, gap: int = 3,

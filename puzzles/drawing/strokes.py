@@ -62,24 +62,26 @@ def draw_dashes(draw: ImageDraw.ImageDraw, line: np.ndarray, dash: float, gap: f
                 halo=None, halo_width: int = 2) -> None:
     """A dashed line laid from the END backwards, so the last dash ends exactly at the line's end."""
     lengths = arc_lengths(line)
-    total = lengths[-1]
+    ends = lengths[-1] - np.arange(0.0, lengths[-1], dash + gap)
+    starts = np.maximum(0.0, ends - dash)
+    keep = ends - starts > 1.5
+    ends, starts = ends[keep], starts[keep]
+    first, last = point_at(line, lengths, starts), point_at(line, lengths, ends)
+    lo = np.searchsorted(lengths, starts, side="right")
+    hi = np.searchsorted(lengths, ends, side="left")
     segments = []
-    end = total
-    while end > 0:
-        start = max(0.0, end - dash)
-        if end - start > 1.5:
-            mask = (lengths > start) & (lengths < end)
-            piece = np.vstack([point_at(line, lengths, start), line[mask], point_at(line, lengths, end)])
-            segments.append([tuple(p) for p in piece])
-        end -= dash + gap
+    for k in range(len(ends)):
+        piece = np.vstack([first[k : k + 1], line[lo[k] : hi[k]], last[k : k + 1]])
+        segments.append(list(map(tuple, piece.tolist())))
     for layer, extra in ((halo, halo_width), (fill, 0)):
         if layer is None:
             continue
         w = width + 2 * extra
+        r = w / 2 - 0.5
         for piece in segments:
             draw.line(piece, fill=layer, width=w, joint="curve")
             for x, y in (piece[0], piece[-1]):  # round caps
-                draw.ellipse((x - w / 2 + 0.5, y - w / 2 + 0.5, x + w / 2 - 0.5, y + w / 2 - 0.5), fill=layer)
+                draw.ellipse((x - r, y - r, x + r, y + r), fill=layer)
 
 
 def deep_point(mask: np.ndarray, scale: int = 8, depth_share: float = 0.6) -> list[int]:
@@ -91,9 +93,9 @@ def deep_point(mask: np.ndarray, scale: int = 8, depth_share: float = 0.6) -> li
     h, w = mask.shape
     small = Image.fromarray(mask.astype(np.uint8) * 255, "L").resize((w // scale, h // scale), Image.BOX)
     inside = np.pad(np.asarray(small) > 250, 1)
-    ys, xs = np.nonzero(mask)
-    cx, cy = xs.mean(), ys.mean()
+    cx, cy = mask_centroid(mask)
     if not inside.any():
+        ys, xs = np.nonzero(mask)
         i = int(np.argmin((ys - cy) ** 2 + (xs - cx) ** 2))
         return [int(xs[i]), int(ys[i])]
     iy, ix = np.nonzero(inside)
@@ -110,6 +112,7 @@ def deep_point(mask: np.ndarray, scale: int = 8, depth_share: float = 0.6) -> li
     i = int(np.argmin((px - cx) ** 2 + (py - cy) ** 2))
     x, y = int(px[i]), int(py[i])
     if not mask[y, x]:  # cannot happen for a fully covered block, but stay safe
+        ys, xs = np.nonzero(mask)
         i = int(np.argmin((ys - y) ** 2 + (xs - x) ** 2))
         x, y = int(xs[i]), int(ys[i])
     return [x, y]
@@ -119,3 +122,16 @@ def luminance(image: Image.Image, box=None) -> float:
     """Mean luminance (0..255) of an image or a region of it."""
     region = image.crop(box) if box else image
     return float(np.asarray(region.convert("L").resize((32, 32), Image.BOX)).mean())
+
+
+def mask_centroid(mask: np.ndarray) -> list[float]:
+    """[x, y] centroid, from row and column sums (much cheaper than np.nonzero on big masks)."""
+    total = float(mask.sum())
+    cols, rows = mask.sum(axis=0), mask.sum(axis=1)
+    return [float(np.dot(cols, np.arange(len(cols))) / total), float(np.dot(rows, np.arange(len(rows))) / total)]
+
+
+def mask_bbox(mask: np.ndarray) -> list[int]:
+    """[x1, y1, x2, y2] inclusive, like masks.bbox but without np.nonzero."""
+    cols, rows = np.flatnonzero(mask.any(axis=0)), np.flatnonzero(mask.any(axis=1))
+    return [int(cols[0]), int(rows[0]), int(cols[-1]), int(rows[-1])]

@@ -22,6 +22,7 @@ SUBTITLES = [
     "Press the button below and keep holding it",
     "Hold the button below to confirm you are human",
 ]
+FOOTERS = ["Protected by ArenaGuard", "Human verification", "Security check", "Privacy - Terms"]
 TITLES = ["Press and hold", "Press & hold", "Press and hold to verify"]
 ACCENTS = [(37, 99, 235), (22, 163, 74), (220, 38, 38), (124, 58, 237), (234, 88, 12), (8, 145, 178), (190, 24, 93)]
 
@@ -62,14 +63,18 @@ class HoldButton(HoldType):
         ink = (240, 240, 245) if dark_card else (30, 34, 44)
         soft = (170, 175, 190) if dark_card else (95, 100, 115)
         draw.rounded_rectangle((cx0, cy0, cx0 + cw, cy0 + ch), 22, fill=card)
-        draw.rounded_rectangle((cx0, cy0, cx0 + cw, cy0 + 10), 5, fill=accent)
+        # An accent band along the top, clipped to the card's rounded corners.
+        band = Image.new("L", (cw + 1, 9), 0)
+        ImageDraw.Draw(band).rounded_rectangle((0, 0, cw, ch), 22, fill=255)
+        image.paste(accent, (cx0, cy0, cx0 + cw + 1, cy0 + 9), band)
 
         # The icon in a tinted circle.
         icon_size = int(rng.integers(64, 80))
         mid_x = cx0 + cw // 2
-        icon_cy = cy0 + 24 + icon_size // 2 + 8
-        tint = tuple(int(c * 0.18 + k * 0.82) for c, k in zip(accent, card))
+        # Icon, title, hint and footer stacked and centred vertically on the card.
         r = icon_size // 2 + 12
+        icon_cy = cy0 + 9 + (ch - 9 - (2 * r + 118)) // 2 + r
+        tint = tuple(int(c * (0.35 if dark_card else 0.18) + k * (0.65 if dark_card else 0.82)) for c, k in zip(accent, card))
         draw.ellipse((mid_x - r, icon_cy - r, mid_x + r, icon_cy + r), fill=tint)
         choice = int(rng.integers(0, len(ICONS) + 2))
         sprite = _drawn_shield(icon_size, accent) if choice >= len(ICONS) else emoji_image(ICONS[choice], icon_size)
@@ -78,7 +83,7 @@ class HoldButton(HoldType):
         # Title and a one-line hint; the hint points at the page's button without drawing one.
         title = TITLES[int(rng.integers(len(TITLES)))]
         subtitle = SUBTITLES[int(rng.integers(len(SUBTITLES)))]
-        title_y = icon_cy + r + 30
+        title_y = icon_cy + r + 28
         size = 30
         while text_font(size, True).getlength(title) > cw - 40:
             size -= 2
@@ -87,6 +92,9 @@ class HoldButton(HoldType):
         while text_font(size, False).getlength(subtitle) > cw - 40:
             size -= 1
         centered_text(draw, (mid_x, title_y + 36), subtitle, size, fill=soft, bold=False)
+        footer_y = title_y + 72
+        draw.line((cx0 + 40, footer_y - 14, cx0 + cw - 40, footer_y - 14), fill=tuple((a + b) // 2 for a, b in zip(card, soft)), width=1)
+        centered_text(draw, (mid_x, footer_y), FOOTERS[int(rng.integers(len(FOOTERS)))], 12, fill=soft, bold=False)
 
         hold_time = float(HOLD_TIMES[int(rng.integers(len(HOLD_TIMES)))])
         return Generated(

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from PIL import Image, ImageDraw
 
-from puzzles.drawing import canvas, masks, strokes
+from puzzles.drawing import canvas, masks, scenery, strokes
 from puzzles.types.base import Generated
 from puzzles.types.kinds import MaskPointType
 
@@ -136,16 +136,17 @@ class PickArea(MaskPointType):
         outlines, edges, target = found
 
         image = canvas.background(rng, SIZE, clutter=int(rng.integers(10, 22)))
+        scenery.scatter(image, rng)
         light = strokes.luminance(image) > 128
         ink, halo = ((25, 25, 30), (250, 250, 250)) if light else ((250, 250, 250), (20, 20, 25))
         if rng.random() < 0.35:  # a coloured ink now and then
             ink = canvas.random_color(rng, 0, 90) if light else canvas.random_color(rng, 190, 256)
         draw = ImageDraw.Draw(image)
         frame = np.array([(box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3])], float)
-        radius = float(rng.uniform(2.2, 3.0))
-        strokes.draw_dots(draw, frame, DOT_SPACING, radius, ink, halo, closed=True)
+        radius = float(rng.uniform(2.4, 3.2))
+        strokes.draw_dots(draw, frame, DOT_SPACING, radius, ink, halo, 1.0, closed=True)
         for edge in edges:
-            strokes.draw_dots(draw, edge, DOT_SPACING, radius, ink, halo)
+            strokes.draw_dots(draw, edge, DOT_SPACING, radius, ink, halo, 1.0)
 
         layer = Image.new("L", SIZE, 0)
         ImageDraw.Draw(layer).polygon([tuple(p) for p in outlines[target]], fill=255)
@@ -156,8 +157,8 @@ class PickArea(MaskPointType):
                 "mask": "area",
                 "image_size": list(SIZE),
                 "point": strokes.deep_point(mask),
-                "center": masks.centroid(mask),
-                "bbox": masks.bbox(mask),
+                "center": strokes.mask_centroid(mask),
+                "bbox": strokes.mask_bbox(mask),
                 "area": int(mask.sum()),
                 "region_count": len(outlines),
             },

@@ -41,16 +41,16 @@ def pick_animals(rng: np.random.Generator, count: int) -> list[str]:
 
 def animal_cell(rng: np.random.Generator, name: str):
     """A small photo: a backdrop, maybe a bit of scenery, and the animal standing or hovering in it."""
-    image, ground = grid_cells.photo_background(rng, (INNER, INNER))
+    image, ground, kind = grid_cells.photo_background(rng, (INNER, INNER))
     draw = ImageDraw.Draw(image, "RGBA")
-    if rng.random() < 0.45:
+    if kind != "sky" and rng.random() < 0.45:
         prop = grid_cells.sprite(PROPS[int(rng.integers(len(PROPS)))], int(INNER * rng.uniform(0.2, 0.3)))
         side = rng.random() < 0.5
         x = int(rng.uniform(0, 0.12) * INNER) if side else int(INNER - prop.width - rng.uniform(0, 0.12) * INNER)
         y = (ground + int(rng.uniform(0.02, 0.1) * INNER) if ground else int(rng.uniform(0.55, 0.75) * INNER)) - prop.height
         image.paste(prop, (x, max(0, y)), prop)
     size = int(INNER * rng.uniform(0.5, 0.74))
-    animal = grid_cells.sprite(ANIMALS[name], size, mirror=bool(rng.random() < 0.5), angle=float(rng.uniform(-8, 8)))
+    animal = grid_cells.sprite(ANIMALS[name], size, mirror=bool(rng.random() < 0.5), angle=float(rng.uniform(-8, 8)) if rng.random() < 0.3 else 0.0)
     x = int(rng.integers(4, max(5, INNER - animal.width - 4)))
     if ground is not None:
         foot = min(INNER - 4, ground + int(rng.uniform(0.12, 0.3) * (INNER - ground)) + animal.height // 6)

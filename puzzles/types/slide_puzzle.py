@@ -67,7 +67,7 @@ def _picture(rng: np.random.Generator) -> Image.Image:
     count = int(rng.integers(10, 15))
     picks = rng.choice(len(SCENERY), size=count, replace=False)
     for i in picks:
-        size = int(rng.integers(45, 115))
+        size = 45 + 5 * int(rng.integers(0, 15))  # few distinct sizes: emoji_image caches each one
         sprite = emoji_image(SCENERY[int(i)], size)
         x = int(rng.integers(-size // 4, w - size * 3 // 4))
         y = int(rng.integers(-size // 4, h - size * 3 // 4))
