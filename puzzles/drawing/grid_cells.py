@@ -46,11 +46,11 @@ def _vertical(size, top, bottom) -> np.ndarray:
     return np.broadcast_to((1 - t) * np.asarray(top, np.float32) + t * np.asarray(bottom, np.float32), (h, w, 3)).copy()
 
 
-def _finish(pixels: np.ndarray, rng, grain: int = 7, blur: float = 0.0) -> Image.Image:
-    image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
-    if blur:
-        image = image.filter(ImageFilter.GaussianBlur(blur))
-    return canvas.add_noise(image, rng, grain)
+def _finish(image, rng, grain: int = 7) -> Image.Image:
+    """Grain over an image (or a float/uint8 array), one pass in int16."""
+    pixels = np.asarray(image).astype(np.int16)
+    pixels += rng.integers(-grain, grain + 1, size=pixels.shape[:2] + (1,), dtype=np.int16)
+    return Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
 
 
 SKY_TOPS = [(92, 150, 222), (120, 175, 235), (70, 120, 200), (150, 190, 230), (240, 170, 120), (170, 180, 200)]
@@ -91,7 +91,7 @@ def sky(rng, size, *, clouds: bool = True, sun: bool | None = None) -> Image.Ima
         draw.ellipse((x - r, y - r, x + r, y + r), fill=(255, 236, 150, 255))
     if clouds:
         _clouds(draw, rng, w, h, int(rng.integers(2, 5)), h * 0.95)
-    return _finish(np.asarray(image, np.float32), rng, 5)
+    return _finish(image, rng, 5)
 
 
 def land(rng, size, *, horizon: float | None = None, ground: str | None = None,
@@ -103,8 +103,12 @@ def land(rng, size, *, horizon: float | None = None, ground: str | None = None,
     near, far = GROUNDS[kind]
     pixels = _sky_pixels(rng, size)
     shift = int(rng.integers(-18, 19)) + rng.integers(-5, 6, 3)
-    pixels[horizon_y:] = _vertical((w, h - horizon_y), np.add(far, shift), np.add(near, shift))
-    # Ground texture: short darker strokes, denser near the viewer.
+    gh = h - horizon_y
+    ground_px = _vertical((w, gh), np.add(far, shift), np.add(near, shift))
+    # Grass-like texture: 1 px wide, 5 px tall streaks of light and shade.
+    streaks = rng.normal(0.0, 1.0, ((gh + 4) // 5, w, 1)).astype(np.float32)
+    ground_px *= 1 + 0.07 * np.repeat(streaks, 5, axis=0)[:gh]
+    pixels[horizon_y:] = ground_px
     image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
     draw = ImageDraw.Draw(image, "RGBA")
     if hills and rng.random() < 0.5:  # distant hills
@@ -113,12 +117,7 @@ def land(rng, size, *, horizon: float | None = None, ground: str | None = None,
             color = tuple(int(c) for c in np.add(far, (-20, -10, -20))) + (200,)
             draw.ellipse((cx - r, horizon_y - r * 0.3, cx + r, horizon_y + r * 0.3), fill=color)
     _clouds(draw, rng, w, h, int(rng.integers(0, 3)), horizon_y * 0.6)
-    n = int(w * h / 900)
-    xs, ys = rng.uniform(0, w, n), horizon_y + (h - horizon_y) * rng.uniform(0, 1, n) ** 0.7
-    for x, y in zip(xs, ys):
-        length = 2 + 5 * (y - horizon_y) / max(1, h - horizon_y)
-        draw.line((x, y, x + rng.uniform(-1, 1), y - length), fill=(0, 0, 0, 28), width=1)
-    return _finish(np.asarray(image, np.float32), rng, 6), horizon_y
+    return _finish(image, rng, 6), horizon_y
 
 
 def underwater(rng, size) -> Image.Image:
@@ -141,7 +140,7 @@ def underwater(rng, size) -> Image.Image:
     for _ in range(int(rng.integers(6, 14))):  # bubbles
         x, y, r = rng.uniform(0, w), rng.uniform(0, floor), rng.uniform(2, 5) * w / 200
         draw.ellipse((x - r, y - r, x + r, y + r), outline=(235, 250, 255, 190), width=1)
-    return _finish(np.asarray(image, np.float32), rng, 5)
+    return _finish(image, rng, 5)
 
 
 def indoor(rng, size) -> tuple[Image.Image, int]:
@@ -161,7 +160,7 @@ def indoor(rng, size) -> tuple[Image.Image, int]:
     for x in range(-int(rng.integers(0, 40)), w, int(w / rng.uniform(3, 6))):  # floor boards
         draw.line((x, floor_y, x - (w / 2 - x) * 0.3, h), fill=(0, 0, 0, 40), width=1)
     draw.line((0, floor_y, w, floor_y), fill=(255, 255, 255, 80), width=2)
-    return _finish(np.asarray(image, np.float32), rng, 6), floor_y
+    return _finish(image, rng, 6), floor_y
 
 
 def tabletop(rng, size) -> Image.Image:

@@ -39,22 +39,20 @@ def _banned(target: str) -> set[str]:
 
 
 def ground_texture(rng, size) -> Image.Image:
-    """Ground seen from above (soil, lawn, gravel, deck): low-frequency blotches plus grain."""
+    """Ground seen from above (soil, lawn, gravel, deck): soft blotches, pebbles and grain."""
     w, h = size
     base = np.array([(110, 80, 55), (80, 135, 60), (150, 145, 135), (160, 120, 80), (190, 170, 130)][int(rng.integers(5))],
                     np.float32) + rng.integers(-15, 16, 3)
-    coarse = rng.normal(0, 1, (h // 24 + 2, w // 24 + 2)).astype(np.float32)
-    blotch = np.asarray(Image.fromarray(coarse).resize((w, h), Image.BICUBIC), np.float32)[..., None]
-    fine = rng.normal(0, 1, (h // 3 + 1, w // 3 + 1)).astype(np.float32)
-    speck = np.asarray(Image.fromarray(fine).resize((w, h), Image.NEAREST), np.float32)[..., None]
-    pixels = base * (1 + 0.09 * blotch + 0.05 * speck)
+    coarse = rng.integers(0, 256, (h // 24 + 2, w // 24 + 2), dtype=np.uint8)
+    blotch = np.asarray(Image.fromarray(coarse, "L").resize((w, h), Image.BILINEAR), np.float32)[..., None]
+    pixels = base * (0.9 + blotch * (0.2 / 255))
     image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
     draw = ImageDraw.Draw(image, "RGBA")
-    for _ in range(int(rng.integers(3, 9))):  # pebbles or tufts
-        x, y, r = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(3, 9)
+    for _ in range(int(rng.integers(12, 30))):  # pebbles, crumbs, tufts
+        x, y, r = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(2, 8)
         shade = tuple(int(v) for v in np.clip(base * rng.uniform(0.6, 1.3), 0, 255))
         draw.ellipse((x - r, y - r * 0.7, x + r, y + r * 0.7), fill=shade + (200,))
-    return grid_cells.canvas.add_noise(image, rng, 6)
+    return grid_cells.canvas.add_noise(image, rng, 9)
 
 
 def _sprite(rng, target: str, length: int) -> Image.Image:
@@ -142,15 +140,16 @@ class PatchSelect(CellSetType):
         x1, y1, x2, y2 = max(0, xs.min() - pad), max(0, ys.min() - pad), xs.max() + pad, ys.max() + pad
         keepout[y1:y2, x1:x2] |= True  # a margin of air around the target's box
         placed, wanted = 0, int(rng.integers(5, 10))
-        for _ in range(40):
+        for _ in range(60):
             if placed >= wanted:
                 break
-            item = grid_cells.sprite(pool[int(rng.integers(len(pool)))], int(cell * rng.uniform(0.45, 0.95)),
-                                     mirror=bool(rng.random() < 0.5), angle=float(rng.uniform(-30, 30)))
-            x = int(rng.integers(0, side - item.width))
-            y = int(rng.integers(0, side - item.height))
-            if keepout[y : y + item.height, x : x + item.width].any():
+            size = int(cell * rng.uniform(0.45, 0.95))
+            box = int(size * 1.42) + 1  # room for any tilt up to 45 degrees
+            x, y = int(rng.integers(0, side - box)), int(rng.integers(0, side - box))
+            if keepout[y : y + box, x : x + box].any():
                 continue
-            image.paste(item, (x, y), item)
-            keepout[y : y + item.height, x : x + item.width] = True
+            item = grid_cells.sprite(pool[int(rng.integers(len(pool)))], size,
+                                     mirror=bool(rng.random() < 0.5), angle=float(rng.uniform(-30, 30)))
+            image.paste(item, (x + (box - item.width) // 2, y + (box - item.height) // 2), item)
+            keepout[y : y + box, x : x + box] = True
             placed += 1

@@ -1,0 +1,21 @@
+"""Bench scripts run against a throwaway SQLite database and media folder unless DATABASE_URL is set."""
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def django_for_bench() -> Path:
+    sys.path.insert(0, str(ROOT))
+    scratch = Path(tempfile.mkdtemp(prefix="arena-bench-"))
+    os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch / 'bench.sqlite3'}")
+    os.environ["MEDIA_ROOT"] = str(scratch / "media")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    return scratch

@@ -1,0 +1,49 @@
+"""Generation throughput: puzzles per second per type (one process) and overall (stored, all cores).
+
+Goal (issue 2): the full published bank, 50,000 puzzles, in under 15 minutes = 56 puzzles/s overall.
+Usage: python bench/generation.py [--per-type N] [--stored-per-type M] [--workers W]
+"""
+import argparse
+import os
+import statistics
+import time
+
+from _setup import django_for_bench
+
+django_for_bench()
+
+from puzzles.encoding import encode_puzzle  # noqa: E402
+from puzzles.registry import registry  # noqa: E402
+from puzzles.services import bank_generate  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--per-type", type=int, default=20, help="puzzles per type for the per-type figure")
+    parser.add_argument("--stored-per-type", type=int, default=50, help="puzzles per type for the overall figure")
+    parser.add_argument("--workers", type=int, default=os.cpu_count())
+    args = parser.parse_args()
+
+    print(f"per type, one process, generate + encode ({args.per_type} puzzles each):")
+    rates = []
+    for name in registry().names():
+        started = time.perf_counter()
+        for index in range(args.per_type):
+            encode_puzzle((name, "train", index, 1))
+        rate = args.per_type / (time.perf_counter() - started)
+        rates.append(rate)
+        print(f"  {name:<20} {rate:7.1f} puzzles/s  ({1000 / rate:5.1f} ms each)")
+    print(f"  harmonic mean over types: {statistics.harmonic_mean(rates):.1f} puzzles/s on one core")
+
+    total = args.stored_per_type * len(registry().names())
+    started = time.perf_counter()
+    bank_generate(split="train", per_type=args.stored_per_type, bank_seed=2, workers=args.workers)
+    elapsed = time.perf_counter() - started
+    rate = total / elapsed
+    print(f"overall, stored in the database with {args.workers} workers: {total} puzzles in {elapsed:.1f} s "
+          f"= {rate:.1f} puzzles/s")
+    print(f"projected full bank (50,000 puzzles): {50000 / rate / 60:.1f} min (goal: under 15 min, 56/s)")
+
+
+if __name__ == "__main__":
+    main()
