@@ -9,7 +9,8 @@ from django.db import models
 
 
 def new_uid() -> str:
-    return secrets.token_urlsafe(12)
+    # Hex, not urlsafe base64: an id starting with "-" would read as an option on the command line.
+    return secrets.token_hex(10)
 
 
 def validate_puzzle_type(value: str) -> None:

@@ -27,7 +27,7 @@ OBJECTS = {
     "hat": "🎩", "glasses": "👓", "shoe": "👟", "backpack": "🎒", "anchor": "⚓", "rocket": "🚀",
     "apple": "🍎", "banana": "🍌", "grapes": "🍇", "cherries": "🍒", "pineapple": "🍍",
     "carrot": "🥕", "mushroom": "🍄", "cactus": "🌵", "tree": "🌳", "flower": "🌻", "cup": "☕",
-    "pizza": "🍕", "cake": "🎂", "candle": "🕯", "trowel": "🪏", "axe": "🪓", "magnet": "🧲",
+    "pizza": "🍕", "cake": "🎂", "candle": "🕯", "axe": "🪓", "magnet": "🧲",
     "toolbox": "🧰", "bucket": "🪣", "chair": "🪑", "door": "🚪", "house": "🏠", "tent": "⛺",
 }
 

@@ -4,7 +4,7 @@ Sprites are scaled from one cached base glyph per emoji and are NOT cached per s
 caches every (char, size) pair it sees, which over a bank of varied sizes would grow without bound.
 """
 import numpy as np
-from PIL import Image, ImageDraw, ImageFilter, ImageOps
+from PIL import Image, ImageChops, ImageDraw, ImageOps
 
 from . import canvas
 from .emoji import emoji_image
@@ -40,10 +40,12 @@ def _rgb(rng, low, high):
     return np.array(canvas.random_color(rng, low, high), np.float32)
 
 
-def _vertical(size, top, bottom) -> np.ndarray:
+def _gradient(size, top, bottom) -> Image.Image:
+    """A top-to-bottom colour gradient, built as one column and stretched (cheap at any width)."""
     w, h = size
-    t = np.linspace(0.0, 1.0, h, dtype=np.float32)[:, None, None]
-    return np.broadcast_to((1 - t) * np.asarray(top, np.float32) + t * np.asarray(bottom, np.float32), (h, w, 3)).copy()
+    t = np.linspace(0.0, 1.0, h, dtype=np.float32)[:, None]
+    column = (1 - t) * np.asarray(top, np.float32) + t * np.asarray(bottom, np.float32)
+    return Image.fromarray(np.clip(column, 0, 255).astype(np.uint8)[:, None, :], "RGB").resize((w, h), Image.NEAREST)
 
 
 def _finish(image, rng, grain: int = 7) -> Image.Image:
@@ -64,10 +66,9 @@ GROUNDS = {
 }
 
 
-def _sky_pixels(rng, size) -> np.ndarray:
+def _sky_image(rng, size) -> Image.Image:
     top = np.array(SKY_TOPS[int(rng.integers(len(SKY_TOPS)))], np.float32) + rng.integers(-15, 16, 3)
-    bottom = np.minimum(255, top * 0.45 + 150)
-    return _vertical(size, top, bottom)
+    return _gradient(size, top, np.minimum(255, top * 0.45 + 150))
 
 
 def _clouds(draw, rng, w, h, count, y_max):
@@ -83,7 +84,7 @@ def _clouds(draw, rng, w, h, count, y_max):
 def sky(rng, size, *, clouds: bool = True, sun: bool | None = None) -> Image.Image:
     """Open sky, no ground: for things in the air."""
     w, h = size
-    image = Image.fromarray(np.clip(_sky_pixels(rng, size), 0, 255).astype(np.uint8), "RGB")
+    image = _sky_image(rng, size)
     draw = ImageDraw.Draw(image, "RGBA")
     if sun if sun is not None else rng.random() < 0.4:
         x, y, r = rng.uniform(0.1, 0.9) * w, rng.uniform(0.08, 0.3) * h, w * 0.07
@@ -101,15 +102,14 @@ def land(rng, size, *, horizon: float | None = None, ground: str | None = None,
     horizon_y = int(h * (horizon if horizon is not None else rng.uniform(0.45, 0.62)))
     kind = ground or list(GROUNDS)[int(rng.integers(len(GROUNDS)))]
     near, far = GROUNDS[kind]
-    pixels = _sky_pixels(rng, size)
+    image = _sky_image(rng, size)
     shift = int(rng.integers(-18, 19)) + rng.integers(-5, 6, 3)
     gh = h - horizon_y
-    ground_px = _vertical((w, gh), np.add(far, shift), np.add(near, shift))
-    # Grass-like texture: 1 px wide, 5 px tall streaks of light and shade.
-    streaks = rng.normal(0.0, 1.0, ((gh + 4) // 5, w, 1)).astype(np.float32)
-    ground_px *= 1 + 0.07 * np.repeat(streaks, 5, axis=0)[:gh]
-    pixels[horizon_y:] = ground_px
-    image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
+    ground_img = _gradient((w, gh), np.add(far, shift) * 1.06, np.add(near, shift) * 1.06)
+    # Grass-like texture: 1 px wide, 5 px tall darker streaks.
+    streaks = rng.integers(222, 256, ((gh + 4) // 5, w), dtype=np.uint8)
+    streak_img = Image.fromarray(np.repeat(streaks, 5, axis=0)[:gh], "L")
+    image.paste(ImageChops.multiply(ground_img, Image.merge("RGB", [streak_img] * 3)), (0, horizon_y))
     draw = ImageDraw.Draw(image, "RGBA")
     if hills and rng.random() < 0.5:  # distant hills
         for _ in range(int(rng.integers(1, 3))):
@@ -125,7 +125,7 @@ def underwater(rng, size) -> Image.Image:
     w, h = size
     top = np.array((60, 170, 210), np.float32) + rng.integers(-25, 26, 3)
     bottom = top * rng.uniform(0.35, 0.55)
-    image = Image.fromarray(np.clip(_vertical(size, top, bottom), 0, 255).astype(np.uint8), "RGB")
+    image = _gradient(size, top, bottom)
     draw = ImageDraw.Draw(image, "RGBA")
     for _ in range(int(rng.integers(2, 5))):  # light rays
         x = rng.uniform(0, w)
@@ -148,10 +148,9 @@ def indoor(rng, size) -> tuple[Image.Image, int]:
     w, h = size
     floor_y = int(h * rng.uniform(0.6, 0.75))
     wall = _rgb(rng, 150, 240)
-    pixels = _vertical(size, wall, wall * 0.85)
+    image = _gradient(size, wall, wall * 0.85)
     wood = np.array((150, 105, 65), np.float32) + rng.integers(-30, 31, 3)
-    pixels[floor_y:] = _vertical((w, h - floor_y), wood * 0.8, wood)
-    image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
+    image.paste(_gradient((w, h - floor_y), wood * 0.8, wood), (0, floor_y))
     draw = ImageDraw.Draw(image, "RGBA")
     if rng.random() < 0.5:  # wallpaper stripes
         step = int(rng.integers(10, 24)) * w // 200 + 4

@@ -23,27 +23,6 @@ def from_alpha(sprite: Image.Image, size: tuple[int, int], xy: tuple[int, int], 
     return to_mask(layer)
 
 
-def dilate(mask: np.ndarray, pixels: int) -> np.ndarray:
-    """Grow the mask by about `pixels` in every direction (published masks are pre-dilated)."""
-    if pixels <= 0 or not mask.any():
-        return mask
-    # Filter only the target's box plus the growth margin: far cheaper than the whole image.
-    h, w = mask.shape
-    x1, y1, x2, y2 = bbox(mask)
-    x1, y1 = max(0, x1 - pixels - 1), max(0, y1 - pixels - 1)
-    x2, y2 = min(w, x2 + pixels + 2), min(h, y2 + pixels + 2)
-    crop = Image.fromarray(mask[y1:y2, x1:x2].astype(np.uint8) * 255, "L")
-    grown = mask.copy()
-    grown[y1:y2, x1:x2] = to_mask(crop.filter(ImageFilter.MaxFilter(2 * pixels + 1)))
-    return grown
-
-
-def bbox(mask: np.ndarray) -> list[int]:
-    """[x1, y1, x2, y2] inclusive."""
-    ys, xs = np.nonzero(mask)
-    return [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())]
-
-
 def interior_point(mask: np.ndarray) -> list[int]:
     """A pixel deep inside the mask: erode until little is left, then take the pixel nearest the rest's centre."""
     x1, y1, x2, y2 = bbox(mask)
@@ -65,8 +44,38 @@ def interior_point(mask: np.ndarray) -> list[int]:
 
 
 def centroid(mask: np.ndarray) -> list[float]:
-    ys, xs = np.nonzero(mask)
-    return [float(xs.mean()), float(ys.mean())]
+    """[x, y] centroid, from row and column sums (much cheaper than np.nonzero on big masks)."""
+    total = float(mask.sum())
+    cols, rows = mask.sum(axis=0), mask.sum(axis=1)
+    return [float(np.dot(cols, np.arange(len(cols))) / total), float(np.dot(rows, np.arange(len(rows))) / total)]
+
+
+def bbox(mask: np.ndarray) -> list[int]:
+    """[x1, y1, x2, y2] inclusive, without np.nonzero."""
+    cols, rows = np.flatnonzero(mask.any(axis=0)), np.flatnonzero(mask.any(axis=1))
+    return [int(cols[0]), int(rows[0]), int(cols[-1]), int(rows[-1])]
+
+
+def dilate(mask: np.ndarray, pixels: int) -> np.ndarray:
+    """Grow the mask by `pixels` in every direction (a (2p+1)-square max filter; published masks
+    are pre-dilated). Separable in numpy over the target's box: far faster than PIL's rank filter."""
+    if pixels <= 0 or not mask.any():
+        return mask
+    h, w = mask.shape
+    x1, y1, x2, y2 = bbox(mask)
+    x1, y1 = max(0, x1 - pixels), max(0, y1 - pixels)
+    x2, y2 = min(w, x2 + pixels + 1), min(h, y2 + pixels + 1)
+    cw, ch = x2 - x1, y2 - y1
+    padded = np.pad(mask[y1:y2, x1:x2], pixels)
+    rows = padded[:, :cw].copy()
+    for b in range(1, 2 * pixels + 1):
+        rows |= padded[:, b : b + cw]
+    out = rows[:ch].copy()
+    for a in range(1, 2 * pixels + 1):
+        out |= rows[a : a + ch]
+    grown = mask.copy()
+    grown[y1:y2, x1:x2] = out
+    return grown
 
 
 def to_png(mask: np.ndarray) -> bytes:

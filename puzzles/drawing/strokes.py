@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
+from puzzles.drawing import masks
+
 
 def catmull_rom(points, samples: int = 24) -> np.ndarray:
     """A smooth curve through `points` (N x 2), sampled `samples` times per segment; ends kept."""
@@ -93,7 +95,7 @@ def deep_point(mask: np.ndarray, scale: int = 8, depth_share: float = 0.6) -> li
     h, w = mask.shape
     small = Image.fromarray(mask.astype(np.uint8) * 255, "L").resize((w // scale, h // scale), Image.BOX)
     inside = np.pad(np.asarray(small) > 250, 1)
-    cx, cy = mask_centroid(mask)
+    cx, cy = masks.centroid(mask)
     if not inside.any():
         ys, xs = np.nonzero(mask)
         i = int(np.argmin((ys - cy) ** 2 + (xs - cx) ** 2))
@@ -124,14 +126,3 @@ def luminance(image: Image.Image, box=None) -> float:
     return float(np.asarray(region.convert("L").resize((32, 32), Image.BOX)).mean())
 
 
-def mask_centroid(mask: np.ndarray) -> list[float]:
-    """[x, y] centroid, from row and column sums (much cheaper than np.nonzero on big masks)."""
-    total = float(mask.sum())
-    cols, rows = mask.sum(axis=0), mask.sum(axis=1)
-    return [float(np.dot(cols, np.arange(len(cols))) / total), float(np.dot(rows, np.arange(len(rows))) / total)]
-
-
-def mask_bbox(mask: np.ndarray) -> list[int]:
-    """[x1, y1, x2, y2] inclusive, like masks.bbox but without np.nonzero."""
-    cols, rows = np.flatnonzero(mask.any(axis=0)), np.flatnonzero(mask.any(axis=1))
-    return [int(cols[0]), int(rows[0]), int(cols[-1]), int(rows[-1])]

@@ -2,7 +2,7 @@
 
 The reference strip shows the target icons upright, numbered 1..n. On the main picture the
 same icons appear turned and rescaled a little, with up to two decoy icons that are not in the
-reference. Icons are far apart (centres >= 100 px) and at least 46 px across, so a click within
+reference. Icons are far apart (centres >= 100 px) and at least 52 px across, so a click within
 the 20 px tolerance of a centre lands on its icon and never near another.
 """
 import math
@@ -83,7 +83,7 @@ class ClickOrder(PointSequenceType):
             draw.line(points, fill=canvas.random_color(rng) + (70,), width=int(rng.integers(2, 5)), joint="curve")
         answer = []
         for k, (name, (cx, cy)) in enumerate(zip(names, centres)):
-            size = 4 * int(rng.integers(12, 17))  # 48..64 px
+            size = 4 * int(rng.integers(13, 18))  # 52..68 px
             sprite = emoji.emoji_image(_char(name), size)
             angle = float(rng.uniform(-28, 28))
             sprite = sprite.rotate(angle, resample=Image.BICUBIC, expand=True)

@@ -1,7 +1,7 @@
 """Coordinates: a seat map with lettered rows and numbered columns; the left image marks one seat
 with a red X, the options show Jerry (a mouse) on different seats."""
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import ImageDraw
 
 from puzzles.drawing import canvas
 from puzzles.drawing.arrow_options import option_puzzle, paste_centered, rotated_emoji

@@ -155,13 +155,16 @@ class DartCount(OptionType):
         option_count = int(rng.integers(4, 9))
         correct = int(rng.integers(option_count))
         rings = int(rng.integers(4, 6))
-        # Ring values rise towards the bullseye (index 0 = bullseye); the correct darts must sum
-        # into TARGET_RANGE.
+        # The target is uniform over TARGET_RANGE. Ring values (1..20, distinct) rise towards the
+        # bullseye (index 0); throw all darts but the last at random and keep the throw when the
+        # remainder is exactly some ring's value.
+        target = int(rng.integers(TARGET_RANGE[0], TARGET_RANGE[1] + 1))
         while True:
             values = sorted((int(v) for v in rng.choice(np.arange(1, 21), size=rings, replace=False)), reverse=True)
-            hits = [int(h) for h in rng.integers(0, rings, size=int(rng.integers(2, 5)))]
-            target = sum(values[h] for h in hits)
-            if TARGET_RANGE[0] <= target <= TARGET_RANGE[1]:
+            hits = [int(h) for h in rng.integers(0, rings, size=int(rng.integers(1, 4)))]
+            remainder = target - sum(values[h] for h in hits)
+            if remainder in values:
+                hits.insert(int(rng.integers(len(hits) + 1)), values.index(remainder))
                 break
         # Wrong boards: half are near misses (one dart moved to another ring), half random throws.
         option_hits = []

@@ -28,9 +28,15 @@ def _cube(draw, color, s):
 
 
 def _cone(draw, color, s):
-    draw.ellipse((s * 0.15, s * 0.72, s * 0.85, s * 0.94), fill=_shade(color, 0.6))
-    draw.polygon([(s * 0.5, s * 0.06), (s * 0.15, s * 0.83), (s * 0.85, s * 0.83)], fill=_shade(color, 1.0))
-    draw.polygon([(s * 0.5, s * 0.06), (s * 0.5, s * 0.9), (s * 0.85, s * 0.83)], fill=_shade(color, 0.75))
+    # Smoothly shaded from the apex down to a round base, so it never reads as a faceted pyramid.
+    apex, base_y, left, right, strips = (s * 0.5, s * 0.06), s * 0.83, s * 0.12, s * 0.88, 16
+    draw.ellipse((left, s * 0.72, right, s * 0.94), fill=_shade(color, 0.8))
+    for i in range(strips):
+        x0 = left + (right - left) * i / strips
+        x1 = left + (right - left) * (i + 1) / strips
+        light = 1.3 - 0.7 * abs(i / (strips - 1) - 0.3)
+        draw.polygon([apex, (x0, base_y), (x1 + 1, base_y)], fill=_shade(color, light))
+    draw.chord((left, s * 0.72, right, s * 0.94), 0, 180, fill=_shade(color, 0.75))
 
 
 def _cylinder(draw, color, s):

@@ -60,11 +60,11 @@ class ImageMatching(OptionType):
         target = animals[0]
         animals = animals[1:]
         animals.insert(correct, target)
-        # The reference's background is rendered separately, so no option shares it.
-        # Only the reference is tilted (rotating a large sprite costs ~2 ms): never a pixel match.
-        reference = _scene(rng, canvas.background(rng, SIZE), target, int(rng.choice((-12, 12))))
-        backgrounds = background_variants(rng, SIZE, option_count)
-        options = [_scene(rng, bg, animal) for bg, animal in zip(backgrounds, animals)]
+        # Every image gets its own variant (flip/turn and colour order) of one background, and
+        # only the reference is tilted (rotating a large sprite costs ~2 ms): never a pixel match.
+        backgrounds = background_variants(rng, SIZE, option_count + 1)
+        reference = _scene(rng, backgrounds[0], target, int(rng.choice((-12, 12))))
+        options = [_scene(rng, bg, animal) for bg, animal in zip(backgrounds[1:], animals)]
         return option_puzzle(
             self.instruction, reference, options, correct,
             extra_truth={"target_object": target, "option_animals": animals},

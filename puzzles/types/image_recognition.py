@@ -23,7 +23,7 @@ NOT_TARGETS = {"tree", "flower", "cactus", "bat", "spider", "dodo", "sloth", "ot
 LOOKALIKES = ANIMAL_LOOKALIKES + [
     {"ball", "basketball"}, {"hat", "crown"}, {"car", "truck"}, {"bus", "train"}, {"airplane", "rocket"},
     {"lamp", "candle"}, {"toolbox", "backpack", "gift"}, {"cup", "bucket"}, {"tree", "cactus", "flower"},
-    {"hammer", "axe", "wrench"}, {"bicycle", "motorcycle"}, {"apple", "cherries"},
+    {"hammer", "axe", "wrench"}, {"bicycle", "motorcycle"}, {"apple", "cherries"}, {"door", "house"},
 ]
 CLUTTER = "🪨🍂🌿🪵🌾🧱🌱🍃"  # scenery, never a subject
 

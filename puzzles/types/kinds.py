@@ -89,7 +89,7 @@ def _with_defaults(entry: dict, context, **defaults) -> dict:
 
 # --- points judged by a mask -------------------------------------------------------------
 class MaskPointType(PuzzleType):
-    """Click inside the target mask. truth: mask, image_size, point (inside), center."""
+    """Click inside the target mask. truth: mask, image_size, point (inside), center, bbox."""
 
     mode = Mode.CLICK
     widget = "point"
@@ -142,7 +142,7 @@ class MaskPointType(PuzzleType):
 
 
 class AvoidMaskPointType(MaskPointType):
-    """Click anywhere but on the mask. truth: mask, image_size, point (outside), center, radius."""
+    """Click anywhere but on the mask. truth: mask, image_size, point (outside), center, radius, bbox."""
 
     def verify(self, truth, answer, masks=None) -> Verdict:
         point, problem = parse_point(answer, truth["image_size"])

@@ -136,9 +136,9 @@ class MisleadingClick(AvoidMaskPointType):
 
         image = canvas.background(rng, SIZE, clutter=int(rng.integers(10, 20)))
         boxes = [figure_box]
-        for k in rng.choice(len(SCENE), size=int(rng.integers(3, 8)), replace=False):
+        for k in rng.choice(len(SCENE), size=int(rng.integers(5, 11)), replace=False):
             name = SCENE[k]
-            sprite = emoji.emoji_image(emoji.ANIMALS.get(name) or emoji.OBJECTS[name], 4 * int(rng.integers(10, 17)))
+            sprite = emoji.emoji_image(emoji.ANIMALS.get(name) or emoji.OBJECTS[name], 4 * int(rng.integers(10, 19)))
             for _ in range(20):
                 x, y = int(rng.integers(6, w - sprite.width - 6)), int(rng.integers(6, h - sprite.height - 6))
                 box = (x, y, x + sprite.width, y + sprite.height)
@@ -156,9 +156,10 @@ class MisleadingClick(AvoidMaskPointType):
             truth={
                 "mask": "avoid",
                 "image_size": list(SIZE),
-                "point": _safe_point(rng, (x1, y1, x2, y2)),
-                "center": strokes.mask_centroid(mask),
+                "point": _safe_point(rng, (x1, y1, x2, y2), boxes[1:]),
+                "center": masks.centroid(mask),
                 "radius": round(math.hypot(x2 - x1, y2 - y1) / 2, 1),
+                "bbox": [x1, y1, x2, y2],
                 "avoid_area": {"x": x1, "y": y1, "width": x2 - x1 + 1, "height": y2 - y1 + 1},
                 "figure": {"style": ["sign", "bubble", "warning"][style], "emoji": char, "text": " ".join(lines)},
             },
@@ -167,13 +168,19 @@ class MisleadingClick(AvoidMaskPointType):
         )
 
 
-def _safe_point(rng, box):
-    """A point well away from the figure's box (at least 60 px when the picture allows)."""
+def _safe_point(rng, box, scenery):
+    """A point on open ground well away from the figure's box (at least 60 px when the picture
+    allows), preferably not on a scenery emoji either (those are fine to click, but plainer)."""
     w, h = SIZE
     xs, ys = np.meshgrid(np.arange(30, w - 29, 10), np.arange(30, h - 29, 10))
+    xs, ys = xs.ravel(), ys.ravel()
     dx = np.maximum(np.maximum(box[0] - xs, xs - box[2]), 0)
     dy = np.maximum(np.maximum(box[1] - ys, ys - box[3]), 0)
     distance = np.hypot(dx, dy)
-    good = np.flatnonzero(distance.ravel() >= min(60.0, distance.max() * 0.8))
-    i = int(good[int(rng.integers(len(good)))])
-    return [int(xs.ravel()[i]), int(ys.ravel()[i])]
+    good = distance >= min(60.0, distance.max() * 0.8)
+    clear = good.copy()
+    for bx1, by1, bx2, by2 in scenery:
+        clear &= ~((xs > bx1 - 10) & (xs < bx2 + 10) & (ys > by1 - 10) & (ys < by2 + 10))
+    choices = np.flatnonzero(clear if clear.any() else good)
+    i = int(choices[int(rng.integers(len(choices)))])
+    return [int(xs[i]), int(ys[i])]

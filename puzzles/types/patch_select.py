@@ -2,13 +2,13 @@
 import numpy as np
 from PIL import Image, ImageDraw
 
-from puzzles.drawing import grid_cells
+from puzzles.drawing import canvas, grid_cells
 from puzzles.drawing.trowel import trowel
 from puzzles.types.base import Generated
 from puzzles.types.kinds import CellSetType
 
 CELL_PX = {4: 130, 5: 110, 6: 96}  # patches per side -> patch size; images 520-576 px square
-SPANS = {4: (1.8, 2.8), 5: (2.0, 3.3), 6: (2.2, 3.8)}  # target length in patches
+SPANS = {4: (2.0, 2.8), 5: (2.2, 3.3), 6: (2.5, 3.8)}  # target length in patches
 COVERED = 0.08  # a patch counts when the object covers at least this share of it...
 UNTOUCHED = 0.005  # ...and every other patch must be (almost) empty, so no patch is a judgement call
 ALPHA = 40  # the opacity above which a sprite pixel is part of the object (as masks.from_alpha)
@@ -44,15 +44,15 @@ def ground_texture(rng, size) -> Image.Image:
     base = np.array([(110, 80, 55), (80, 135, 60), (150, 145, 135), (160, 120, 80), (190, 170, 130)][int(rng.integers(5))],
                     np.float32) + rng.integers(-15, 16, 3)
     coarse = rng.integers(0, 256, (h // 24 + 2, w // 24 + 2), dtype=np.uint8)
-    blotch = np.asarray(Image.fromarray(coarse, "L").resize((w, h), Image.BILINEAR), np.float32)[..., None]
-    pixels = base * (0.9 + blotch * (0.2 / 255))
-    image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
+    blotch = Image.fromarray(coarse, "L").resize((w, h), Image.BILINEAR)
+    light = Image.new("RGB", (w, h), tuple(int(v) for v in np.clip(base * 1.1, 0, 255)))
+    image = Image.composite(light, Image.new("RGB", (w, h), tuple(int(v) for v in base * 0.9)), blotch)
     draw = ImageDraw.Draw(image, "RGBA")
     for _ in range(int(rng.integers(12, 30))):  # pebbles, crumbs, tufts
         x, y, r = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(2, 8)
         shade = tuple(int(v) for v in np.clip(base * rng.uniform(0.6, 1.3), 0, 255))
         draw.ellipse((x - r, y - r * 0.7, x + r, y + r * 0.7), fill=shade + (200,))
-    return grid_cells.canvas.add_noise(image, rng, 9)
+    return canvas.add_noise(image, rng, 9)
 
 
 def _sprite(rng, target: str, length: int) -> Image.Image:
@@ -81,6 +81,8 @@ def place_target(rng, target: str, n: int, cell: int):
         if TARGETS[target] is None:  # the trowel is slim: longer, to cover as many patches
             low, high = low + 0.4, high + 0.4
         item = _sprite(rng, target, int(min(cell * rng.uniform(low, high), 400)))
+        if max(item.size) > side - 12:
+            continue
         alpha = np.asarray(item.getchannel("A")) > ALPHA
         table = np.zeros((alpha.shape[0] + 1, alpha.shape[1] + 1), np.int32)
         table[1:, 1:] = alpha.cumsum(0).cumsum(1)
@@ -102,14 +104,15 @@ class PatchSelect(CellSetType):
         side = n * cell
         names = list(TARGETS)
         target = "garden trowel" if rng.random() < 0.3 else names[int(rng.integers(len(names)))]
+        horizon = 0
         if rng.random() < 0.5:
             image = ground_texture(rng, (side, side))
         else:
-            image, _ = grid_cells.land(rng, (side, side), horizon=rng.uniform(0.12, 0.3), hills=False)
+            image, horizon = grid_cells.land(rng, (side, side), horizon=rng.uniform(0.12, 0.3), hills=False)
         item, (ox, oy), cover = place_target(rng, target, n, cell)
         occupied = np.zeros((side, side), bool)
         occupied[oy : oy + item.height, ox : ox + item.width] = np.asarray(item.getchannel("A")) > ALPHA
-        self._clutter(rng, image, occupied, target, cell)
+        self._clutter(rng, image, occupied, target, cell, horizon)
         image.paste(item, (ox, oy), item)
         grid_cells.grid_lines(image, n, n, width=3)
         correct = [int(i) for i in np.flatnonzero(cover.ravel() >= COVERED)]
@@ -123,13 +126,13 @@ class PatchSelect(CellSetType):
                 "image_size": [side, side],
                 "target_object": target,
                 "question": question,
-                "coverage": [round(float(c), 3) for c in cover.ravel()],
+                "coverage": [round(float(c), 4) for c in cover.ravel()],
             },
             images={"image": image},
         )
 
     @staticmethod
-    def _clutter(rng, image, occupied, target, cell):
+    def _clutter(rng, image, occupied, target, cell, horizon):
         """Other things lying around, kept clear of the target (and its look-alikes left out)."""
         banned = _banned(target)
         pool = [c for c in CLUTTER if CLUTTER_NAMES.get(c) not in banned]
@@ -140,15 +143,17 @@ class PatchSelect(CellSetType):
         x1, y1, x2, y2 = max(0, xs.min() - pad), max(0, ys.min() - pad), xs.max() + pad, ys.max() + pad
         keepout[y1:y2, x1:x2] |= True  # a margin of air around the target's box
         placed, wanted = 0, int(rng.integers(5, 10))
+        order = rng.permutation(len(pool))  # distinct things, not the same one thrice
         for _ in range(60):
             if placed >= wanted:
                 break
             size = int(cell * rng.uniform(0.45, 0.95))
             box = int(size * 1.42) + 1  # room for any tilt up to 45 degrees
-            x, y = int(rng.integers(0, side - box)), int(rng.integers(0, side - box))
+            top = max(0, horizon - box // 3)  # things lie on the ground, not in the sky
+            x, y = int(rng.integers(0, side - box)), int(rng.integers(top, side - box))
             if keepout[y : y + box, x : x + box].any():
                 continue
-            item = grid_cells.sprite(pool[int(rng.integers(len(pool)))], size,
+            item = grid_cells.sprite(pool[int(order[placed % len(pool)])], size,
                                      mirror=bool(rng.random() < 0.5), angle=float(rng.uniform(-30, 30)))
             image.paste(item, (x + (box - item.width) // 2, y + (box - item.height) // 2), item)
             keepout[y : y + box, x : x + box] = True

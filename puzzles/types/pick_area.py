@@ -2,7 +2,7 @@
 
 The regions are the Voronoi cells of a few random seeds inside a dotted frame, with every shared
 edge bent into a gentle wave (the same wave for both neighbours, so the cells still tile the
-frame). Layouts are redrawn until the largest region is clearly (>= 35 %) bigger than the next.
+frame). Layouts are redrawn until the largest region is clearly (>= 50 %) bigger than the next.
 """
 import math
 
@@ -15,8 +15,9 @@ from puzzles.types.kinds import MaskPointType
 
 SIZE = (640, 480)
 FRAME = 12  # inset of the dotted frame from the image border
-MIN_RATIO = 1.35  # largest area / second largest area
+MIN_RATIO = 1.5  # largest area / second largest area
 DOT_SPACING = 11.0
+MAX_FILL = 0.72  # largest region's area / its bounding box's area
 
 
 def _clip(poly, a, b, c):
@@ -73,21 +74,25 @@ def _shoelace(points) -> float:
 
 
 def _layout(rng, box):
-    """Wavy region outlines (closed polygons) and the shared edges to draw, or None if unsuitable."""
+    """Cell outlines, the regions (lists of cells), the edges to draw and the target region.
+
+    Voronoi cells are merged in a pair or two across a shared edge (that edge is then not drawn),
+    which gives the non-convex, irregular regions of the published puzzles. None if unsuitable.
+    """
     x1, y1, x2, y2 = box
-    count = int(rng.integers(4, 7))
+    count = int(rng.integers(5, 9))
     seeds = []
     for _ in range(200):
         p = (float(rng.uniform(x1 + 30, x2 - 30)), float(rng.uniform(y1 + 30, y2 - 30)))
-        if all(math.hypot(p[0] - q[0], p[1] - q[1]) > 110 for q in seeds):
+        if all(math.hypot(p[0] - q[0], p[1] - q[1]) > 95 for q in seeds):
             seeds.append(p)
             if len(seeds) == count:
                 break
-    if len(seeds) < 4:
+    if len(seeds) < 5:
         return None
     cells = _voronoi(seeds, box)
     waves = {}
-    outlines, edges = [], []
+    outlines = []
     eps = 0.5
     for i, cell in enumerate(cells):
         parts = []
@@ -107,20 +112,40 @@ def _layout(rng, box):
                 coeffs = rng.uniform(-1, 1, size=3) * np.array([1.0, 0.55, 0.35])
                 first, second = sorted([a, b])
                 waves[key] = _wave(first, second, coeffs)
-                edges.append(waves[key])
             line = waves[key]
             forward = math.hypot(line[0][0] - a[0], line[0][1] - a[1]) < 1.0
             parts.append(line if forward else line[::-1])
         outlines.append(np.vstack(parts))
-    areas = np.array([_shoelace(o) for o in outlines])
+
+    # merge a pair or two of neighbouring cells into one region
+    region_of = list(range(len(cells)))
+    keys = sorted(waves)
+    merges = int(rng.integers(1, 3)) if len(cells) >= 6 else 1
+    for index in rng.permutation(len(keys))[:merges]:
+        i, j = keys[index]
+        old, new = region_of[j], region_of[i]
+        region_of = [new if r == old else r for r in region_of]
+    labels = sorted(set(region_of))
+    regions = [[c for c in range(len(cells)) if region_of[c] == label] for label in labels]
+    if not 4 <= len(regions) <= 6:
+        return None
+
+    cell_areas = [_shoelace(o) for o in outlines]
+    areas = np.array([sum(cell_areas[c] for c in region) for region in regions])
     order = np.argsort(areas)[::-1]
     frame_area = (x2 - x1) * (y2 - y1)
     largest, second = areas[order[0]], areas[order[1]]
-    if largest < MIN_RATIO * second or not 0.22 <= largest / frame_area <= 0.55:
+    if largest < MIN_RATIO * second or not 0.25 <= largest / frame_area <= 0.55:
         return None
     if areas.min() < 0.05 * frame_area:
         return None
-    return outlines, edges, int(order[0])
+    target = regions[int(order[0])]
+    points = np.vstack([outlines[c] for c in target])
+    bbox_area = np.ptp(points[:, 0]) * np.ptp(points[:, 1])
+    if largest / bbox_area > MAX_FILL:
+        return None  # too box-like: the published regions fill about 60 % of their bounding box
+    edges = [line for (i, j), line in waves.items() if region_of[i] != region_of[j]]
+    return outlines, edges, target, len(regions)
 
 
 class PickArea(MaskPointType):
@@ -133,7 +158,7 @@ class PickArea(MaskPointType):
         found = None
         while found is None:
             found = _layout(rng, box)
-        outlines, edges, target = found
+        outlines, edges, target, region_count = found
 
         image = canvas.background(rng, SIZE, clutter=int(rng.integers(10, 22)))
         scenery.scatter(image, rng)
@@ -149,7 +174,9 @@ class PickArea(MaskPointType):
             strokes.draw_dots(draw, edge, DOT_SPACING, radius, ink, halo, 1.0)
 
         layer = Image.new("L", SIZE, 0)
-        ImageDraw.Draw(layer).polygon([tuple(p) for p in outlines[target]], fill=255)
+        pen = ImageDraw.Draw(layer)
+        for cell in target:  # a merged region is the union of its cells, which share an edge exactly
+            pen.polygon([tuple(p) for p in outlines[cell]], fill=255, outline=255)
         mask = masks.to_mask(layer)
         return Generated(
             public={"instruction": self.instruction, "image": "image", "image_size": list(SIZE)},
@@ -157,10 +184,10 @@ class PickArea(MaskPointType):
                 "mask": "area",
                 "image_size": list(SIZE),
                 "point": strokes.deep_point(mask),
-                "center": strokes.mask_centroid(mask),
-                "bbox": strokes.mask_bbox(mask),
+                "center": masks.centroid(mask),
+                "bbox": masks.bbox(mask),
                 "area": int(mask.sum()),
-                "region_count": len(outlines),
+                "region_count": region_count,
             },
             images={"image": image},
             masks={"area": mask},

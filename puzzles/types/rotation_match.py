@@ -14,7 +14,7 @@ CENTER = (SIZE[0] / 2, SIZE[1] / 2)
 # Emoji with an unmistakable pointing/facing direction, with the compass direction they point
 # in as drawn (degrees clockwise from straight up; checked by rendering each turned upright).
 OBJECTS = {
-    "rocket": ("🚀", 45), "airplane": ("✈", 45), "pencil": ("✏", 135), "pen": ("🖊", 225),
+    "rocket": ("🚀", 45), "airplane": ("✈", 45), "pencil": ("✏", 135),
     "fountain pen": ("🖋", 225), "dagger": ("🗡", 225), "carrot": ("🥕", 225), "arrow": ("➡", 90),
     "shark": ("🦈", 270), "fish": ("🐟", 270),
 }
