@@ -187,6 +187,7 @@ class TolerancePointType(PuzzleType):
 
     mode = Mode.CLICK
     widget = "point"
+    target_word = "target"
 
     def verify(self, truth, answer, masks=None) -> Verdict:
         point, problem = parse_point(answer, truth["image_size"])
@@ -195,9 +196,9 @@ class TolerancePointType(PuzzleType):
         tx, ty = truth["target_position"]
         distance = math.hypot(point[0] - tx, point[1] - ty)
         if distance <= truth["tolerance"]:
-            return right(f"{distance:.1f} px from the target (tolerance {truth['tolerance']})")
+            return right(f"{distance:.1f} px from the {self.target_word} (tolerance {truth['tolerance']})")
         miss = distance - truth["tolerance"]
-        return wrong(1 - miss / _diag(truth["image_size"]), f"{distance:.1f} px from the target")
+        return wrong(1 - miss / _diag(truth["image_size"]), f"{distance:.1f} px from the {self.target_word}")
 
     def solution(self, truth):
         return list(truth["target_position"])
@@ -526,28 +527,15 @@ class IntegerTextType(PuzzleType):
         return _with_defaults({**entry, self.truth_key: value}, context), {}
 
 
-class DragPositionType(PuzzleType):
-    """Drag a piece so its top-left lands on a target.
+class DragPositionType(TolerancePointType):
+    """Drag a piece so its top-left lands on a target: judged like a point within tolerance.
 
     truth: target_position, tolerance, image_size, start_position, piece_size.
     """
 
     mode = Mode.REALTIME
     widget = "drag"
-
-    def verify(self, truth, answer, masks=None) -> Verdict:
-        point, problem = parse_point(answer, truth["image_size"])
-        if problem:
-            return malformed(problem)
-        tx, ty = truth["target_position"]
-        distance = math.hypot(point[0] - tx, point[1] - ty)
-        if distance <= truth["tolerance"]:
-            return right(f"{distance:.1f} px from the slot (tolerance {truth['tolerance']})")
-        miss = distance - truth["tolerance"]
-        return wrong(1 - miss / _diag(truth["image_size"]), f"{distance:.1f} px from the slot")
-
-    def solution(self, truth):
-        return list(truth["target_position"])
+    target_word = "slot"
 
     def perturbations(self, truth, masks, rng):
         w, h = truth["image_size"]
