@@ -132,7 +132,13 @@ class Command(BaseCommand):
     def do_import_captchaarena(self, *, path, name, **_):
         from puzzles.interop import import_captchaarena
 
-        result = import_captchaarena(path, name=name, on_progress=None, warn=self.stderr.write)
+        from pathlib import Path
+
+        folders = [d for s in Path(path).glob("*") if s.is_dir() and s.name.lower() in SPLIT_SIZES
+                   for d in s.iterdir() if d.is_dir()]
+        progress = Progress(len(folders), "import (type folders)", stream=self.stderr._out)
+        result = import_captchaarena(path, name=name, on_progress=progress.advance, warn=self.stderr.write)
+        progress.close()
         self.stdout.write(f"import: {result.imported} imported, {result.skipped} already there, "
                           f"{len(result.broken)} broken")
 
