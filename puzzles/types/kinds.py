@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from puzzles.drawing.masks import bbox, centroid, interior_point
 from puzzles.layout import Layout
 
 from .base import (
@@ -71,8 +72,6 @@ def _mask_truth(entry: dict, mask: np.ndarray, context, *, inside: bool) -> dict
         raise ValueError(f"mask is {mask.shape[1]}x{mask.shape[0]}, image is {context.image_size[0]}x{context.image_size[1]}")
     if not mask.any() or mask.all():
         raise ValueError("mask is empty or covers the whole image")
-    from puzzles.drawing.masks import bbox, centroid, interior_point
-
     truth = {k: v for k, v in entry.items() if k not in ("answer", "mask_path", "avoid_area")}
     truth.update(mask="target" if inside else "avoid", image_size=context.image_size, bbox=bbox(mask))
     truth.setdefault("center", centroid(mask))

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 
 from puzzles.bank import generate_puzzle
 from puzzles.models import Asset, Puzzle
-from puzzles.registry import get_type
+from puzzles.registry import UnknownPuzzleType, get_type
 from puzzles.services import bank_generate
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +77,7 @@ def test_type_is_validated_against_the_registry():
     puzzle = Puzzle(type="Not_A_Type", split="test", dataset="x", source_id="1", public={}, truth={})
     with pytest.raises(ValidationError, match="unknown puzzle type"):
         puzzle.full_clean()
-    with pytest.raises(Exception, match="unknown puzzle type"):
+    with pytest.raises(UnknownPuzzleType, match="unknown puzzle type"):
         bank_generate(split="test", per_type=1, types=["Not_A_Type"])
 
 

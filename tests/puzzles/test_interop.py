@@ -63,8 +63,8 @@ def _published_dataset(root):
     _image(geo / "a.png")
     _image(geo / "b.png")
     mask = np.zeros((100, 200), dtype=np.uint8)
-    mask[40:60, 20:30] = 255  # an L-shape: the box would accept (25, 45)... no, it is a box here;
-    mask[50:60, 30:80] = 255  # ...with this arm, points like (60, 45) are in the box but not the mask
+    mask[40:60, 20:30] = 255  # an L-shape: its box (20..79, 40..59) accepts points like (60, 45)
+    mask[50:60, 30:80] = 255  # that the mask rejects
     (geo / "masks").mkdir()
     Image.fromarray(mask, "L").save(geo / "masks" / "a.png")
     (geo / "ground_truth.json").write_text(json.dumps({
