@@ -1,2 +1,4 @@
 """WebSocket routes of every app, gathered in one place."""
-websocket_urlpatterns: list = []
+from annotation.routing import websocket_urlpatterns as annotation_routes
+
+websocket_urlpatterns: list = [*annotation_routes]

@@ -112,6 +112,10 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 
 # A puzzle is a pure function of (type, split, index, bank seed).
 PUZZLE_BANK_SEED = env_int("PUZZLE_BANK_SEED", 20260)
+# Whether a person sees "correct / not correct" after submitting (never the answer itself).
+ARENA_SHOW_VERDICT = env_bool("ARENA_SHOW_VERDICT", default=False)
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "puzzles:home"
 
 LOGGING = {
     "version": 1,

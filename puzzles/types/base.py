@@ -58,6 +58,21 @@ def right(reason: str) -> Verdict:
     return Verdict(True, 1.0, reason)
 
 
+@dataclass(frozen=True)
+class Action:
+    """A semantic action logged by the page (docs/events.md): its kind without the "act."
+    prefix, the client's timestamp and the server's receive time (both epoch ms), its fields."""
+
+    kind: str
+    t: float
+    received: float
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class Unreadable(ValueError):
+    """The logged actions give no answer the verifier could read; the message says why."""
+
+
 @dataclass
 class Generated:
     """One generated puzzle.
@@ -110,6 +125,13 @@ class PuzzleType:
 
     def answer_actions(self, truth: dict, layout: Layout) -> list[dict]:
         """The actions that enter the solution on the page, without the final submit."""
+        raise NotImplementedError
+
+    def reduce(self, actions: list[Action], public: dict) -> Any:
+        """The answer that the page's semantic actions (in order, before submit) add up to.
+
+        Raises Unreadable when they give none. The kinds implement this per widget.
+        """
         raise NotImplementedError
 
     # --- the published CaptchaArena layout ----------------------------------------------

@@ -15,6 +15,7 @@ from puzzles.drawing.masks import bbox, centroid, interior_point
 from puzzles.layout import Layout
 
 from .base import (
+    Action,
     Mode,
     PuzzleType,
     Verdict,
@@ -27,6 +28,7 @@ from .base import (
     parse_point,
     right,
     type_text,
+    Unreadable,
     wrong,
 )
 
@@ -58,6 +60,22 @@ def _box_but_not_mask(mask: np.ndarray, rng: np.random.Generator, count: int) ->
     box = np.zeros_like(mask)
     box[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1] = True
     return _outside_points(~(box & ~mask), rng, count)
+
+
+# --- reducers: the page's semantic actions to an answer ----------------------------------
+def _of(actions: list[Action], kind: str) -> list[Action]:
+    return [a for a in actions if a.kind == kind]
+
+
+def _last_click(actions: list[Action]) -> list[float]:
+    clicks = _of(actions, "click")
+    if not clicks:
+        raise Unreadable("no click on the image")
+    return [clicks[-1].data["x"], clicks[-1].data["y"]]
+
+
+def _cycle_total(actions: list[Action]) -> int:
+    return sum(a.data["delta"] for a in _of(actions, "cycle"))
 
 
 def _box_mask(size, x1, y1, x2, y2) -> np.ndarray:
@@ -109,6 +127,9 @@ class MaskPointType(PuzzleType):
 
     def solution(self, truth):
         return list(truth["point"])
+
+    def reduce(self, actions, public):
+        return _last_click(actions)
 
     def perturbations(self, truth, masks, rng):
         mask = masks[truth["mask"]]
@@ -202,6 +223,9 @@ class TolerancePointType(PuzzleType):
     def solution(self, truth):
         return list(truth["target_position"])
 
+    def reduce(self, actions, public):
+        return _last_click(actions)
+
     def perturbations(self, truth, masks, rng):
         w, h = truth["image_size"]
         tx, ty = truth["target_position"]
@@ -255,6 +279,9 @@ class PointSequenceType(PuzzleType):
 
     def solution(self, truth):
         return [list(p) for p in truth["answer"]]
+
+    def reduce(self, actions, public):
+        return [[a.data["x"], a.data["y"]] for a in _of(actions, "click")]
 
     def perturbations(self, truth, masks, rng):
         targets = [list(p) for p in truth["answer"]]
@@ -321,6 +348,13 @@ class CellSetType(PuzzleType):
     def solution(self, truth):
         return sorted(truth["correct_patches"])
 
+    def reduce(self, actions, public):
+        """The cells toggled an odd number of times."""
+        selected: set[int] = set()
+        for action in _of(actions, "toggle"):
+            selected ^= {action.data["cell"]}
+        return sorted(selected)
+
     def perturbations(self, truth, masks, rng):
         rows, cols = truth["grid_size"]
         target = sorted(truth["correct_patches"])
@@ -372,6 +406,18 @@ class SwapType(PuzzleType):
     def solution(self, truth):
         return list(truth["answer"][0])
 
+    def reduce(self, actions, public):
+        """The cells that the net arrangement of all swaps moved (two for a single swap)."""
+        rows, cols = public["grid_size"]
+        tiles = list(range(rows * cols))
+        for action in _of(actions, "swap"):
+            a, b = action.data["a"], action.data["b"]
+            tiles[a], tiles[b] = tiles[b], tiles[a]
+        moved = [cell for cell, tile in enumerate(tiles) if cell != tile]
+        if not moved:
+            raise Unreadable("no tiles swapped")
+        return moved
+
     def perturbations(self, truth, masks, rng):
         rows, cols = truth["grid_size"]
         valid = [set(pair) for pair in truth["answer"]]
@@ -420,6 +466,9 @@ class OptionType(PuzzleType):
     def solution(self, truth):
         return truth["correct_option_index"]
 
+    def reduce(self, actions, public):
+        return _cycle_total(actions) % public["option_count"]
+
     def perturbations(self, truth, masks, rng):
         return [i for i in range(truth["option_count"]) if i != truth["correct_option_index"]]
 
@@ -463,6 +512,9 @@ class AngleType(PuzzleType):
 
     def solution(self, truth):
         return truth["correct_angle"]
+
+    def reduce(self, actions, public):
+        return (_cycle_total(actions) * self.step) % 360
 
     def perturbations(self, truth, masks, rng):
         return [a for a in range(0, 360, self.step) if a != truth["correct_angle"] % 360]
@@ -509,6 +561,12 @@ class IntegerTextType(PuzzleType):
     def solution(self, truth):
         return str(truth[self.truth_key])
 
+    def reduce(self, actions, public):
+        typed = _of(actions, "type")
+        if not typed:
+            raise Unreadable("nothing typed")
+        return typed[-1].data["text"]
+
     def perturbations(self, truth, masks, rng):
         value = truth[self.truth_key]
         return [str(value + 1), str(value - 1), str(value + 5), "0", value * 2 + 1]
@@ -543,6 +601,12 @@ class DragPositionType(TolerancePointType):
         candidates = [[tx + tol + 4, ty], [tx - tol - 4, ty], list(truth["start_position"]), [tx + 5 * tol, ty]]
         return [p for p in candidates if 0 <= p[0] < w and 0 <= p[1] < h and math.hypot(p[0] - tx, p[1] - ty) > tol]
 
+    def reduce(self, actions, public):
+        drops = _of(actions, "drag_end")
+        if not drops:
+            raise Unreadable("the piece was not dragged")
+        return [drops[-1].data["x"], drops[-1].data["y"]]
+
     def _centers(self, truth):
         pw, ph = truth["piece_size"]
         (sx, sy), (tx, ty) = truth["start_position"], truth["target_position"]
@@ -575,6 +639,36 @@ class HoldType(PuzzleType):
     controls = ("hold",)
     max_hold_seconds = 600
     margin_ms = 400  # the reference hold overshoots a little, as a person would
+    # How much longer a hold may claim to be than the server saw between receiving its start
+    # and its end: the page sends a hold's start and end at once, so only jitter separates them.
+    clock_slack_ms = 250
+
+    def reduce(self, actions, public):
+        """Seconds of the last complete hold, as the page's clock measured it.
+
+        A duration the server's receive times contradict is refused, so a page cannot claim a
+        hold it did not make."""
+        start = None
+        held = None
+        for action in actions:
+            if action.kind == "hold_start":
+                start = action
+            elif action.kind == "hold_end" and start is not None:
+                held = (start, action)
+                start = None
+        if held is None:
+            raise Unreadable("no complete hold")
+        begin, end = held
+        claimed = end.t - begin.t
+        seen = end.received - begin.received
+        if claimed < 0 or claimed > seen + self.clock_slack_ms:
+            raise Unreadable(f"a hold of {claimed / 1000:.2f} s was claimed but the server saw "
+                             f"{max(seen, 0) / 1000:.2f} s between its start and end")
+        return claimed / 1000
+
+    def hold_progress(self, truth: dict, held_ms: float) -> float:
+        """How far the button's loading bar is after held_ms, 0..1 (shown while holding)."""
+        return min(1.0, max(0.0, held_ms / (truth["hold_time"] * 1000)))
 
     def verify(self, truth, answer, masks=None) -> Verdict:
         held = as_number(answer)

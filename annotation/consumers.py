@@ -1,0 +1,70 @@
+"""The WebSocket end of the live page: thin, every batch goes through intake.batch_receive."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from annotation.intake import attempt_for, batch_receive
+from annotation.services import hold_progress
+
+HOLD_TICK_S = 0.1
+
+
+class AttemptConsumer(AsyncWebsocketConsumer):
+    async def connect(self):
+        await self.accept()
+        uid = self.scope["url_route"]["kwargs"]["uid"]
+        self.attempt = await database_sync_to_async(attempt_for)(uid=uid, user=self.scope["user"])
+        self.hold_task: asyncio.Task | None = None
+        if self.attempt is None:
+            await self._send({"type": "error", "code": "not_allowed",
+                              "message": "no such attempt of yours; sign in as its participant"})
+            await self.close(code=4403)
+
+    async def disconnect(self, code):
+        self._stop_hold()
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if self.attempt is None:
+            return
+        received_ms = time.time() * 1000
+        raw = text_data if text_data is not None else bytes_data
+        replies, batch = await database_sync_to_async(batch_receive)(
+            attempt=self.attempt, raw=raw, received_ms=received_ms)
+        for reply in replies:
+            await self._send(reply)
+        if batch is not None:
+            self._follow_hold(batch.events, received_ms)
+
+    def _follow_hold(self, events: list[dict], received_ms: float) -> None:
+        """Start or stop the hold widget's progress frames as holds begin and end."""
+        for event in events:
+            if event["k"] == "act.hold_start":
+                self._stop_hold()
+                self.hold_task = asyncio.create_task(self._hold_ticks(received_ms))
+            elif event["k"] in ("act.hold_end", "act.submit"):
+                self._stop_hold()
+
+    async def _hold_ticks(self, started_ms: float) -> None:
+        # Progress is the server's own measure from when it received the hold's start, so the
+        # page never needs to know the hold time.
+        while True:
+            progress = hold_progress(puzzle=self.attempt.puzzle, held_ms=time.time() * 1000 - started_ms)
+            if progress is None:
+                return
+            await self._send({"type": "hold", "progress": round(progress, 3)})
+            if progress >= 1:
+                return
+            await asyncio.sleep(HOLD_TICK_S)
+
+    def _stop_hold(self) -> None:
+        if self.hold_task is not None:
+            self.hold_task.cancel()
+            self.hold_task = None
+
+    async def _send(self, frame: dict) -> None:
+        await self.send(text_data=json.dumps(frame))

@@ -1,0 +1,185 @@
+"""Validation of the frames a page sends (docs/events.md). Pure: no database.
+
+Every field of every event kind is declared here; anything else is refused with a message that
+names the problem, so a broken or forged client learns exactly what was wrong.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+MAX_FRAME_BYTES = 256 * 1024
+MAX_EVENTS = 500
+MAX_SEQ = 10**9
+MAX_TEXT = 64
+STAGE_SPAN = (-20000.0, 20000.0)  # pointer positions may fall outside the stage, within reason
+# Client timestamps are epoch ms; refuse anything that is not plausibly "now" (2020..2100).
+T_RANGE = (1.5e12, 4.2e12)
+
+
+class FrameError(ValueError):
+    def __init__(self, code: str, message: str, seq: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.seq = seq
+
+    def as_frame(self) -> dict:
+        frame = {"type": "error", "code": self.code, "message": self.message}
+        if self.seq is not None:
+            frame["seq"] = self.seq
+        return frame
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a semantic action of this attempt's puzzle may refer to."""
+
+    image_w: int
+    image_h: int
+    cells: int  # grid cells, 0 without a grid
+
+
+@dataclass(frozen=True)
+class Batch:
+    seq: int
+    events: list[dict]  # each {"k", "t", **fields}, validated
+
+    @property
+    def has_submit(self) -> bool:
+        return any(e["k"] == "act.submit" for e in self.events)
+
+
+# --- field checks: each returns the clean value or raises ValueError(why) --------------------
+def _number(low: float, high: float) -> Callable[[Any, Limits], float]:
+    def check(value, limits):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        if not low <= value <= high:
+            raise ValueError(f"{value:g} is outside {low:g}..{high:g}")
+        return float(value)
+    return check
+
+
+def _choice(*options) -> Callable[[Any, Limits], Any]:
+    def check(value, limits):
+        if value not in options:
+            raise ValueError(f"must be one of {', '.join(map(str, options))}")
+        return value
+    return check
+
+
+def _text(max_length: int) -> Callable[[Any, Limits], str]:
+    def check(value, limits):
+        if not isinstance(value, str) or len(value) > max_length:
+            raise ValueError(f"must be text of at most {max_length} characters")
+        return value
+    return check
+
+
+def _natural_x(value, limits):
+    return _number(0, limits.image_w - 1e-6)(value, limits)
+
+
+def _natural_y(value, limits):
+    return _number(0, limits.image_h - 1e-6)(value, limits)
+
+
+def _cell(value, limits):
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limits.cells:
+        raise ValueError(f"must be a cell index 0..{limits.cells - 1}")
+    return value
+
+
+def _delta(value, limits):
+    if value not in (1, -1) or isinstance(value, bool):
+        raise ValueError("must be +1 or -1")
+    return value
+
+
+_stage = _number(*STAGE_SPAN)
+_size = _number(0, 100000)
+_scale = _number(0, 100)
+_button = _choice(0, 1, 2, 3, 4)
+_pointer = _choice("mouse", "pen", "touch")
+
+KINDS: dict[str, dict[str, Callable]] = {
+    "load": {"w": _size, "h": _size, "scale": _scale},
+    "pointerdown": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
+    "pointerup": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
+    "pointermove": {"x": _stage, "y": _stage, "pointer": _pointer},
+    "click": {"x": _stage, "y": _stage, "button": _button},
+    "keydown": {"key": _text(32), "code": _text(32)},
+    "keyup": {"key": _text(32), "code": _text(32)},
+    "wheel": {"x": _stage, "y": _stage, "dx": _number(-1e6, 1e6), "dy": _number(-1e6, 1e6)},
+    "visibilitychange": {"state": _choice("hidden", "visible")},
+    "focus": {},
+    "blur": {},
+    "resize": {"w": _size, "h": _size, "scale": _scale},
+    "act.click": {"x": _natural_x, "y": _natural_y},
+    "act.toggle": {"cell": _cell},
+    "act.swap": {"a": _cell, "b": _cell},
+    "act.cycle": {"delta": _delta},
+    "act.drag_start": {"x": _natural_x, "y": _natural_y},
+    "act.drag_end": {"x": _natural_x, "y": _natural_y},
+    "act.hold_start": {},
+    "act.hold_end": {},
+    "act.type": {"text": _text(MAX_TEXT)},
+    "act.submit": {},
+}
+_T = _number(*T_RANGE)
+
+
+def parse_frame(raw: str | bytes, limits: Limits) -> Batch:
+    """A validated batch from the raw text of a frame, or FrameError naming the first problem."""
+    if len(raw) > MAX_FRAME_BYTES:
+        raise FrameError("too_large", f"frame of {len(raw)} bytes is over {MAX_FRAME_BYTES}")
+    try:
+        frame = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise FrameError("bad_frame", f"frame is not JSON: {error}") from None
+    return parse_batch(frame, limits)
+
+
+def parse_batch(frame: Any, limits: Limits) -> Batch:
+    if not isinstance(frame, dict) or frame.get("type") != "batch":
+        raise FrameError("bad_frame", 'expected {"type": "batch", "seq": N, "events": [...]}')
+    seq = frame.get("seq")
+    if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= MAX_SEQ:
+        raise FrameError("bad_frame", "seq must be a whole number from 1")
+    extra = set(frame) - {"type", "seq", "events"}
+    if extra:
+        raise FrameError("bad_frame", f"unknown frame field {sorted(extra)[0]!r}", seq)
+    events = frame.get("events")
+    if not isinstance(events, list) or not events:
+        raise FrameError("bad_frame", "events must be a non-empty list", seq)
+    if len(events) > MAX_EVENTS:
+        raise FrameError("too_large", f"{len(events)} events in one batch, at most {MAX_EVENTS}", seq)
+    return Batch(seq, [_parse_event(event, i, limits, seq) for i, event in enumerate(events)])
+
+
+def _parse_event(event: Any, index: int, limits: Limits, seq: int) -> dict:
+    where = f"event {index}"
+    if not isinstance(event, dict):
+        raise FrameError("bad_frame", f"{where} is not an object", seq)
+    kind = event.get("k")
+    fields = KINDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        raise FrameError("bad_frame", f"{where} has unknown kind {kind!r}", seq)
+    where = f"{where} ({kind})"
+    unknown = set(event) - set(fields) - {"k", "t"}
+    if unknown:
+        raise FrameError("bad_frame", f"{where} has unknown field {sorted(unknown)[0]!r}", seq)
+    clean = {"k": kind}
+    for name, check in {"t": _T, **fields}.items():
+        if name not in event:
+            raise FrameError("bad_frame", f"{where} lacks field {name!r}", seq)
+        try:
+            clean[name] = check(event[name], limits)
+        except ValueError as why:
+            raise FrameError("bad_frame", f"{where} field {name!r} {why}", seq) from None
+    if kind == "act.swap" and clean["a"] == clean["b"]:
+        raise FrameError("bad_frame", f"{where} swaps a cell with itself", seq)
+    return clean

@@ -1,0 +1,37 @@
+"""One path for every batch a page sends, whether over the WebSocket or the HTTP fallback."""
+from __future__ import annotations
+
+from django.conf import settings
+
+from annotation.frames import Batch, FrameError, parse_frame
+from annotation.models import Attempt
+from annotation.services import AttemptClosed, attempt_limits, events_append
+
+
+def batch_receive(*, attempt: Attempt, raw: str | bytes, received_ms: float) -> tuple[list[dict], Batch | None]:
+    """The frames to answer a raw batch with, and the batch if it was stored."""
+    try:
+        batch = parse_frame(raw, attempt_limits(puzzle=attempt.puzzle))
+    except FrameError as error:
+        return [error.as_frame()], None
+    try:
+        appended = events_append(attempt_id=attempt.pk, batch=batch, received_ms=received_ms)
+    except AttemptClosed:
+        return [FrameError("closed", "this attempt is already submitted", batch.seq).as_frame()], None
+    replies = [{"type": "ack", "seq": appended.acked}]
+    if appended.submitted:
+        replies.append(submitted_frame(correct=appended.correct))
+    return replies, batch
+
+
+def submitted_frame(*, correct: bool | None) -> dict:
+    # Whether people see their verdict is the site's choice; the truth itself is never sent.
+    verdict = {"correct": bool(correct)} if settings.ARENA_SHOW_VERDICT else None
+    return {"type": "submitted", "verdict": verdict}
+
+
+def attempt_for(*, uid: str, user) -> Attempt | None:
+    """The attempt if it belongs to this signed-in user, else None."""
+    if not user.is_authenticated:
+        return None
+    return Attempt.objects.select_related("puzzle").filter(uid=uid, participant__user=user).first()

@@ -1,0 +1,125 @@
+"""Writes of the annotation side: participants, attempts, events and verdicts."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.frames import Batch, Limits
+from annotation.models import Attempt, Event, Participant
+from annotation.timing import measure
+from puzzles.models import Puzzle
+from puzzles.registry import get_type
+from puzzles.types.base import Action, Unreadable, Verdict, malformed
+
+
+class AttemptClosed(Exception):
+    """The attempt is already submitted; it takes no more actions."""
+
+
+@dataclass(frozen=True)
+class Appended:
+    acked: int
+    submitted: bool  # the attempt is submitted (now or before)
+    correct: bool | None = None
+
+
+def participant_for_user(*, user) -> Participant:
+    participant, _ = Participant.objects.get_or_create(user=user, defaults={"kind": Participant.Kind.HUMAN})
+    return participant
+
+
+def system_participant(*, kind: str, label: str) -> Participant:
+    """The participant (and its login-less user) that an agent or the replay acts as."""
+    username = f"{kind}:{label}"[:150]
+    user, created = get_user_model().objects.get_or_create(username=username)
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    participant, _ = Participant.objects.get_or_create(user=user, defaults={"kind": kind, "label": label})
+    return participant
+
+
+def attempt_start(*, participant: Participant, puzzle: Puzzle) -> Attempt:
+    return Attempt.objects.create(participant=participant, puzzle=puzzle)
+
+
+def attempt_limits(*, puzzle: Puzzle) -> Limits:
+    """What the puzzle's semantic actions may refer to, for frame validation."""
+    w, h = puzzle.public["image_size"]
+    grid = puzzle.public.get("grid_size")
+    return Limits(image_w=w, image_h=h, cells=grid[0] * grid[1] if grid else 0)
+
+
+def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appended:
+    """Store a batch (idempotent on its number), advance the acknowledgement, score on submit."""
+    with transaction.atomic():
+        attempt = Attempt.objects.select_for_update().get(pk=attempt_id)
+        if attempt.is_submitted:
+            if batch.seq <= attempt.acked_seq:  # a resend of something already held
+                return Appended(attempt.acked_seq, True, attempt.correct)
+            raise AttemptClosed(f"attempt {attempt.uid} is already submitted")
+        Event.objects.bulk_create(
+            [Event(attempt=attempt, seq=batch.seq, index=i, kind=e["k"], t=e["t"], received=received_ms,
+                   data={k: v for k, v in e.items() if k not in ("k", "t")})
+             for i, e in enumerate(batch.events)],
+            ignore_conflicts=True,
+        )
+        before = attempt.acked_seq
+        attempt.acked_seq = _contiguous(attempt)
+        if attempt.acked_seq == before:
+            return Appended(before, False)
+        if _submit_within(attempt, before):
+            _score(attempt)
+        attempt.save()
+    return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
+
+
+def _contiguous(attempt: Attempt) -> int:
+    """The highest batch number n such that batches 1..n are all stored."""
+    acked = attempt.acked_seq
+    later = attempt.events.filter(seq__gt=acked).values_list("seq", flat=True).distinct().order_by("seq")
+    for seq in later:
+        if seq != acked + 1:
+            break
+        acked = seq
+    return acked
+
+
+def _submit_within(attempt: Attempt, before: int) -> bool:
+    return attempt.events.filter(kind="act.submit", seq__gt=before, seq__lte=attempt.acked_seq).exists()
+
+
+def _score(attempt: Attempt) -> None:
+    """Reduce the stored actions before the first submit to an answer, verify it, measure time."""
+    events = list(attempt.events.filter(seq__lte=attempt.acked_seq).order_by("seq", "index"))
+    end = next(i for i, e in enumerate(events) if e.kind == "act.submit")
+    events = events[: end + 1]
+    puzzle = attempt.puzzle
+    answer, verdict = score_actions(puzzle=puzzle, actions=[
+        Action(e.kind[4:], e.t, e.received, e.data) for e in events if e.kind.startswith("act.")])
+    timing = measure(events, opened_ms=attempt.created_at.timestamp() * 1000)
+    attempt.submitted_at = timezone.now()
+    attempt.answer = answer
+    attempt.correct, attempt.reward, attempt.reason = verdict.correct, verdict.reward, verdict.reason[:300]
+    attempt.wall_ms, attempt.active_ms = timing.wall_ms, timing.active_ms
+    attempt.first_action_ms, attempt.action_count = timing.first_action_ms, timing.action_count
+    attempt.clock_ok = timing.clock_ok
+
+
+def score_actions(*, puzzle: Puzzle, actions: list[Action]) -> tuple[object, Verdict]:
+    """The answer the actions add up to, and its verdict by the type's own verifier."""
+    puzzle_type = get_type(puzzle.type)
+    try:
+        answer = puzzle_type.reduce(actions, puzzle.public)
+    except Unreadable as why:
+        return None, malformed(str(why))
+    return answer, puzzle_type.verify(puzzle.truth, answer, puzzle.load_masks())
+
+
+def hold_progress(*, puzzle: Puzzle, held_ms: float) -> float | None:
+    """The loading bar of a hold widget after held_ms, or None for types without one."""
+    progress = getattr(get_type(puzzle.type), "hold_progress", None)
+    return progress(puzzle.truth, held_ms) if progress else None

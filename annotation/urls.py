@@ -1,0 +1,10 @@
+from django.urls import path
+
+from annotation import views
+
+app_name = "annotation"
+urlpatterns = [
+    path("play/<str:uid>/", views.play, name="play"),
+    path("attempts/<str:uid>/events/", views.events, name="events"),
+    path("puzzles/<str:puzzle_uid>/try/", views.try_puzzle, name="try"),
+]

@@ -1,0 +1,215 @@
+// Event capture and delivery, per docs/events.md: raw events are queued, cut into numbered
+// batches, sent over a WebSocket (or the HTTP fallback) and kept until acknowledged.
+import { toStage, round2 } from "./stage.js";
+
+const MAX_BATCH = 500;
+const FLUSH_MS = 100;
+const MIN_DELAY = 500;
+const MAX_DELAY = 8000;
+const POINTERS = new Set(["mouse", "pen", "touch"]);
+
+const round3 = (v) => Math.round(v * 1000) / 1000;
+/** Epoch ms now, and of a DOM event (its own timeStamp, not the time we handle it). */
+export const now = () => round3(performance.timeOrigin + performance.now());
+export const stamp = (e) => round3(performance.timeOrigin + e.timeStamp);
+
+/** Listen for raw events and push them; `fit` re-scales the stage and returns the scale. */
+export function capture(stage, push, fit) {
+  const at = (e) => {
+    const p = toStage(stage, e.clientX, e.clientY);
+    return { x: round2(p.x), y: round2(p.y) };
+  };
+  const pointer = (e) => (POINTERS.has(e.pointerType) ? e.pointerType : "mouse");
+  const button = (e) => Math.min(4, Math.max(0, e.button | 0));
+  const key = (e) => ({ k: e.type, t: stamp(e), key: String(e.key ?? "").slice(0, 32), code: String(e.code ?? "").slice(0, 32) });
+  const press = (e) => ({ k: e.type, t: stamp(e), ...at(e), button: button(e), pointer: pointer(e) });
+  const samples = (e) => {
+    const list = e.getCoalescedEvents ? e.getCoalescedEvents() : [];
+    return list.length ? list : [e];
+  };
+  const handlers = {
+    pointerdown: press,
+    pointerup: press,
+    pointermove: (e) => samples(e).map((c) => ({ k: "pointermove", t: stamp(c), ...at(c), pointer: pointer(e) })),
+    click: (e) => ({ k: "click", t: stamp(e), ...at(e), button: button(e) }),
+    keydown: key,
+    keyup: key,
+    wheel: (e) => ({ k: "wheel", t: stamp(e), ...at(e), dx: round2(e.deltaX), dy: round2(e.deltaY) }),
+    resize: (e) => ({ k: "resize", t: stamp(e), w: innerWidth, h: innerHeight, scale: fit() }),
+  };
+  const stop = new AbortController();
+  const record = (make) => (e) => [].concat(make(e)).forEach(push);
+  for (const [type, make] of Object.entries(handlers)) {
+    addEventListener(type, record(make), { capture: true, passive: true, signal: stop.signal });
+  }
+  document.addEventListener(
+    "visibilitychange",
+    (e) => push({ k: "visibilitychange", t: stamp(e), state: document.visibilityState === "hidden" ? "hidden" : "visible" }),
+    { capture: true, signal: stop.signal },
+  );
+  // Not capture phase: element focus/blur would reach a capturing window listener too.
+  for (const type of ["focus", "blur"]) {
+    addEventListener(type, (e) => e.target === window && push({ k: type, t: stamp(e) }), { signal: stop.signal });
+  }
+  return () => stop.abort();
+}
+
+/** Batching, seq numbering, acks, resends, reconnects and the HTTP fallback. */
+export class Transport {
+  constructor(data, on) {
+    this.data = data;
+    this.on = on; // {hold(progress), submitted(verdict), health(ok)}
+    this.queue = [];
+    this.unacked = [];
+    this.nextSeq = data.next_seq;
+    this.acked = data.next_seq - 1;
+    this.socket = null;
+    this.connected = false;
+    this.mode = "ws";
+    this.failures = 0; // connection attempts in a row that never opened
+    this.delay = MIN_DELAY;
+    this.posted = this.acked; // HTTP: highest seq posted since the last failure
+    this.retryAt = 0;
+    this.finished = false;
+  }
+
+  start() {
+    this.connect();
+    setInterval(() => this.tick(), FLUSH_MS);
+    addEventListener("pagehide", () => this.beacon());
+  }
+
+  push(event) {
+    if (this.finished) return;
+    this.queue.push(event);
+    // Semantic actions go out at once; a microtask lets e.g. act.click + act.submit share a batch.
+    if (event.k.startsWith("act.") && !this.soon) {
+      this.soon = true;
+      queueMicrotask(() => {
+        this.soon = false;
+        this.flush();
+      });
+    }
+  }
+
+  tick() {
+    this.flush();
+    if (this.mode === "http" && Date.now() >= this.retryAt) this.post();
+  }
+
+  flush() {
+    while (this.queue.length) {
+      const batch = { type: "batch", seq: this.nextSeq++, events: this.queue.splice(0, MAX_BATCH) };
+      this.unacked.push(batch);
+      if (this.connected) this.socket.send(JSON.stringify(batch));
+    }
+    if (this.mode === "http") this.post();
+  }
+
+  // --- WebSocket ---------------------------------------------------------------------
+  connect() {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    const ws = new WebSocket(scheme + location.host + this.data.socket);
+    let opened = false;
+    this.socket = ws;
+    ws.onopen = () => {
+      opened = true;
+      Object.assign(this, { connected: true, mode: "ws", failures: 0, delay: MIN_DELAY });
+      this.unacked.forEach((batch) => ws.send(JSON.stringify(batch)));
+      this.on.health(true);
+    };
+    ws.onmessage = (m) => this.receive(m.data);
+    ws.onclose = () => {
+      if (this.socket !== ws) return;
+      this.socket = null;
+      this.connected = false;
+      if (!opened && ++this.failures >= 3 && this.mode !== "http") {
+        this.mode = "http";
+        this.posted = this.acked;
+        this.post();
+      }
+      // Keep trying the socket in the background, also while on the fallback.
+      if (!this.finished || this.unacked.length) setTimeout(() => this.connect(), this.delay);
+      this.delay = Math.min(this.delay * 2, MAX_DELAY);
+    };
+  }
+
+  receive(text) {
+    let frames;
+    try {
+      frames = JSON.parse(text);
+    } catch {
+      return console.warn("arena: unreadable frame", text);
+    }
+    [].concat(frames).forEach((frame) => this.handle(frame));
+  }
+
+  handle(frame) {
+    if (frame.type === "ack") {
+      this.acked = Math.max(this.acked, frame.seq);
+      this.unacked = this.unacked.filter((batch) => batch.seq > this.acked);
+    } else if (frame.type === "hold") {
+      this.on.hold(frame.progress);
+    } else if (frame.type === "submitted") {
+      this.finish();
+      this.on.submitted(frame.verdict ?? null);
+    } else if (frame.type === "error") {
+      console.warn("arena: server refused a frame", frame.code, frame.message, frame.seq);
+      if (frame.code === "closed") {
+        // Already submitted: nothing more will be stored, so stop resending.
+        this.finish();
+        this.unacked = [];
+        this.on.submitted(null);
+      }
+    }
+  }
+
+  finish() {
+    this.finished = true;
+    this.queue = [];
+  }
+
+  // --- HTTP fallback -----------------------------------------------------------------
+  async post() {
+    if (this.posting || this.connected) return;
+    this.posting = true;
+    try {
+      let batch;
+      while (!this.connected && (batch = this.unacked.find((b) => b.seq > this.posted))) {
+        this.posted = batch.seq;
+        (await this.postOne(batch)).forEach((frame) => this.handle(frame));
+      }
+      this.on.health(true);
+    } catch (err) {
+      console.warn("arena: fallback post failed", err);
+      this.posted = this.acked; // resend everything unacknowledged next time
+      this.retryAt = Date.now() + 1000;
+      this.on.health(false);
+    } finally {
+      this.posting = false;
+    }
+  }
+
+  async postOne(batch) {
+    const response = await fetch(this.data.events_url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": this.data.csrf },
+      credentials: "same-origin",
+      body: JSON.stringify(batch),
+    });
+    const frames = await response.json().catch(() => null);
+    if (!Array.isArray(frames)) throw new Error(`HTTP ${response.status}`);
+    return frames;
+  }
+
+  /** On pagehide: the page may be gone before any ack, so beacon every unacked batch. */
+  beacon() {
+    this.flush();
+    // sendBeacon cannot set the CSRF header; the token goes in the query string instead.
+    const url = new URL(this.data.events_url, location.href);
+    url.searchParams.set("csrf", this.data.csrf);
+    for (const batch of this.unacked) {
+      navigator.sendBeacon(url, new Blob([JSON.stringify(batch)], { type: "application/json" }));
+    }
+  }
+}

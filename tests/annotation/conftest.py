@@ -1,0 +1,65 @@
+import json
+
+import pytest
+import pytest_asyncio
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotation.services import attempt_start, participant_for_user
+from arena_site.asgi import application
+from puzzles.models import Puzzle
+from puzzles.services import bank_generate
+
+
+@pytest.fixture
+def stored_puzzle(db):
+    """make(type_name, index=0) -> a generated, stored puzzle."""
+    def make(type_name: str, index: int = 0) -> Puzzle:
+        bank_generate(split="test", per_type=1, start=index, types=[type_name], bank_seed=7, workers=1)
+        return Puzzle.objects.get(type=type_name, index=index, dataset="generated:7")
+    return make
+
+
+@pytest.fixture
+def person(db):
+    """make(name) -> (user, session cookie value)."""
+    def make(name: str = "ann"):
+        user = get_user_model().objects.create_user(username=name, password="pw")
+        client = Client()
+        client.force_login(user)
+        return user, client.cookies["sessionid"].value
+    return make
+
+
+@pytest.fixture
+def open_attempt(stored_puzzle, person):
+    """make(type_name) -> (attempt, session cookie) for a fresh person."""
+    counter = iter(range(1000))
+
+    def make(type_name: str = "Geometry_Click", *, who: str | None = None):
+        user, session = person(who or f"person{next(counter)}")
+        attempt = attempt_start(participant=participant_for_user(user=user), puzzle=stored_puzzle(type_name))
+        return attempt, session
+    return make
+
+
+def socket_for(uid: str, session: str | None) -> WebsocketCommunicator:
+    headers = [(b"origin", b"http://testserver")]
+    if session:
+        headers.append((b"cookie", f"sessionid={session}".encode()))
+    return WebsocketCommunicator(application, f"/ws/attempts/{uid}/", headers=headers)
+
+
+def batch(seq: int, *events: dict) -> str:
+    return json.dumps({"type": "batch", "seq": seq, "events": list(events)})
+
+
+@pytest_asyncio.fixture
+async def close_worker_connections():
+    """The consumer's database thread keeps its connection; close it so the test DB can be dropped."""
+    yield
+    from channels.db import database_sync_to_async
+    from django.db import connections
+
+    await database_sync_to_async(connections.close_all)()

@@ -1,0 +1,214 @@
+"""The WebSocket consumer through the full ASGI app, against the real database."""
+import asyncio
+import json
+import time
+
+import pytest
+from channels.db import database_sync_to_async
+
+from annotation.models import Attempt, Event
+
+from .conftest import batch, socket_for
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio,
+              pytest.mark.usefixtures("close_worker_connections")]
+
+
+def ev(kind: str, t: float | None = None, **fields) -> dict:
+    return {"k": kind, "t": t if t is not None else time.time() * 1000, **fields}
+
+
+def load() -> dict:
+    return ev("load", w=1280, h=1080, scale=1)
+
+
+async def connected(uid, session):
+    socket = socket_for(uid, session)
+    ok, _ = await socket.connect()
+    assert ok
+    return socket
+
+
+async def reload(attempt) -> Attempt:
+    return await database_sync_to_async(Attempt.objects.get)(pk=attempt.pk)
+
+
+async def stored_events(attempt) -> list[tuple]:
+    return await database_sync_to_async(
+        lambda: list(Event.objects.filter(attempt=attempt).values_list("seq", "index", "kind")))()
+
+
+async def test_a_right_click_is_scored_correct_on_the_server(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Geometry_Click")
+    x, y = attempt.puzzle.truth["point"]
+    socket = await connected(attempt.uid, session)
+    await socket.send_to(text_data=batch(1, load(), ev("pointerdown", x=1, y=2, button=0, pointer="mouse")))
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
+    await socket.send_to(text_data=batch(2, ev("act.click", x=x, y=y), ev("act.submit")))
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 2}
+    assert await socket.receive_json_from() == {"type": "submitted", "verdict": None}
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert (stored.correct, stored.reward, stored.answer, stored.action_count) == (True, 1.0, [x, y], 1)
+    assert stored.clock_ok and stored.wall_ms >= 0 and stored.first_action_ms is not None
+
+
+async def test_a_wrong_click_is_stored_as_wrong(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Geometry_Click")
+    mask = (await database_sync_to_async(attempt.puzzle.load_masks)())["target"]
+    ys, xs = (~mask).nonzero()
+    socket = await connected(attempt.uid, session)
+    await socket.send_to(text_data=batch(1, load(), ev("act.click", x=float(xs[0]), y=float(ys[0])), ev("act.submit")))
+    await socket.receive_json_from()
+    await socket.receive_json_from()
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert stored.correct is False and 0.1 <= stored.reward <= 0.9 and stored.reason == "outside the target"
+
+
+@pytest.mark.parametrize("frame, problem", [
+    ("not json", "not JSON"),
+    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "act.submit", "t": 1.7e12, "correct": True}]}),
+     "unknown field 'correct'"),
+    (json.dumps({"type": "batch", "seq": 1, "answer": [1, 2], "events": [{"k": "act.submit", "t": 1.7e12}]}),
+     "unknown frame field 'answer'"),
+    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "act.hold_end", "t": 1.7e12, "duration_ms": 9000}]}),
+     "unknown field 'duration_ms'"),
+    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "act.click", "t": 1.7e12, "x": 5000, "y": 3}]}),
+     "field 'x' 5000 is outside"),
+    (json.dumps({"type": "batch", "seq": 0, "events": [{"k": "focus", "t": 1.7e12}]}), "seq must be"),
+    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "verdict", "t": 1.7e12}]}), "unknown kind 'verdict'"),
+    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "focus", "t": 1.7e12}] * 501}), "at most 500"),
+])
+async def test_bad_frames_get_an_error_naming_the_problem_and_store_nothing(open_attempt, frame, problem):
+    attempt, session = await database_sync_to_async(open_attempt)()
+    socket = await connected(attempt.uid, session)
+    await socket.send_to(text_data=frame)
+    reply = await socket.receive_json_from()
+    assert reply["type"] == "error" and problem in reply["message"], reply
+    await socket.send_to(text_data=batch(1, load()))  # the socket stays usable
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
+    await socket.disconnect()
+    assert await stored_events(attempt) == [(1, 0, "load")]
+
+
+async def test_another_users_attempt_is_refused(open_attempt, person):
+    attempt, _ = await database_sync_to_async(open_attempt)()
+    _, intruder = await database_sync_to_async(person)("mallory")
+    for session in (intruder, None):
+        socket = socket_for(attempt.uid, session)
+        await socket.connect()
+        reply = await socket.receive_json_from()
+        assert reply["code"] == "not_allowed"
+        assert (await socket.receive_output())["type"] == "websocket.close"
+        await socket.send_to(text_data=batch(1, load()))
+        await socket.disconnect()
+    assert await stored_events(attempt) == []
+
+
+async def test_a_second_submit_is_refused_and_resends_are_harmless(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Dice_Count")
+    total = str(attempt.puzzle.truth["sum"])
+    socket = await connected(attempt.uid, session)
+    first = batch(1, load(), ev("act.type", text=total), ev("act.submit"))
+    await socket.send_to(text_data=first)
+    assert [await socket.receive_json_from() for _ in range(2)][1]["type"] == "submitted"
+    await socket.send_to(text_data=batch(2, ev("act.type", text="0"), ev("act.submit")))
+    assert (await socket.receive_json_from())["code"] == "closed"
+    await socket.send_to(text_data=first)  # a resend after a reconnect: acknowledged again
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert stored.correct and stored.answer == total
+    assert len(await stored_events(attempt)) == 3
+
+
+async def test_batches_are_idempotent_and_acknowledged_contiguously(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Image_Recognition")
+    cells = attempt.puzzle.truth["correct_patches"]
+    socket = await connected(attempt.uid, session)
+    toggles = [ev("act.toggle", cell=c) for c in cells]
+    await socket.send_to(text_data=batch(2, *toggles, ev("act.submit")))  # batch 1 lost on the way
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 0}
+    assert (await reload(attempt)).submitted_at is None  # not scored with a gap before the submit
+    await socket.send_to(text_data=batch(1, load(), ev("act.toggle", cell=8 if 8 not in cells else 0)))
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 2}
+    assert (await socket.receive_json_from())["type"] == "submitted"
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert stored.correct is False  # the extra cell from batch 1 counts: the order is by seq
+    assert stored.action_count == len(cells) + 1
+
+
+async def test_a_claimed_hold_that_the_server_did_not_see_is_refused(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Hold_Button")
+    now = time.time() * 1000
+    socket = await connected(attempt.uid, session)
+    forged = batch(1, ev("load", now, w=1280, h=1080, scale=1), ev("act.hold_start", now),
+                   ev("act.hold_end", now + 60_000), ev("act.submit", now + 60_001))
+    await socket.send_to(text_data=forged)
+    await socket.receive_json_from()
+    await socket.receive_json_from()
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert stored.correct is False and stored.reward == 0
+    assert "claimed" in stored.reason and "the server saw" in stored.reason
+    assert stored.clock_ok is False  # a minute claimed within a moment of opening
+
+
+async def test_a_real_hold_gets_progress_from_the_server_and_counts(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Hold_Button")
+    hold_ms = attempt.puzzle.truth["hold_time"] * 1000
+    socket = await connected(attempt.uid, session)
+    start = time.time() * 1000
+    await socket.send_to(text_data=batch(1, ev("load", start - 5, w=1, h=1, scale=1), ev("act.hold_start", start)))
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
+    progress = []
+    while not progress or progress[-1] < 1:
+        frame = await socket.receive_json_from(timeout=hold_ms / 1000 + 2)
+        progress.append(frame["progress"])
+    assert progress == sorted(progress) and len(progress) > 3
+    end = time.time() * 1000
+    await socket.send_to(text_data=batch(2, ev("act.hold_end", end), ev("act.submit", end)))
+    await socket.receive_json_from()
+    await socket.receive_json_from()
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert stored.correct, stored.reason
+    assert stored.answer == pytest.approx((end - start) / 1000)
+
+
+async def test_hidden_time_is_excluded_from_active_time(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Dice_Count")
+    now = time.time() * 1000 - 3000  # the page opened three seconds ago...
+    await database_sync_to_async(Attempt.objects.filter(pk=attempt.pk).update)(
+        created_at=attempt.created_at.__class__.fromtimestamp((now - 100) / 1000, attempt.created_at.tzinfo))
+    socket = await connected(attempt.uid, session)
+    await socket.send_to(text_data=batch(1, ev("load", now, w=1, h=1, scale=1),
+                                         ev("visibilitychange", now + 500, state="hidden"),
+                                         ev("visibilitychange", now + 2000, state="visible"),
+                                         ev("act.type", now + 2500, text="3"), ev("act.submit", now + 2600)))
+    await socket.receive_json_from()
+    await socket.receive_json_from()
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert stored.clock_ok
+    assert stored.wall_ms == pytest.approx(2600)
+    assert stored.active_ms == pytest.approx(1100)
+    assert stored.first_action_ms == pytest.approx(2500)
+
+
+async def test_a_dropped_socket_loses_nothing_that_is_resent(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)()
+    socket = await connected(attempt.uid, session)
+    await socket.send_to(text_data=batch(1, load()))
+    await socket.receive_json_from()
+    await socket.send_to(text_data=batch(2, ev("focus")))
+    await socket.disconnect()  # dropped before the ack of 2 was read
+    socket = await connected(attempt.uid, session)
+    for seq in (2, 3):  # the client resends everything unacknowledged, then goes on
+        await socket.send_to(text_data=batch(seq, ev("blur")))
+        assert (await socket.receive_json_from())["seq"] == seq
+    await socket.disconnect()
+    assert [e[:2] for e in await stored_events(attempt)] == [(1, 0), (2, 0), (3, 0)]
+    await asyncio.sleep(0)
