@@ -68,7 +68,14 @@ if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
-    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": VAR_DIR / "arena.sqlite3"}}
+    DATABASES = {"default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": VAR_DIR / "arena.sqlite3",
+        # Waits out the other process's write instead of failing (the page server, the replay).
+        "OPTIONS": {"timeout": 20},
+        # A file, not memory, so a live page server in a child process sees the test data.
+        "TEST": {"NAME": str(VAR_DIR / "test.sqlite3")},
+    }}
 if RUNNING_IN_CI and DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     # CI must prove the PostgreSQL path; silently falling back to SQLite would hide breakage.
     raise ImproperlyConfigured("CI=true requires DATABASE_URL to point at PostgreSQL")
@@ -109,6 +116,7 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 # Public puzzle images only; truth (including masks) lives in the database, never here.
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+PRIVATE_ROOT = Path(env_str("PRIVATE_ROOT", str(VAR_DIR / "private")))  # never served
 
 # A puzzle is a pure function of (type, split, index, bank seed).
 PUZZLE_BANK_SEED = env_int("PUZZLE_BANK_SEED", 20260)

@@ -99,3 +99,29 @@ class Asset(models.Model):
 
     def __str__(self) -> str:
         return f"{self.puzzle_id}:{self.key}"
+
+
+def private_storage():
+    # Replay screenshots show a solved page: kept outside MEDIA_ROOT, never served.
+    from django.conf import settings
+    from django.core.files.storage import FileSystemStorage
+
+    return FileSystemStorage(location=settings.PRIVATE_ROOT)
+
+
+class ReplayCheck(models.Model):
+    """One replay of a puzzle's reference answer on the live page, and the server's verdict on it."""
+
+    puzzle = models.ForeignKey(Puzzle, on_delete=models.CASCADE, related_name="replay_checks")
+    verified = models.BooleanField()
+    reason = models.CharField(max_length=300, blank=True)
+    attempt_uid = models.CharField(max_length=32, blank=True, help_text="the replay's attempt on the live page")
+    screenshot = models.FileField(storage=private_storage, upload_to="replay/", blank=True)
+    seconds = models.FloatField(help_text="page load to verdict")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"replay of {self.puzzle_id}: {'verified' if self.verified else 'failed'}"

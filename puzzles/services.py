@@ -12,7 +12,7 @@ from django.db import transaction
 
 from puzzles.bank import SPLIT_SIZES, split_code
 from puzzles.encoding import EncodedPuzzle, encode_puzzle
-from puzzles.models import Asset, Puzzle
+from puzzles.models import Asset, Puzzle, ReplayCheck
 from puzzles.registry import get_type, registry
 
 BATCH = 200
@@ -97,3 +97,19 @@ def bank_generate(
         if on_progress:
             on_progress(len(batch))
     return GenerateResult(created=len(jobs), skipped=skipped)
+
+
+def replay_record(
+    *, puzzle: Puzzle, verified: bool, reason: str, attempt_uid: str, seconds: float, screenshot: bytes | None = None
+) -> ReplayCheck:
+    """Record a replay's verdict; the puzzle is publishable only while its last replay verified."""
+    check = ReplayCheck(puzzle=puzzle, verified=verified, reason=reason[:300], attempt_uid=attempt_uid,
+                        seconds=seconds)
+    if screenshot:
+        check.screenshot.save(f"{puzzle.uid}.png", ContentFile(screenshot), save=False)
+    with transaction.atomic():
+        check.save()
+        if puzzle.status != Puzzle.Status.RETIRED:
+            puzzle.status = Puzzle.Status.VERIFIED if verified else Puzzle.Status.FAILED
+            puzzle.save(update_fields=["status"])
+    return check

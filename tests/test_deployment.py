@@ -94,6 +94,21 @@ def test_web_service_serves_the_site_after_migrate(service_env):
         server.wait(timeout=10)
 
 
+def _result(async_result, worker, timeout_s=120):
+    """The task's result; fails with the worker's own output if the worker dies meanwhile."""
+    from celery.exceptions import TimeoutError as CeleryTimeout
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            pytest.fail(f"the worker exited with {worker.returncode}:\n{worker.stdout.read().decode()[-3000:]}")
+        try:
+            return async_result.get(timeout=1)
+        except CeleryTimeout:
+            continue
+    pytest.fail("no result from the worker in time")
+
+
 def test_worker_service_runs_bank_generation(service_env):
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     service_env["REDIS_URL"] = redis_url
@@ -108,9 +123,9 @@ def test_worker_service_runs_bank_generation(service_env):
 
         client = Celery(broker=redis_url, backend=redis_url)
         kwargs = {"split": "test", "per_type": 1, "types": ["Geometry_Click", "Dice_Count"]}
-        first = client.send_task("puzzles.tasks.bank_generate_task", kwargs=kwargs, queue=queue).get(timeout=120)
+        first = _result(client.send_task("puzzles.tasks.bank_generate_task", kwargs=kwargs, queue=queue), worker)
         assert first == {"created": 2, "skipped": 0, "total": 2}
-        second = client.send_task("puzzles.tasks.bank_generate_task", kwargs=kwargs, queue=queue).get(timeout=120)
+        second = _result(client.send_task("puzzles.tasks.bank_generate_task", kwargs=kwargs, queue=queue), worker)
         assert second == {"created": 0, "skipped": 2, "total": 2}  # the first run's puzzles were stored
     finally:
         worker.terminate()

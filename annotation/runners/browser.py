@@ -1,0 +1,91 @@
+"""The machine's Chromium, driven by Playwright, acting on the live page with real input.
+
+Replay, agents and the browser tests all act through `perform`: computer-use actions in stage
+pixels, which at a 1280x1080 viewport are viewport pixels.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import AsyncIterator
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.sessions.backends.db import SessionStore
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic",
+    # Pages in background contexts must keep their timers running at full speed.
+    "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+]
+VIEWPORT = {"width": 1280, "height": 1080}
+DRAG_STEPS = 12
+
+
+@contextlib.asynccontextmanager
+async def chromium() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+def session_for(user) -> str:
+    """A signed-in session for a user, as the login view would create it."""
+    store = SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.create()
+    return store.session_key
+
+
+async def signed_in_context(browser: Browser, base_url: str, user) -> BrowserContext:
+    session = await sync_to_async(session_for)(user)
+    context = await browser.new_context(viewport=VIEWPORT, base_url=base_url)
+    await context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": base_url}])
+    return context
+
+
+async def open_attempt(page: Page, attempt_uid: str) -> None:
+    """Load an attempt's page and wait until it is built and listening."""
+    await page.goto(f"/play/{attempt_uid}/")
+    await page.wait_for_selector("#status[data-state]", state="attached")
+
+
+async def wait_submitted(page: Page, timeout_s: float) -> None:
+    await page.wait_for_selector('#status[data-state="submitted"]', state="attached", timeout=timeout_s * 1000)
+
+
+async def perform(page: Page, action: dict) -> None:
+    """One computer-use action ({"action", "arguments"}) with real mouse and keyboard input."""
+    kind, args = action["action"], action["arguments"]
+    mouse = page.mouse
+    if kind == "click":
+        await mouse.click(args["x"], args["y"])
+    elif kind == "drag":
+        await mouse.move(args["start_x"], args["start_y"])
+        await mouse.down()
+        await mouse.move(args["end_x"], args["end_y"], steps=DRAG_STEPS)
+        await mouse.up()
+    elif kind == "hold":
+        await mouse.move(args["x"], args["y"])
+        await mouse.down()
+        await asyncio.sleep(args["duration_ms"] / 1000)
+        await mouse.up()
+    elif kind == "type_text":
+        await page.keyboard.type(args["text"])
+    else:
+        raise ValueError(f"unknown action {kind!r}")
+
+
+def action_seconds(actions: list[dict]) -> float:
+    """How long the actions take to perform, beyond their input events (holds)."""
+    return sum(a["arguments"].get("duration_ms", 0) for a in actions) / 1000

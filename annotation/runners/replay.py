@@ -1,0 +1,104 @@
+"""Replay verification: every reference answer, acted out on the live page, scored by the server.
+
+A puzzle is verified only when the server's own verdict on the replay's attempt is correct; the
+runner never judges anything itself.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from asgiref.sync import sync_to_async
+
+from annotation.models import Attempt, Participant
+from annotation.runners.browser import (
+    chromium, open_attempt, perform, signed_in_context, wait_submitted,
+)
+from annotation.runners.server import live_server
+from annotation.services import attempt_start, system_participant
+from puzzles.models import Puzzle
+from puzzles.registry import get_type
+from puzzles.services import replay_record
+
+VERDICT_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    puzzle_id: int
+    verified: bool
+    reason: str
+
+
+def replay_puzzles(
+    puzzle_ids: Iterable[int], *, workers: int = 4, on_result: Callable[[ReplayOutcome], None] | None = None
+) -> list[ReplayOutcome]:
+    """Replay each puzzle's reference answer in W parallel pages; record and return the outcomes."""
+    ids = list(puzzle_ids)
+    participant = system_participant(kind=Participant.Kind.REPLAY, label="reference answers")
+    with live_server() as base_url:
+        return asyncio.run(_replay_all(ids, participant, base_url, max(1, workers), on_result))
+
+
+async def _replay_all(ids, participant, base_url, workers, on_result) -> list[ReplayOutcome]:
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for puzzle_id in ids:
+        queue.put_nowait(puzzle_id)
+    outcomes: list[ReplayOutcome] = []
+    async with chromium() as browser:
+        async def worker():
+            context = await signed_in_context(browser, base_url, participant.user)
+            page = await context.new_page()
+            while not queue.empty():
+                outcome = await _replay_one(page, participant, queue.get_nowait())
+                outcomes.append(outcome)
+                if on_result:
+                    on_result(outcome)
+            await context.close()
+
+        await asyncio.gather(*(worker() for _ in range(min(workers, len(ids)) or 1)))
+    return outcomes
+
+
+async def _replay_one(page, participant, puzzle_id: int) -> ReplayOutcome:
+    started = time.monotonic()
+    puzzle, attempt, actions = await sync_to_async(_prepare)(participant, puzzle_id)
+    problem = None
+    try:
+        await open_attempt(page, attempt.uid)
+        for action in actions:
+            await perform(page, action)
+        await wait_submitted(page, VERDICT_TIMEOUT_S)
+    except Exception as error:  # a page that misbehaves is a failed replay, with its reason
+        problem = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:250]
+    return await _record(page, puzzle, attempt, problem, time.monotonic() - started)
+
+
+def _prepare(participant, puzzle_id: int):
+    puzzle = Puzzle.objects.get(pk=puzzle_id)
+    puzzle_type = get_type(puzzle.type)
+    actions = puzzle_type.compile_actions(puzzle.truth, puzzle_type.layout(puzzle.public))
+    return puzzle, attempt_start(participant=participant, puzzle=puzzle), actions
+
+
+async def _record(page, puzzle, attempt, problem, seconds) -> ReplayOutcome:
+    attempt = await sync_to_async(Attempt.objects.get)(pk=attempt.pk)
+    verified = problem is None and attempt.correct is True
+    if verified:
+        reason = attempt.reason
+    else:
+        reason = problem or (f"server verdict: {attempt.reason}" if attempt.is_submitted else "no verdict")
+    screenshot = None if verified else await _screenshot(page)
+    await sync_to_async(replay_record)(puzzle=puzzle, verified=verified, reason=reason, attempt_uid=attempt.uid,
+                                       seconds=seconds, screenshot=screenshot)
+    return ReplayOutcome(puzzle.pk, verified, reason)
+
+
+async def _screenshot(page) -> bytes | None:
+    try:
+        return await page.screenshot()
+    except Exception:  # the page may be gone; the reason is recorded anyway
+        return None
+
