@@ -64,13 +64,19 @@ export class Transport {
     this.nextSeq = data.next_seq;
     this.acked = data.next_seq - 1;
     this.socket = null;
-    this.connected = false;
     this.mode = "ws";
     this.failures = 0; // connection attempts in a row that never opened
     this.delay = MIN_DELAY;
     this.posted = this.acked; // HTTP: highest seq posted since the last failure
     this.retryAt = 0;
     this.finished = false;
+    this.soon = false; // a flush is scheduled for this microtask checkpoint
+    this.refused = false; // not this person's attempt: retrying cannot help
+  }
+
+  /** Open, not merely connecting or closing. */
+  get connected() {
+    return this.socket?.readyState === WebSocket.OPEN;
   }
 
   start() {
@@ -101,7 +107,7 @@ export class Transport {
     while (this.queue.length) {
       const batch = { type: "batch", seq: this.nextSeq++, events: this.queue.splice(0, MAX_BATCH) };
       this.unacked.push(batch);
-      if (this.connected) this.socket.send(JSON.stringify(batch));
+      this.sendSocket(batch);
     }
     if (this.mode === "http") this.post();
   }
@@ -114,24 +120,28 @@ export class Transport {
     this.socket = ws;
     ws.onopen = () => {
       opened = true;
-      Object.assign(this, { connected: true, mode: "ws", failures: 0, delay: MIN_DELAY });
-      this.unacked.forEach((batch) => ws.send(JSON.stringify(batch)));
+      Object.assign(this, { mode: "ws", failures: 0, delay: MIN_DELAY });
+      this.unacked.forEach((batch) => this.sendSocket(batch));
       this.on.health(true);
     };
     ws.onmessage = (m) => this.receive(m.data);
     ws.onclose = () => {
       if (this.socket !== ws) return;
       this.socket = null;
-      this.connected = false;
       if (!opened && ++this.failures >= 3 && this.mode !== "http") {
         this.mode = "http";
         this.posted = this.acked;
         this.post();
       }
       // Keep trying the socket in the background, also while on the fallback.
-      if (!this.finished || this.unacked.length) setTimeout(() => this.connect(), this.delay);
+      if (!this.refused && (!this.finished || this.unacked.length)) setTimeout(() => this.connect(), this.delay);
       this.delay = Math.min(this.delay * 2, MAX_DELAY);
     };
+  }
+
+  /** Send when the socket is open; otherwise the batch waits in unacked for the next open. */
+  sendSocket(batch) {
+    if (this.connected) this.socket.send(JSON.stringify(batch));
   }
 
   receive(text) {
@@ -155,6 +165,7 @@ export class Transport {
       this.on.submitted(frame.verdict ?? null);
     } else if (frame.type === "error") {
       console.warn("arena: server refused a frame", frame.code, frame.message, frame.seq);
+      if (frame.code === "not_allowed") this.refused = true;
       if (frame.code === "closed") {
         // Already submitted: nothing more will be stored, so stop resending.
         this.finish();
@@ -171,7 +182,7 @@ export class Transport {
 
   // --- HTTP fallback -----------------------------------------------------------------
   async post() {
-    if (this.posting || this.connected) return;
+    if (this.posting || this.connected || this.refused) return;
     this.posting = true;
     try {
       let batch;

@@ -14,6 +14,20 @@ const LABELS = {
   hold: "Press & hold",
 };
 
+// Too long for one line of a 130px button: the arrow glyph sits above the words.
+const STACKED = { rotate_left: ["⟲", "Rotate left", true], rotate_right: ["⟳", "Rotate right", false] };
+
+function stack(button, glyph, words, glyphFirst) {
+  button.textContent = "";
+  button.classList.add("stacked");
+  const parts = [[glyph, "glyph"], [words, "words"]];
+  if (!glyphFirst) parts.reverse(); // keeps textContent equal to the label, e.g. "Rotate right ⟳"
+  parts.forEach(([text, cls], i) => {
+    if (i) button.append(" ");
+    make("span", cls, button).textContent = text;
+  });
+}
+
 export const round2 = (v) => Math.round(v * 100) / 100;
 
 export function make(tag, className, parent) {
@@ -46,6 +60,7 @@ function control(name) {
   const button = make("button", `control ${name}`);
   button.type = "button";
   button.textContent = LABELS[name] || name;
+  if (name in STACKED) stack(button, ...STACKED[name]);
   return button;
 }
 

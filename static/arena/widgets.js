@@ -77,7 +77,11 @@ function swap(ctx) {
     tile.style.backgroundImage = `url("${ctx.data.images.image}")`;
     tile.style.backgroundSize = `${w}px ${h}px`;
     tile.addEventListener("click", live(ctx, (e) => {
-      if (picked === null) return tile.classList.add("picked"), (picked = i);
+      if (picked === null) {
+        picked = i;
+        tile.classList.add("picked");
+        return;
+      }
       tiles[picked].classList.remove("picked");
       if (picked !== i) {
         [shown[picked], shown[i]] = [shown[i], shown[picked]];

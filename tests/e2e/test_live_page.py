@@ -1,0 +1,112 @@
+"""Every type solved through the page in real Chromium; wrong answers, drops and the fallback."""
+import pytest
+
+from annotation.models import Attempt, Event
+from annotation.runners.browser import perform, wait_submitted
+from annotation.runners.replay import replay_puzzles
+from puzzles.models import Puzzle, ReplayCheck
+from puzzles.registry import get_type, registry
+
+from .conftest import chromium, page_for, run
+
+pytestmark = pytest.mark.browser
+
+
+def reference_actions(puzzle: Puzzle) -> list[dict]:
+    puzzle_type = get_type(puzzle.type)
+    return puzzle_type.compile_actions(puzzle.truth, puzzle_type.layout(puzzle.public))
+
+
+def test_the_reference_answer_of_every_type_replays_correct_through_the_page(puzzles_of):
+    puzzles = puzzles_of()
+    assert sorted(p.type for p in puzzles) == registry().names()
+    outcomes = replay_puzzles([p.pk for p in puzzles], workers=4)
+    failed = {Puzzle.objects.get(pk=o.puzzle_id).type: o.reason for o in outcomes if not o.verified}
+    assert failed == {}
+    for puzzle in puzzles:
+        check = ReplayCheck.objects.get(puzzle=puzzle)
+        attempt = Attempt.objects.get(uid=check.attempt_uid)
+        assert attempt.correct and attempt.reward == 1.0 and attempt.clock_ok, (puzzle.type, attempt.reason)
+        kinds = set(attempt.events.values_list("kind", flat=True))
+        # Real input reached the page: raw pointer or key events, not only semantic actions.
+        assert {"load", "pointerdown", "pointerup"} <= kinds or {"keydown", "keyup"} <= kinds, puzzle.type
+        assert "act.submit" in kinds
+    assert set(Puzzle.objects.filter(pk__in=[p.pk for p in puzzles]).values_list("status", flat=True)) == {"verified"}
+
+
+def test_a_wrong_answer_through_the_page_is_stored_as_wrong(site, puzzles_of, annotator):
+    puzzle = puzzles_of("Object_Match")[0]
+    user, _ = annotator()
+    wrong_index = (puzzle.truth["correct_option_index"] + 1) % puzzle.truth["option_count"]
+    layout = get_type(puzzle.type).layout(puzzle.public)
+
+    async def scenario():
+        async with chromium() as browser:
+            page, attempt = await page_for(browser, site, user, puzzle)
+            for _ in range(wrong_index):
+                await perform(page, {"action": "click", "arguments": _center(layout.control("next"))})
+            await perform(page, {"action": "click", "arguments": _center(layout.control("submit"))})
+            await wait_submitted(page, 10)
+            return attempt
+
+    attempt = Attempt.objects.get(pk=run(scenario()).pk)
+    assert attempt.correct is False and attempt.answer == wrong_index
+    assert attempt.action_count == wrong_index
+
+
+def test_a_socket_dropped_mid_attempt_loses_no_events(site, puzzles_of, annotator):
+    puzzle = puzzles_of("Dice_Count")[0]
+    user, _ = annotator()
+    answer = str(puzzle.truth["sum"])
+    layout = get_type(puzzle.type).layout(puzzle.public)
+
+    async def scenario():
+        async with chromium() as browser:
+            page, attempt = await page_for(browser, site, user, puzzle)
+            await perform(page, {"action": "click", "arguments": _center(layout.control("input"))})
+            await page.keyboard.type("9")
+            await page.keyboard.press("Backspace")
+            await page.wait_for_function("window.arena.state().connected")
+            await page.evaluate("window.arena.socket().close()")  # the network drops
+            for x in range(200, 400, 20):  # the person goes on acting meanwhile
+                await page.mouse.move(x, 500)
+            await page.keyboard.type(answer)
+            await page.wait_for_function("window.arena.state().connected && window.arena.state().pending === 0",
+                                         timeout=15000)
+            await perform(page, {"action": "click", "arguments": _center(layout.control("submit"))})
+            await wait_submitted(page, 10)
+            return attempt
+
+    attempt = Attempt.objects.get(pk=run(scenario()).pk)
+    assert attempt.correct, attempt.reason
+    events = list(Event.objects.filter(attempt=attempt).order_by("seq", "index"))
+    seqs = sorted({e.seq for e in events})
+    assert seqs == list(range(1, len(seqs) + 1))  # no batch missing
+    keys = [e.data["key"] for e in events if e.kind == "keydown"]
+    assert keys == ["9", "Backspace", *answer]
+    assert sum(e.kind == "pointermove" for e in events) >= 10
+
+
+def test_without_websockets_the_page_falls_back_to_http(site, puzzles_of, annotator):
+    puzzle = puzzles_of("Image_Recognition")[0]
+    user, _ = annotator()
+    no_sockets = "window.WebSocket = function () { throw new Error('blocked by the network'); };"
+
+    async def scenario():
+        async with chromium() as browser:
+            page, attempt = await page_for(browser, site, user, puzzle, init_script=no_sockets)
+            for action in reference_actions(puzzle):
+                await perform(page, action)
+            await wait_submitted(page, 20)
+            return attempt, await page.evaluate("window.arena.state().transport")
+
+    attempt, transport = run(scenario())
+    attempt = Attempt.objects.get(pk=attempt.pk)
+    assert transport == "http"
+    assert attempt.correct, attempt.reason
+
+
+def _center(rect) -> dict:
+    x, y = rect.center()
+    return {"x": round(x), "y": round(y)}
+
