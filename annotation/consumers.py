@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 
 from channels.db import database_sync_to_async
@@ -11,15 +12,26 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from annotation.intake import attempt_for, batch_receive
 from annotation.services import hold_progress
 
+logger = logging.getLogger(__name__)
 HOLD_TICK_S = 0.1
+DRAIN_S = 5.0
+# Writes run in a thread pool, not the single shared thread: sockets must not queue behind
+# each other's database round trips. One writer per socket keeps each attempt's batches in order.
+_receive_batch = database_sync_to_async(batch_receive, thread_sensitive=False)
 
 
 class AttemptConsumer(AsyncWebsocketConsumer):
+    # No channel layer: events go point to point with acknowledgements, never through groups
+    # (which drop silently when full), so a socket need not hold a channel open in Redis.
+    channel_layer_alias = None
+
     async def connect(self):
         await self.accept()
         uid = self.scope["url_route"]["kwargs"]["uid"]
         self.attempt = await database_sync_to_async(attempt_for)(uid=uid, user=self.scope["user"])
         self.hold_task: asyncio.Task | None = None
+        self.inbox: asyncio.Queue = asyncio.Queue()
+        self.writer = asyncio.create_task(self._write_all())
         if self.attempt is None:
             await self._send({"type": "error", "code": "not_allowed",
                               "message": "no such attempt of yours; sign in as its participant"})
@@ -27,18 +39,31 @@ class AttemptConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code):
         self._stop_hold()
+        try:  # what was received is stored, even if the page is gone before its ack
+            await asyncio.wait_for(self.inbox.join(), DRAIN_S)
+        except asyncio.TimeoutError:
+            pass
+        self.writer.cancel()
 
     async def receive(self, text_data=None, bytes_data=None):
         if self.attempt is None:
             return
-        received_ms = time.time() * 1000
-        raw = text_data if text_data is not None else bytes_data
-        replies, batch = await database_sync_to_async(batch_receive)(
-            attempt=self.attempt, raw=raw, received_ms=received_ms)
-        for reply in replies:
-            await self._send(reply)
-        if batch is not None:
-            self._follow_hold(batch.events, received_ms)
+        # Stamped on arrival, not when the write gets its turn: hold durations are checked against it.
+        self.inbox.put_nowait((time.time() * 1000, text_data if text_data is not None else bytes_data))
+
+    async def _write_all(self) -> None:
+        while True:
+            received_ms, raw = await self.inbox.get()
+            try:
+                replies, batch = await _receive_batch(attempt=self.attempt, raw=raw, received_ms=received_ms)
+                for reply in replies:
+                    await self._send(reply)
+                if batch is not None:
+                    self._follow_hold(batch.events, received_ms)
+            except Exception:  # a failed write is not acknowledged: the page sends it again
+                logger.exception("batch of attempt %s not stored", self.attempt.uid)
+            finally:
+                self.inbox.task_done()
 
     def _follow_hold(self, events: list[dict], received_ms: float) -> None:
         """Start or stop the hold widget's progress frames as holds begin and end."""

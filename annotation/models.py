@@ -36,6 +36,7 @@ class Attempt(models.Model):
     puzzle = models.ForeignKey(Puzzle, on_delete=models.PROTECT, related_name="attempts")
     created_at = models.DateTimeField(auto_now_add=True)
     acked_seq = models.PositiveIntegerField(default=0, help_text="highest contiguous batch stored")
+    max_seq = models.PositiveIntegerField(default=0, help_text="highest batch stored, gaps or not")
     # The verdict, derived on the server from the stored events.
     submitted_at = models.DateTimeField(null=True, blank=True, db_index=True)
     answer = models.JSONField(null=True, blank=True)

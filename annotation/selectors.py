@@ -23,7 +23,8 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> dict:
         "events_url": reverse("annotation:events", args=[attempt.uid]),
         "csrf": csrf_token,
         "submitted": attempt.is_submitted,
-        "next_seq": attempt.acked_seq + 1,
+        # After every batch the server holds, gaps or not: a reloaded page never reuses a number.
+        "next_seq": attempt.max_seq + 1,
     }
     if "piece_size" in public:
         data["piece"] = {"size": public["piece_size"], "start": public["start_position"]}

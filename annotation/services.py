@@ -39,6 +39,7 @@ def system_participant(*, kind: str, label: str) -> Participant:
         user.set_unusable_password()
         user.save(update_fields=["password"])
     participant, _ = Participant.objects.get_or_create(user=user, defaults={"kind": kind, "label": label})
+    participant.user = user  # loaded now: runners read it later from async code
     return participant
 
 
@@ -55,31 +56,40 @@ def attempt_limits(*, puzzle: Puzzle) -> Limits:
 
 def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appended:
     """Store a batch (idempotent on its number), advance the acknowledgement, score on submit."""
+    rows = [Event(attempt_id=attempt_id, seq=batch.seq, index=i, kind=e["k"], t=e["t"], received=received_ms,
+                  data={k: v for k, v in e.items() if k not in ("k", "t")})
+            for i, e in enumerate(batch.events)]
     with transaction.atomic():
-        attempt = Attempt.objects.select_for_update().get(pk=attempt_id)
-        if attempt.is_submitted:
-            if batch.seq <= attempt.acked_seq:  # a resend of something already held
-                return Appended(attempt.acked_seq, True, attempt.correct)
-            raise AttemptClosed(f"attempt {attempt.uid} is already submitted")
-        Event.objects.bulk_create(
-            [Event(attempt=attempt, seq=batch.seq, index=i, kind=e["k"], t=e["t"], received=received_ms,
-                   data={k: v for k, v in e.items() if k not in ("k", "t")})
-             for i, e in enumerate(batch.events)],
-            ignore_conflicts=True,
-        )
-        before = attempt.acked_seq
-        attempt.acked_seq = _contiguous(attempt)
-        if attempt.acked_seq == before:
-            return Appended(before, False)
-        if _submit_within(attempt, before):
-            _score(attempt)
-        attempt.save()
+        # The usual case, in one statement that also locks the row: the next batch of an open
+        # attempt with nothing stored beyond it.
+        advanced = Attempt.objects.filter(
+            pk=attempt_id, acked_seq=batch.seq - 1, max_seq__lt=batch.seq, submitted_at__isnull=True,
+        ).update(acked_seq=batch.seq, max_seq=batch.seq)
+        if advanced and not batch.has_submit:
+            Event.objects.bulk_create(rows)
+            return Appended(batch.seq, False)
+        return _append_slowly(attempt_id, batch, rows, advanced=bool(advanced))
+
+
+def _append_slowly(attempt_id: int, batch: Batch, rows: list[Event], *, advanced: bool) -> Appended:
+    """Resends, gaps, submits and closed attempts: under the attempt's row lock."""
+    attempt = Attempt.objects.select_for_update().select_related("puzzle").get(pk=attempt_id)
+    if attempt.is_submitted:
+        if batch.seq <= attempt.acked_seq:  # a resend of something already held
+            return Appended(attempt.acked_seq, True, attempt.correct)
+        raise AttemptClosed(f"attempt {attempt.uid} is already submitted")
+    Event.objects.bulk_create(rows, ignore_conflicts=True)
+    before = batch.seq - 1 if advanced else attempt.acked_seq  # the fast path may have moved it
+    attempt.max_seq = max(attempt.max_seq, batch.seq)
+    attempt.acked_seq = _contiguous(attempt, before)
+    if attempt.acked_seq > before and _submit_within(attempt, before):
+        _score(attempt)
+    attempt.save()
     return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
 
 
-def _contiguous(attempt: Attempt) -> int:
-    """The highest batch number n such that batches 1..n are all stored."""
-    acked = attempt.acked_seq
+def _contiguous(attempt: Attempt, acked: int) -> int:
+    """The highest batch number n such that batches 1..n are all stored (1..acked are)."""
     later = attempt.events.filter(seq__gt=acked).values_list("seq", flat=True).distinct().order_by("seq")
     for seq in later:
         if seq != acked + 1:

@@ -72,7 +72,8 @@ else:
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": VAR_DIR / "arena.sqlite3",
         # Waits out the other process's write instead of failing (the page server, the replay).
-        "OPTIONS": {"timeout": 20},
+        # IMMEDIATE: a writing transaction takes the lock up front rather than failing midway.
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
         # A file, not memory, so a live page server in a child process sees the test data.
         "TEST": {"NAME": str(VAR_DIR / "test.sqlite3")},
     }}

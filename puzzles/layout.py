@@ -86,16 +86,20 @@ def _fit(natural: tuple[int, int], box: tuple[float, float, float, float], max_s
     return ImageBox(Rect(bx + (bw - w) / 2, by + (bh - h) / 2, w, h), nw, nh)
 
 
+SUBMIT = Rect(STAGE_W - 40 - 200, CONTROL_Y, 200, CONTROL_H)
+CONTROL_GAP = 20
+
+
 def _control_row(names: tuple[str, ...], center_x: float) -> dict[str, Rect]:
-    """Buttons other than submit, side by side under the main image."""
+    """Buttons other than submit, side by side under the main image, kept well clear of Submit."""
     widths = {"input": 300, "hold": 320}
-    total = sum(widths.get(n, 130) for n in names) + 20 * (len(names) - 1)
-    x = center_x - total / 2
+    total = sum(widths.get(n, 130) for n in names) + CONTROL_GAP * (len(names) - 1)
+    x = min(center_x - total / 2, SUBMIT.x - 3 * CONTROL_GAP - total)
     rects = {}
     for name in names:
         w = widths.get(name, 130)
         rects[name] = Rect(x, CONTROL_Y, w, CONTROL_H)
-        x += w + 20
+        x += w + CONTROL_GAP
     return rects
 
 
@@ -120,5 +124,5 @@ def build_layout(
         image = _fit(image_size, MAIN_AREA, max_scale)
     rects = _control_row(controls, image.rect.center()[0]) if controls else {}
     if submit:
-        rects["submit"] = Rect(STAGE_W - 40 - 200, CONTROL_Y, 200, CONTROL_H)
+        rects["submit"] = SUBMIT
     return Layout(image=image, reference=reference, grid=grid, controls=rects)

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -60,8 +61,17 @@ async def open_attempt(page: Page, attempt_uid: str) -> None:
     await page.wait_for_selector("#status[data-state]", state="attached")
 
 
+class NotSubmitted(RuntimeError):
+    """The page did not reach its submitted state in time; the message says where it was."""
+
+
 async def wait_submitted(page: Page, timeout_s: float) -> None:
-    await page.wait_for_selector('#status[data-state="submitted"]', state="attached", timeout=timeout_s * 1000)
+    try:
+        await page.wait_for_selector('#status[data-state="submitted"]', state="attached", timeout=timeout_s * 1000)
+    except PlaywrightTimeout:
+        state = await page.evaluate("window.arena ? JSON.stringify(window.arena.state()) : 'no page script'")
+        status = await page.locator("#status").get_attribute("data-state")
+        raise NotSubmitted(f"no verdict within {timeout_s:g} s (page status {status}, transport {state})") from None
 
 
 async def perform(page: Page, action: dict) -> None:

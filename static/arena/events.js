@@ -6,6 +6,7 @@ const MAX_BATCH = 500;
 const FLUSH_MS = 100;
 const MIN_DELAY = 500;
 const MAX_DELAY = 8000;
+const CONNECT_TIMEOUT_MS = 4000;
 const POINTERS = new Set(["mouse", "pen", "touch"]);
 
 const round3 = (v) => Math.round(v * 1000) / 1000;
@@ -72,11 +73,35 @@ export class Transport {
     this.finished = false;
     this.soon = false; // a flush is scheduled for this microtask checkpoint
     this.refused = false; // not this person's attempt: retrying cannot help
+    this.key = `arena:${data.attempt}`;
+    this.restore();
+  }
+
+  /** After a refresh: go on numbering where the last page stopped, and resend what it left
+   *  unacknowledged (idempotent on the server), so two loads never reuse a batch number. */
+  restore() {
+    let saved = null;
+    try {
+      saved = JSON.parse(sessionStorage.getItem(this.key));
+    } catch {
+      return;
+    }
+    if (!saved || this.data.submitted) return;
+    this.nextSeq = Math.max(this.nextSeq, saved.nextSeq || 0);
+    this.unacked = Array.isArray(saved.unacked) ? saved.unacked : [];
+  }
+
+  save() {
+    try {
+      sessionStorage.setItem(this.key, JSON.stringify({ nextSeq: this.nextSeq, unacked: this.unacked }));
+    } catch {
+      // storage full or disabled: the beacon below is the remaining chance
+    }
   }
 
   /** Open, not merely connecting or closing. */
   get connected() {
-    return this.socket?.readyState === WebSocket.OPEN;
+    return this.socket?.readyState === 1; // WebSocket.OPEN, without relying on the global
   }
 
   start() {
@@ -115,28 +140,44 @@ export class Transport {
   // --- WebSocket ---------------------------------------------------------------------
   connect() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    const ws = new WebSocket(scheme + location.host + this.data.socket);
+    let ws;
+    try {
+      ws = new WebSocket(scheme + location.host + this.data.socket);
+    } catch (err) {
+      // Some networks or extensions forbid sockets outright: count it as a failed try.
+      this.socket = null;
+      this.socketLost(false);
+      return;
+    }
     let opened = false;
     this.socket = ws;
+    // A socket that neither opens nor fails (a proxy that swallows the upgrade) counts as failed.
+    const timer = setTimeout(() => opened || ws.close(), CONNECT_TIMEOUT_MS);
     ws.onopen = () => {
       opened = true;
+      clearTimeout(timer);
       Object.assign(this, { mode: "ws", failures: 0, delay: MIN_DELAY });
       this.unacked.forEach((batch) => this.sendSocket(batch));
       this.on.health(true);
     };
     ws.onmessage = (m) => this.receive(m.data);
     ws.onclose = () => {
+      clearTimeout(timer);
       if (this.socket !== ws) return;
       this.socket = null;
-      if (!opened && ++this.failures >= 3 && this.mode !== "http") {
-        this.mode = "http";
-        this.posted = this.acked;
-        this.post();
-      }
-      // Keep trying the socket in the background, also while on the fallback.
-      if (!this.refused && (!this.finished || this.unacked.length)) setTimeout(() => this.connect(), this.delay);
-      this.delay = Math.min(this.delay * 2, MAX_DELAY);
+      this.socketLost(opened);
     };
+  }
+
+  socketLost(opened) {
+    if (!opened && ++this.failures >= 3 && this.mode !== "http") {
+      this.mode = "http";
+      this.posted = this.acked;
+      this.post();
+    }
+    // Keep trying the socket in the background, also while on the fallback.
+    if (!this.refused && (!this.finished || this.unacked.length)) setTimeout(() => this.connect(), this.delay);
+    this.delay = Math.min(this.delay * 2, MAX_DELAY);
   }
 
   /** Send when the socket is open; otherwise the batch waits in unacked for the next open. */
@@ -216,6 +257,7 @@ export class Transport {
   /** On pagehide: the page may be gone before any ack, so beacon every unacked batch. */
   beacon() {
     this.flush();
+    this.save();
     // sendBeacon cannot set the CSRF header; the token goes in the query string instead.
     const url = new URL(this.data.events_url, location.href);
     url.searchParams.set("csrf", this.data.csrf);

@@ -1,7 +1,6 @@
 import json
 
 import pytest
-import pytest_asyncio
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -53,13 +52,3 @@ def socket_for(uid: str, session: str | None) -> WebsocketCommunicator:
 
 def batch(seq: int, *events: dict) -> str:
     return json.dumps({"type": "batch", "seq": seq, "events": list(events)})
-
-
-@pytest_asyncio.fixture
-async def close_worker_connections():
-    """The consumer's database thread keeps its connection; close it so the test DB can be dropped."""
-    yield
-    from channels.db import database_sync_to_async
-    from django.db import connections
-
-    await database_sync_to_async(connections.close_all)()

@@ -10,8 +10,7 @@ from annotation.models import Attempt, Event
 
 from .conftest import batch, socket_for
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio,
-              pytest.mark.usefixtures("close_worker_connections")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
 def ev(kind: str, t: float | None = None, **fields) -> dict:
