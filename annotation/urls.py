@@ -5,6 +5,7 @@ from annotation import views
 app_name = "annotation"
 urlpatterns = [
     path("play/<str:uid>/", views.play, name="play"),
+    path("play/<str:uid>/data/", views.play_data, name="play-data"),
     path("attempts/<str:uid>/events/", views.events, name="events"),
     path("puzzles/<str:puzzle_uid>/try/", views.try_puzzle, name="try"),
 ]

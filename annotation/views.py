@@ -23,6 +23,15 @@ def play(request, uid: str):
     return render(request, "annotation/play.html", {"page_data": data})
 
 
+@login_required
+def play_data(request, uid: str):
+    """The page data of another attempt, for moving on without reloading the page."""
+    attempt = attempt_for(uid=uid, user=request.user)
+    if attempt is None:
+        raise Http404("no such attempt of yours")
+    return JsonResponse(attempt_page_data(attempt=attempt, csrf_token=get_token(request)))
+
+
 def _beacon_token(view):
     """navigator.sendBeacon cannot set headers, so the page puts its CSRF token in the query."""
     def wrapped(request, *args, **kwargs):

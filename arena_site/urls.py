@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.decorators.cache import cache_control
 from django.views.static import serve
 
 urlpatterns = [
@@ -9,5 +10,7 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("puzzles.urls")),
     # Public puzzle images under random names; masks and truth are never files here.
-    re_path(rf"^{settings.MEDIA_URL.strip('/')}/(?P<path>.*)$", serve, {"document_root": settings.MEDIA_ROOT}),
+    # Asset files never change (a new image gets a new random name), so browsers may keep them.
+    re_path(rf"^{settings.MEDIA_URL.strip('/')}/(?P<path>.*)$", cache_control(max_age=31536000, immutable=True)(serve),
+            {"document_root": settings.MEDIA_ROOT}),
 ]

@@ -11,7 +11,7 @@ def django_for_bench() -> Path:
     sys.path.insert(0, str(ROOT))
     scratch = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch / 'bench.sqlite3'}")
-    os.environ["MEDIA_ROOT"] = str(scratch / "media")
+    os.environ.setdefault("MEDIA_ROOT", str(scratch / "media"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
     import django
     from django.core.management import call_command

@@ -23,6 +23,11 @@ CHROMIUM_ARGS = [
     # Pages in background contexts must keep their timers running at full speed.
     "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
     "--disable-backgrounding-occluded-windows",
+    # Less work per navigation: no back-forward cache of the page just left, no paint holding,
+    # no browser features a puzzle page never uses.
+    "--disable-back-forward-cache", "--disable-features=BackForwardCache,PaintHolding,Translate,MediaRouter,"
+    "OptimizationHints,AutofillServerCommunication", "--disable-extensions", "--disable-default-apps",
+    "--mute-audio", "--disable-renderer-accessibility", "--disable-ipc-flooding-protection",
 ]
 VIEWPORT = {"width": 1280, "height": 1080}
 DRAG_STEPS = 12
@@ -55,10 +60,17 @@ async def signed_in_context(browser: Browser, base_url: str, user) -> BrowserCon
     return context
 
 
-async def open_attempt(page: Page, attempt_uid: str) -> None:
-    """Load an attempt's page and wait until it is built and listening."""
-    await page.goto(f"/play/{attempt_uid}/")
-    await page.wait_for_selector("#status[data-state]", state="attached")
+async def open_attempt(page: Page, attempt_uid: str, *, in_place: bool = False) -> None:
+    """Show an attempt and wait until it is built and listening.
+
+    in_place: mount it in the page already open (as the annotator's queue does after a submit)
+    instead of loading the page afresh.
+    """
+    if in_place and await page.evaluate("typeof window.arena?.next === 'function'"):
+        await page.evaluate("uid => window.arena.next(uid)", attempt_uid)
+    else:
+        await page.goto(f"/play/{attempt_uid}/")
+    await page.wait_for_selector(f'#stage[data-attempt="{attempt_uid}"] #status[data-state]', state="attached")
 
 
 class NotSubmitted(RuntimeError):

@@ -67,7 +67,7 @@ async def _replay_one(page, participant, puzzle_id: int) -> ReplayOutcome:
     puzzle, attempt, actions = await sync_to_async(_prepare)(participant, puzzle_id)
     problem = None
     try:
-        await open_attempt(page, attempt.uid)
+        await open_attempt(page, attempt.uid, in_place=True)
         for action in actions:
             await perform(page, action)
         await wait_submitted(page, VERDICT_TIMEOUT_S)
@@ -91,6 +91,8 @@ async def _record(page, puzzle, attempt, problem, seconds) -> ReplayOutcome:
     else:
         reason = problem or (f"server verdict: {attempt.reason}" if attempt.is_submitted else "no verdict")
     screenshot = None if verified else await _screenshot(page)
+    if not verified:  # start the next puzzle from a freshly loaded page, not this one
+        await page.goto("about:blank")
     await sync_to_async(replay_record)(puzzle=puzzle, verified=verified, reason=reason, attempt_uid=attempt.uid,
                                        seconds=seconds, screenshot=screenshot)
     return ReplayOutcome(puzzle.pk, verified, reason)

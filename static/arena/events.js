@@ -106,8 +106,19 @@ export class Transport {
 
   start() {
     this.connect();
-    setInterval(() => this.tick(), FLUSH_MS);
-    addEventListener("pagehide", () => this.beacon());
+    this.timer = setInterval(() => this.tick(), FLUSH_MS);
+    this.onPagehide = () => this.beacon();
+    addEventListener("pagehide", this.onPagehide);
+  }
+
+  /** For the next attempt on the same page: no more sending, reconnecting or beacons. */
+  stop() {
+    this.stopped = true;
+    clearInterval(this.timer);
+    removeEventListener("pagehide", this.onPagehide);
+    const socket = this.socket;
+    this.socket = null;
+    socket?.close();
   }
 
   push(event) {
@@ -170,6 +181,7 @@ export class Transport {
   }
 
   socketLost(opened) {
+    if (this.stopped) return;
     if (!opened && ++this.failures >= 3 && this.mode !== "http") {
       this.mode = "http";
       this.posted = this.acked;

@@ -1,94 +1,123 @@
 // Entry point of the live puzzle page: stage, widget, event capture and transport.
+// One attempt is mounted at a time; window.arena.next(uid) mounts the next attempt in place,
+// so a queue of puzzles (or a replay) moves on without reloading the document.
 import { buildStage, fitStage, toStage, toNatural, round2 } from "./stage.js";
 import { capture, Transport, now, stamp } from "./events.js";
 import { widgets } from "./widgets.js";
 
-const data = JSON.parse(document.getElementById("page-data").textContent);
-const ui = buildStage(document.getElementById("stage"), data);
-const fit = () => fitStage(ui.stage);
-fit();
-addEventListener("resize", fit);
+const container = document.getElementById("stage");
+let current = null; // the mounted attempt: {data, transport, unmount}
 
-let locked = false;
-let stopCapture = () => {};
-let verdictShown = false;
+function mount(data) {
+  container.replaceChildren();
+  container.classList.remove("inert");
+  const ui = buildStage(container, data);
+  container.dataset.attempt = data.attempt;
+  const fit = () => fitStage(ui.stage);
+  fit();
+  addEventListener("resize", fit);
 
-function setStatus(state, text) {
-  ui.status.dataset.state = state;
-  ui.status.textContent = text;
+  let locked = false;
+  let stopCapture = () => {};
+  let verdictShown = false;
+
+  function setStatus(state, text) {
+    ui.status.dataset.state = state;
+    ui.status.textContent = text;
+  }
+
+  /** No more actions: controls disabled, overlay inert. */
+  function lock() {
+    locked = true;
+    ui.stage.classList.add("inert");
+    Object.values(ui.controls).forEach((el) => (el.disabled = true));
+    stopCapture();
+  }
+
+  function showSubmitted(verdict) {
+    if (!locked) lock();
+    if (verdictShown) return; // a later "closed" error must not hide a verdict already shown
+    verdictShown = verdict != null;
+    const word = verdict == null ? "" : verdict.correct ? " · Correct" : " · Not correct";
+    setStatus("submitted", `Submitted${word}`);
+  }
+
+  let widget = {};
+  const transport = new Transport(data, {
+    hold: (p) => widget.progress?.(p),
+    submitted: showSubmitted,
+    health: (ok) => {
+      const state = ui.status.dataset.state;
+      if (!ok && state !== "submitted") setStatus("error", "Reconnecting…");
+      if (ok && state === "error") setStatus(locked ? "submitting" : "ready", locked ? "Submitting…" : "");
+    },
+  });
+
+  const ctx = {
+    data,
+    ui,
+    locked: () => locked,
+    emit(kind, fields, event) {
+      if (locked) return;
+      transport.push({ k: `act.${kind}`, t: event ? stamp(event) : now(), ...fields });
+    },
+    submit(event) {
+      if (locked) return; // one submit, whatever the UI does
+      ctx.emit("submit", {}, event);
+      lock();
+      setStatus("submitting", "Submitting…");
+    },
+    pick(event) {
+      const p = toStage(ui.stage, event.clientX, event.clientY);
+      const n = toNatural(ui.box, p);
+      const box = ui.box;
+      const inside = (v, size) => round2(Math.min(Math.max(v, 0), size - 0.01)); // edge pixels stay in the image
+      return {
+        natural: { x: inside(n.x, box.natural_w), y: inside(n.y, box.natural_h) },
+        local: { x: p.x - box.x, y: p.y - box.y },
+      };
+    },
+  };
+
+  widget = widgets[data.widget](ctx) || {};
+  ui.controls.submit?.addEventListener("click", (e) => ctx.submit(e));
+
+  if (data.submitted) {
+    showSubmitted(null);
+  } else {
+    stopCapture = capture(ui.stage, (event) => transport.push(event), fit);
+    transport.push({ k: "load", t: now(), w: innerWidth, h: innerHeight, scale: fit() });
+    transport.start();
+  }
+  const unmount = () => {
+    stopCapture();
+    transport.stop();
+    removeEventListener("resize", fit);
+  };
+  return { data, transport, unmount };
 }
 
-/** No more actions: controls disabled, overlay inert. */
-function lock() {
-  locked = true;
-  ui.stage.classList.add("inert");
-  Object.values(ui.controls).forEach((el) => (el.disabled = true));
-  stopCapture();
+/** Mount another attempt of this participant in place (after the current one is submitted). */
+async function next(uid) {
+  const response = await fetch(`/play/${encodeURIComponent(uid)}/data/`, { credentials: "same-origin" });
+  if (!response.ok) throw new Error(`attempt ${uid}: HTTP ${response.status}`);
+  const data = await response.json();
+  current?.unmount();
+  current = mount(data);
+  history.replaceState(null, "", `/play/${encodeURIComponent(uid)}/`);
 }
-
-function showSubmitted(verdict) {
-  if (!locked) lock();
-  if (verdictShown) return; // a later "closed" error must not hide a verdict already shown
-  verdictShown = verdict != null;
-  const word = verdict == null ? "" : verdict.correct ? " · Correct" : " · Not correct";
-  setStatus("submitted", `Submitted${word}`);
-}
-
-let widget = {};
-const transport = new Transport(data, {
-  hold: (p) => widget.progress?.(p),
-  submitted: showSubmitted,
-  health: (ok) => {
-    const state = ui.status.dataset.state;
-    if (!ok && state !== "submitted") setStatus("error", "Reconnecting…");
-    if (ok && state === "error") setStatus(locked ? "submitting" : "ready", locked ? "Submitting…" : "");
-  },
-});
-
-const ctx = {
-  data,
-  ui,
-  locked: () => locked,
-  emit(kind, fields, event) {
-    if (locked) return;
-    transport.push({ k: `act.${kind}`, t: event ? stamp(event) : now(), ...fields });
-  },
-  submit(event) {
-    if (locked) return; // one submit, whatever the UI does
-    ctx.emit("submit", {}, event);
-    lock();
-    setStatus("submitting", "Submitting…");
-  },
-  pick(event) {
-    const p = toStage(ui.stage, event.clientX, event.clientY);
-    const n = toNatural(ui.box, p);
-    const box = ui.box;
-    const inside = (v, size) => round2(Math.min(Math.max(v, 0), size - 0.01)); // edge pixels stay in the image
-    return {
-      natural: { x: inside(n.x, box.natural_w), y: inside(n.y, box.natural_h) },
-      local: { x: p.x - box.x, y: p.y - box.y },
-    };
-  },
-};
 
 window.arena = {
   state: () => ({
-    acked: transport.acked,
-    nextSeq: transport.nextSeq,
-    pending: transport.unacked.length,
-    connected: transport.connected,
-    transport: transport.mode,
+    attempt: current.data.attempt,
+    acked: current.transport.acked,
+    nextSeq: current.transport.nextSeq,
+    pending: current.transport.unacked.length,
+    connected: current.transport.connected,
+    transport: current.transport.mode,
   }),
-  socket: () => transport.socket,
+  socket: () => current.transport.socket,
+  next,
 };
 
-widget = widgets[data.widget](ctx) || {};
-ui.controls.submit?.addEventListener("click", (e) => ctx.submit(e));
-
-if (data.submitted) {
-  showSubmitted(null);
-} else {
-  stopCapture = capture(ui.stage, (event) => transport.push(event), fit);
-  transport.push({ k: "load", t: now(), w: innerWidth, h: innerHeight, scale: fit() });
-  transport.start();
-}
+current = mount(JSON.parse(document.getElementById("page-data").textContent));
