@@ -130,3 +130,29 @@ def test_worker_service_runs_bank_generation(service_env):
     finally:
         worker.terminate()
         worker.wait(timeout=20)
+
+
+@pytest.mark.browser
+def test_worker_service_as_composed_replays_reference_answers_in_chromium(service_env):
+    """The compose worker command exactly (prefork pool): a replay needs its own page server and
+    browser processes, which a pool process must be able to start."""
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    service_env["REDIS_URL"] = redis_url
+    _migrate(service_env)
+    command = _compose_command("worker")
+    command[0] = str(Path(sys.executable).parent / "celery")
+    queue = f"test-{secrets.token_hex(4)}"
+    worker = subprocess.Popen(command + ["-Q", queue], cwd=ROOT, env=service_env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        from celery import Celery
+
+        client = Celery(broker=redis_url, backend=redis_url)
+        kwargs = {"split": "test", "per_type": 1, "types": ["Dice_Count", "Bingo"]}
+        _result(client.send_task("puzzles.tasks.bank_generate_task", kwargs=kwargs, queue=queue), worker)
+        outcome = _result(client.send_task("annotation.tasks.replay_task", kwargs={**kwargs, "workers": 2},
+                                           queue=queue), worker)
+        assert outcome == {"total": 2, "verified": 2, "failures": []}
+    finally:
+        worker.terminate()
+        worker.wait(timeout=20)

@@ -1,46 +1,85 @@
-"""A real ASGI server (daphne) in a child process, serving the live page to a runner's browser."""
+"""A real ASGI server (daphne, as deployed) serving the live page to a runner's browser.
+
+It runs as its own program, not a forked copy of this one: a Celery worker's pool processes may
+not fork children, and a fresh process has no threads or connections inherited by accident. It
+gets this process's settings that matter through its environment: the database in use (the
+test database, in tests), the media and private folders, the secret key.
+"""
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 from typing import Iterator
+from urllib.parse import quote
 
-from daphne.testing import DaphneProcess
-from django.db import connections
+from django.conf import settings
+from django.db import connection
 
 STARTUP_TIMEOUT_S = 30
+ROOT = Path(settings.BASE_DIR)
 
 
-def _after_fork() -> None:
-    """Runs in the child before it serves. Threads do not survive a fork: asgiref's shared
-    executor for thread-sensitive calls (the consumers' database work) would point at a thread
-    that no longer exists, if the parent had used it, and every such call would hang."""
-    from concurrent.futures import ThreadPoolExecutor
+def database_url() -> str:
+    """A URL for the database this process is using right now (the test database in tests)."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{Path(db['NAME']).resolve()}"
+    credentials = quote(db["USER"] or "") + (f":{quote(db['PASSWORD'])}" if db["PASSWORD"] else "")
+    host = f"{db['HOST'] or 'localhost'}" + (f":{db['PORT']}" if db["PORT"] else "")
+    return f"postgres://{credentials}@{host}/{quote(db['NAME'])}"
 
-    from asgiref.sync import SyncToAsync
 
-    SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
+def _environment() -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "PRIVATE_ROOT": str(settings.PRIVATE_ROOT),
+        "SECRET_KEY": settings.SECRET_KEY,
+        "ARENA_SHOW_VERDICT": "true" if settings.ARENA_SHOW_VERDICT else "false",
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "arena_site.settings"),
+    }
 
 
-def _application():
-    # Built in the child, after the fork, like `daphne arena_site.asgi:application` would.
-    from arena_site.asgi import application
+def _free_port(host: str) -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
 
-    return application
+
+def _wait_until_listening(process: subprocess.Popen, host: str, port: int, log) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            log.seek(0)
+            raise RuntimeError(f"the page server exited with {process.returncode}: {log.read()[-2000:]}")
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"the page server did not listen on {host}:{port} within {STARTUP_TIMEOUT_S} s")
 
 
 @contextlib.contextmanager
 def live_server(host: str = "127.0.0.1") -> Iterator[str]:
     """Serve the site on a free port for the duration of the block; yields its base URL."""
-    # The child must open its own database connections, not share the parent's sockets.
-    connections.close_all()
-    process = DaphneProcess(host, _application, setup=_after_fork)
-    process.start()
-    try:
-        if not process.ready.wait(STARTUP_TIMEOUT_S):
-            detail = process.errors.get(False)[1] if not process.errors.empty() else "no error reported"
-            raise RuntimeError(f"the page server did not start: {detail}")
-        yield f"http://{host}:{process.port.value}"
-    finally:
-        process.terminate()
-        process.join(10)
-
+    port = _free_port(host)
+    daphne = Path(sys.executable).with_name("daphne")
+    command = [str(daphne), "-b", host, "-p", str(port), "arena_site.asgi:application"]
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=_environment(), stdout=log, stderr=subprocess.STDOUT,
+                                   text=True)
+        try:
+            _wait_until_listening(process, host, port, log)
+            yield f"http://{host}:{port}"
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
