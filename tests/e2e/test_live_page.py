@@ -110,3 +110,30 @@ def _center(rect) -> dict:
     x, y = rect.center()
     return {"x": round(x), "y": round(y)}
 
+
+
+def test_clicks_map_to_natural_pixels_whatever_the_window_size(site, puzzles_of, annotator):
+    puzzle = puzzles_of("Place_Dot")[0]
+    user, _ = annotator()
+    layout = get_type(puzzle.type).layout(puzzle.public)
+    target = puzzle.truth["target_position"]
+
+    async def scenario():
+        async with chromium() as browser:
+            page, attempt = await page_for(browser, site, user, puzzle)
+            await page.set_viewport_size({"width": 900, "height": 700})  # the stage scales down
+            await page.wait_for_timeout(200)
+            scale = min(900 / 1280, 700 / 1080)
+            left = (900 - 1280 * scale) / 2
+            for stage_point in (layout.image.to_stage(*target), layout.control("submit").center()):
+                await page.mouse.click(left + stage_point[0] * scale, stage_point[1] * scale)
+            await wait_submitted(page, 10)
+            return attempt
+
+    attempt = Attempt.objects.get(pk=run(scenario()).pk)
+    assert attempt.correct, attempt.reason
+    # One window pixel is 1/scale stage pixels: the click lands within that of the target.
+    assert abs(attempt.answer[0] - target[0]) < 2.5 and abs(attempt.answer[1] - target[1]) < 2.5
+    resize = attempt.events.get(kind="resize")
+    assert (resize.data["w"], resize.data["h"]) == (900, 700)
+    assert resize.data["scale"] == pytest.approx(700 / 1080, abs=1e-3)
