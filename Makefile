@@ -31,6 +31,8 @@ test: setup
 bench: setup
 	$(BIN)/python bench/generation.py
 	$(BIN)/python bench/verification.py
+	$(BIN)/python bench/replay.py --workers 4 6
+	$(BIN)/python bench/event_path.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
