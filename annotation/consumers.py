@@ -15,6 +15,7 @@ from annotation.services import hold_progress
 logger = logging.getLogger(__name__)
 HOLD_TICK_S = 0.1
 DRAIN_S = 5.0
+MAX_INBOX = 200  # batches waiting for their write; a page sends about ten a second
 # Writes run in a thread pool, not the single shared thread: sockets must not queue behind
 # each other's database round trips. One writer per socket keeps each attempt's batches in order.
 _receive_batch = database_sync_to_async(batch_receive, thread_sensitive=False)
@@ -36,6 +37,10 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             await self._send({"type": "error", "code": "not_allowed",
                               "message": "no such attempt of yours; sign in as its participant"})
             await self.close(code=4403)
+        elif self.attempt.is_submitted:
+            await self._send({"type": "error", "code": "closed", "message": "this attempt is already submitted"})
+            await self.close(code=4409)
+            self.attempt = None
 
     async def disconnect(self, code):
         self._stop_hold()
@@ -47,6 +52,9 @@ class AttemptConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data=None, bytes_data=None):
         if self.attempt is None:
+            return
+        if self.inbox.qsize() >= MAX_INBOX:  # a page that floods: it may resend once it reconnects
+            await self.close(code=1013)
             return
         # Stamped on arrival, not when the write gets its turn: hold durations are checked against it.
         self.inbox.put_nowait((time.time() * 1000, text_data if text_data is not None else bytes_data))
@@ -60,8 +68,10 @@ class AttemptConsumer(AsyncWebsocketConsumer):
                     await self._send(reply)
                 if batch is not None:
                     self._follow_hold(batch.events, received_ms)
-            except Exception:  # a failed write is not acknowledged: the page sends it again
+            except Exception:
+                # Not acknowledged: closing makes the page reconnect and send it again.
                 logger.exception("batch of attempt %s not stored", self.attempt.uid)
+                await self.close(code=1011)
             finally:
                 self.inbox.task_done()
 

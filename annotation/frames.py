@@ -106,7 +106,7 @@ _button = _choice(0, 1, 2, 3, 4)
 _pointer = _choice("mouse", "pen", "touch")
 
 KINDS: dict[str, dict[str, Callable]] = {
-    "load": {"w": _size, "h": _size, "scale": _scale},
+    "load": {"w": _size, "h": _size, "scale": _scale, "state": _choice("hidden", "visible")},
     "pointerdown": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
     "pointerup": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
     "pointermove": {"x": _stage, "y": _stage, "pointer": _pointer},

@@ -5,7 +5,9 @@ from django.conf import settings
 
 from annotation.frames import Batch, FrameError, parse_frame
 from annotation.models import Attempt
-from annotation.services import AttemptClosed, attempt_limits, events_append
+from annotation.services import (
+    Appended, AttemptClosed, BatchConflict, attempt_limits, batch_refuse, events_append,
+)
 
 
 def batch_receive(*, attempt: Attempt, raw: str | bytes, received_ms: float) -> tuple[list[dict], Batch | None]:
@@ -13,15 +15,26 @@ def batch_receive(*, attempt: Attempt, raw: str | bytes, received_ms: float) -> 
     try:
         batch = parse_frame(raw, attempt_limits(puzzle=attempt.puzzle))
     except FrameError as error:
-        return [error.as_frame()], None
+        if error.seq is None:
+            return [error.as_frame()], None
+        # The page drops a batch refused by number; its place is kept so later ones count.
+        kept = batch_refuse(attempt_id=attempt.pk, seq=error.seq, code=error.code, message=error.message,
+                            received_ms=received_ms)
+        return [error.as_frame(), *_acknowledged(kept)], None
     try:
         appended = events_append(attempt_id=attempt.pk, batch=batch, received_ms=received_ms)
     except AttemptClosed:
         return [FrameError("closed", "this attempt is already submitted", batch.seq).as_frame()], None
+    except BatchConflict as conflict:
+        return [FrameError("seq_conflict", str(conflict), batch.seq).as_frame()], None
+    return _acknowledged(appended), batch
+
+
+def _acknowledged(appended: Appended) -> list[dict]:
     replies = [{"type": "ack", "seq": appended.acked}]
     if appended.submitted:
         replies.append(submitted_frame(correct=appended.correct))
-    return replies, batch
+    return replies
 
 
 def submitted_frame(*, correct: bool | None) -> dict:

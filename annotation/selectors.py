@@ -25,6 +25,7 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> dict:
         "submitted": attempt.is_submitted,
         # After every batch the server holds, gaps or not: a reloaded page never reuses a number.
         "next_seq": attempt.max_seq + 1,
+        "acked": attempt.acked_seq,
     }
     if "piece_size" in public:
         data["piece"] = {"size": public["piece_size"], "start": public["start_position"]}

@@ -15,8 +15,15 @@ from puzzles.registry import get_type
 from puzzles.types.base import Action, Unreadable, Verdict, malformed
 
 
+REFUSED = "refused"  # the stored stand-in for a batch the server refused
+
+
 class AttemptClosed(Exception):
     """The attempt is already submitted; it takes no more actions."""
+
+
+class BatchConflict(Exception):
+    """A batch number already stored with different events (two pages numbering alike)."""
 
 
 @dataclass(frozen=True)
@@ -78,9 +85,32 @@ def _append_slowly(attempt_id: int, batch: Batch, rows: list[Event], *, advanced
         if batch.seq <= attempt.acked_seq:  # a resend of something already held
             return Appended(attempt.acked_seq, True, attempt.correct)
         raise AttemptClosed(f"attempt {attempt.uid} is already submitted")
-    Event.objects.bulk_create(rows, ignore_conflicts=True)
-    before = batch.seq - 1 if advanced else attempt.acked_seq  # the fast path may have moved it
-    attempt.max_seq = max(attempt.max_seq, batch.seq)
+    if not advanced:
+        stored = list(attempt.events.filter(seq=batch.seq).order_by("index").values_list("kind", flat=True))
+        if stored and stored != [e["k"] for e in batch.events]:
+            raise BatchConflict(f"batch {batch.seq} is already stored with other events; "
+                                "is this puzzle open in two tabs?")
+        if stored:  # a resend of a batch already held: nothing new
+            return Appended(attempt.acked_seq, False)
+    Event.objects.bulk_create(rows)
+    return _advance(attempt, before=batch.seq - 1 if advanced else attempt.acked_seq, seq=batch.seq)
+
+
+def batch_refuse(*, attempt_id: int, seq: int, code: str, message: str, received_ms: float) -> Appended:
+    """Keep a refused batch's place, with why it was refused, so acknowledgement can move past it
+    (the page drops the batch; without this its number would stay a gap for good)."""
+    with transaction.atomic():
+        attempt = Attempt.objects.select_for_update().select_related("puzzle").get(pk=attempt_id)
+        if attempt.is_submitted or seq > attempt.max_seq + 1 or attempt.events.filter(seq=seq).exists():
+            return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
+        Event.objects.create(attempt=attempt, seq=seq, index=0, kind=REFUSED, t=received_ms, received=received_ms,
+                             data={"code": code, "message": message[:200]})
+        return _advance(attempt, before=attempt.acked_seq, seq=seq)
+
+
+def _advance(attempt: Attempt, *, before: int, seq: int) -> Appended:
+    """After storing batch `seq`: move the acknowledgement on, and score a submit it reaches."""
+    attempt.max_seq = max(attempt.max_seq, seq)
     attempt.acked_seq = _contiguous(attempt, before)
     if attempt.acked_seq > before and _submit_within(attempt, before):
         _score(attempt)
@@ -106,10 +136,13 @@ def _score(attempt: Attempt) -> None:
     """Reduce the stored actions before the first submit to an answer, verify it, measure time."""
     events = list(attempt.events.filter(seq__lte=attempt.acked_seq).order_by("seq", "index"))
     end = next(i for i, e in enumerate(events) if e.kind == "act.submit")
-    events = events[: end + 1]
+    events = [e for e in events[: end + 1] if e.kind != REFUSED]
+    # A reload shows the puzzle afresh (no cells selected, the first option...), so the answer
+    # is what was entered since the last page load; the time counts from the first.
+    shown = max((i for i, e in enumerate(events) if e.kind == "load"), default=0)
     puzzle = attempt.puzzle
     answer, verdict = score_actions(puzzle=puzzle, actions=[
-        Action(e.kind[4:], e.t, e.received, e.data) for e in events if e.kind.startswith("act.")])
+        Action(e.kind[4:], e.t, e.received, e.data) for e in events[shown:] if e.kind.startswith("act.")])
     timing = measure(events, opened_ms=attempt.created_at.timestamp() * 1000)
     attempt.submitted_at = timezone.now()
     attempt.answer = answer

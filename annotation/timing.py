@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 CLOCK_SLACK_MS = 250.0  # clock granularity and network jitter between the page and the server
+# The submit goes out at once, so it reaches the server soon after it happened; a page that
+# claims much less time than the server saw pass before its submit squeezed its clock.
+SUBMIT_DELAY_MS = 1000.0
 
 
 class LoggedEvent(Protocol):
@@ -31,29 +34,39 @@ class Timing:
 def measure(events: Sequence[LoggedEvent], *, opened_ms: float) -> Timing:
     """Timing of events from the first one through submit (the last one)."""
     start, end = events[0], events[-1]
-    clock_ok = all(e.t - start.t <= e.received - opened_ms + CLOCK_SLACK_MS for e in events)
-    wall = end.t - start.t if clock_ok else end.received - opened_ms
-    hidden = _hidden_ms(events, end.t) if clock_ok else 0.0
+    clock_ok = _clock_agrees(events, opened_ms)
+    wall = max(0.0, end.t - start.t if clock_ok else end.received - opened_ms)
+    hidden = min(wall, _hidden_ms(events, end.t)) if clock_ok else 0.0
     actions = [e for e in events if e.kind.startswith("act.")]
     return Timing(
-        wall_ms=max(0.0, wall),
-        active_ms=max(0.0, wall - hidden),
-        first_action_ms=(actions[0].t - start.t) if actions and clock_ok else None,
+        wall_ms=wall,
+        active_ms=wall - hidden,
+        first_action_ms=max(0.0, actions[0].t - start.t) if actions and clock_ok else None,
         action_count=sum(1 for e in actions if e.kind != "act.submit"),
         clock_ok=clock_ok,
     )
 
 
+def _clock_agrees(events: Sequence[LoggedEvent], opened_ms: float) -> bool:
+    """The page's clock runs forward, claims no more time than the server could have seen pass,
+    and no less than it saw pass before the submit."""
+    start, end = events[0], events[-1]
+    forward = all(later.t >= earlier.t - CLOCK_SLACK_MS for earlier, later in zip(events, events[1:]))
+    not_longer = all(e.t - start.t <= e.received - opened_ms + CLOCK_SLACK_MS for e in events)
+    not_shorter = end.t - start.t >= end.received - start.received - SUBMIT_DELAY_MS
+    return forward and not_longer and not_shorter
+
+
 def _hidden_ms(events: Sequence[LoggedEvent], end_t: float) -> float:
-    """Time the page spent hidden (another tab, minimised), from its visibilitychange events."""
+    """Time the page spent hidden (another tab, minimised): from the visibility state at load
+    and every visibilitychange."""
     hidden, since = 0.0, None
     for event in events:
-        if event.kind != "visibilitychange":
-            continue
-        if event.data.get("state") == "hidden" and since is None:
+        state = event.data.get("state") if event.kind in ("load", "visibilitychange") else None
+        if state == "hidden" and since is None:
             since = event.t
-        elif event.data.get("state") == "visible" and since is not None:
-            hidden += event.t - since
+        elif state == "visible" and since is not None:
+            hidden += max(0.0, event.t - since)
             since = None
     if since is not None:
         hidden += end_t - since

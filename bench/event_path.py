@@ -84,7 +84,7 @@ async def submit_once(base: str, attempt, session: str, point) -> float:
     url = base.replace("http", "ws") + f"/ws/attempts/{attempt.uid}/"
     async with websockets.connect(url, additional_headers={"Cookie": f"sessionid={session}", "Origin": base}) as socket:
         now = time.time() * 1000
-        events = [{"k": "load", "t": now, "w": 1280, "h": 1080, "scale": 1},
+        events = [{"k": "load", "t": now, "w": 1280, "h": 1080, "scale": 1, "state": "visible"},
                   {"k": "act.click", "t": now + 1, "x": point[0], "y": point[1]},
                   {"k": "act.submit", "t": now + 2}]
         started = time.perf_counter()

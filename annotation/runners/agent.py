@@ -25,6 +25,8 @@ from puzzles.models import Puzzle
 from puzzles.registry import get_type
 
 MAX_TURNS = 15
+MAX_CALLS_PER_TURN = 10  # a model that floods one turn with calls does not stall a worker
+MAX_HOLD_MS = 30_000  # nor does a hold of an hour
 SETTLE_S = 0.15  # let the page draw the effect of an action before the next screenshot
 
 TOOLS = [
@@ -144,8 +146,10 @@ async def run_episode(page, attempt_uid: str, provider: Provider) -> Episode:
         calls = message.get("tool_calls") or []
         if not calls:
             break
-        for call in calls:
-            result = await _act(page, call, episode)
+        for number, call in enumerate(calls):
+            # Every call gets an answer (the API requires one per call id), only the first few act.
+            result = (await _act(page, call, episode) if number < MAX_CALLS_PER_TURN
+                      else f"error: at most {MAX_CALLS_PER_TURN} tool calls per turn")
             messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": result})
         if not await _submitted(page):
             messages.append(_image_message(await page.screenshot(), "The page now."))
@@ -156,6 +160,8 @@ async def _act(page, call: dict, episode: Episode) -> str:
     try:
         name, arguments = _parse_call(call)
         episode.tool_calls.append({"action": name, "arguments": arguments})
+        if name == "hold" and not 0 <= int(arguments.get("duration_ms", 0)) <= MAX_HOLD_MS:
+            raise ValueError(f"duration_ms must be 0..{MAX_HOLD_MS}")
         if name != "screenshot":
             await perform(page, {"action": name, "arguments": arguments})
             await asyncio.sleep(SETTLE_S)

@@ -640,7 +640,8 @@ class HoldType(PuzzleType):
     max_hold_seconds = 600
     margin_ms = 400  # the reference hold overshoots a little, as a person would
     # How much longer a hold may claim to be than the server saw between receiving its start
-    # and its end: the page sends a hold's start and end at once, so only jitter separates them.
+    # and its end: the page sends each the moment it happens, so only jitter separates the two
+    # clocks. (A hold begun while the socket is down reaches the server late and counts short.)
     clock_slack_ms = 250
 
     def reduce(self, actions, public):

@@ -63,7 +63,7 @@ export class Transport {
     this.queue = [];
     this.unacked = [];
     this.nextSeq = data.next_seq;
-    this.acked = data.next_seq - 1;
+    this.acked = data.acked ?? data.next_seq - 1;
     this.socket = null;
     this.mode = "ws";
     this.failures = 0; // connection attempts in a row that never opened
@@ -111,10 +111,23 @@ export class Transport {
     addEventListener("pagehide", this.onPagehide);
   }
 
+  /** Resolves once everything is acknowledged after the submit (or after timeoutMs). */
+  drained(timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    return new Promise((resolve) => {
+      const check = () => {
+        if ((this.finished && !this.unacked.length) || Date.now() > deadline) resolve();
+        else setTimeout(check, 50);
+      };
+      check();
+    });
+  }
+
   /** For the next attempt on the same page: no more sending, reconnecting or beacons. */
   stop() {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.retry);
     removeEventListener("pagehide", this.onPagehide);
     const socket = this.socket;
     this.socket = null;
@@ -150,6 +163,7 @@ export class Transport {
 
   // --- WebSocket ---------------------------------------------------------------------
   connect() {
+    if (this.stopped) return;
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     let ws;
     try {
@@ -188,7 +202,9 @@ export class Transport {
       this.post();
     }
     // Keep trying the socket in the background, also while on the fallback.
-    if (!this.refused && (!this.finished || this.unacked.length)) setTimeout(() => this.connect(), this.delay);
+    if (!this.refused && (!this.finished || this.unacked.length)) {
+      this.retry = setTimeout(() => this.connect(), this.delay);
+    }
     this.delay = Math.min(this.delay * 2, MAX_DELAY);
   }
 
@@ -208,6 +224,7 @@ export class Transport {
   }
 
   handle(frame) {
+    if (this.stopped) return; // a late answer for an attempt no longer shown
     if (frame.type === "ack") {
       this.acked = Math.max(this.acked, frame.seq);
       this.unacked = this.unacked.filter((batch) => batch.seq > this.acked);
@@ -219,6 +236,10 @@ export class Transport {
     } else if (frame.type === "error") {
       console.warn("arena: server refused a frame", frame.code, frame.message, frame.seq);
       if (frame.code === "not_allowed") this.refused = true;
+      if (["bad_frame", "too_large", "seq_conflict"].includes(frame.code) && frame.seq != null) {
+        // Sending it again cannot help; the server keeps its place so later batches still count.
+        this.unacked = this.unacked.filter((batch) => batch.seq !== frame.seq);
+      }
       if (frame.code === "closed") {
         // Already submitted: nothing more will be stored, so stop resending.
         this.finish();
@@ -235,7 +256,7 @@ export class Transport {
 
   // --- HTTP fallback -----------------------------------------------------------------
   async post() {
-    if (this.posting || this.connected || this.refused) return;
+    if (this.stopped || this.posting || this.connected || this.refused) return;
     this.posting = true;
     try {
       let batch;

@@ -86,7 +86,8 @@ function mount(data) {
     showSubmitted(null);
   } else {
     stopCapture = capture(ui.stage, (event) => transport.push(event), fit);
-    transport.push({ k: "load", t: now(), w: innerWidth, h: innerHeight, scale: fit() });
+    const state = document.visibilityState === "hidden" ? "hidden" : "visible"; // opened in a background tab?
+    transport.push({ k: "load", t: now(), w: innerWidth, h: innerHeight, scale: fit(), state });
     transport.start();
   }
   const unmount = () => {
@@ -97,11 +98,15 @@ function mount(data) {
   return { data, transport, unmount };
 }
 
-/** Mount another attempt of this participant in place (after the current one is submitted). */
+const DRAIN_MS = 10000;
+
+/** Mount another attempt of this participant in place, once the current one's batches are all
+ *  acknowledged (so moving on loses nothing of it). */
 async function next(uid) {
   const response = await fetch(`/play/${encodeURIComponent(uid)}/data/`, { credentials: "same-origin" });
   if (!response.ok) throw new Error(`attempt ${uid}: HTTP ${response.status}`);
   const data = await response.json();
+  await current?.transport.drained(DRAIN_MS);
   current?.unmount();
   current = mount(data);
   history.replaceState(null, "", `/play/${encodeURIComponent(uid)}/`);

@@ -2,6 +2,7 @@
 import asyncio
 import json
 import time
+from datetime import datetime, timezone
 
 import pytest
 from channels.db import database_sync_to_async
@@ -18,7 +19,7 @@ def ev(kind: str, t: float | None = None, **fields) -> dict:
 
 
 def load() -> dict:
-    return ev("load", w=1280, h=1080, scale=1)
+    return ev("load", w=1280, h=1080, scale=1, state="visible")
 
 
 async def connected(uid, session):
@@ -30,6 +31,12 @@ async def connected(uid, session):
 
 async def reload(attempt) -> Attempt:
     return await database_sync_to_async(Attempt.objects.get)(pk=attempt.pk)
+
+
+async def opened_at(attempt, epoch_ms: float) -> None:
+    """Backdate an attempt's opening, as if its page had been shown that long ago."""
+    when = datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc)
+    await database_sync_to_async(Attempt.objects.filter(pk=attempt.pk).update)(created_at=when)
 
 
 async def stored_events(attempt) -> list[tuple]:
@@ -85,10 +92,15 @@ async def test_bad_frames_get_an_error_naming_the_problem_and_store_nothing(open
     await socket.send_to(text_data=frame)
     reply = await socket.receive_json_from()
     assert reply["type"] == "error" and problem in reply["message"], reply
-    await socket.send_to(text_data=batch(1, load()))  # the socket stays usable
-    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
+    stand_in = []
+    if "seq" in reply:  # refused by number: its place is kept, so later batches still count
+        assert await socket.receive_json_from() == {"type": "ack", "seq": reply["seq"]}
+        stand_in = [(reply["seq"], 0, "refused")]
+    following = len(stand_in) + 1
+    await socket.send_to(text_data=batch(following, load()))  # the socket stays usable
+    assert await socket.receive_json_from() == {"type": "ack", "seq": following}
     await socket.disconnect()
-    assert await stored_events(attempt) == [(1, 0, "load")]
+    assert await stored_events(attempt) == [*stand_in, (following, 0, "load")]
 
 
 async def test_another_users_attempt_is_refused(open_attempt, person):
@@ -143,7 +155,7 @@ async def test_a_claimed_hold_that_the_server_did_not_see_is_refused(open_attemp
     attempt, session = await database_sync_to_async(open_attempt)("Hold_Button")
     now = time.time() * 1000
     socket = await connected(attempt.uid, session)
-    forged = batch(1, ev("load", now, w=1280, h=1080, scale=1), ev("act.hold_start", now),
+    forged = batch(1, ev("load", now, w=1280, h=1080, scale=1, state="visible"), ev("act.hold_start", now),
                    ev("act.hold_end", now + 60_000), ev("act.submit", now + 60_001))
     await socket.send_to(text_data=forged)
     await socket.receive_json_from()
@@ -160,7 +172,8 @@ async def test_a_real_hold_gets_progress_from_the_server_and_counts(open_attempt
     hold_ms = attempt.puzzle.truth["hold_time"] * 1000
     socket = await connected(attempt.uid, session)
     start = time.time() * 1000
-    await socket.send_to(text_data=batch(1, ev("load", start - 5, w=1, h=1, scale=1), ev("act.hold_start", start)))
+    opened = ev("load", start - 5, w=1, h=1, scale=1, state="visible")
+    await socket.send_to(text_data=batch(1, opened, ev("act.hold_start", start)))
     assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
     progress = []
     while not progress or progress[-1] < 1:
@@ -180,10 +193,9 @@ async def test_a_real_hold_gets_progress_from_the_server_and_counts(open_attempt
 async def test_hidden_time_is_excluded_from_active_time(open_attempt):
     attempt, session = await database_sync_to_async(open_attempt)("Dice_Count")
     now = time.time() * 1000 - 3000  # the page opened three seconds ago...
-    await database_sync_to_async(Attempt.objects.filter(pk=attempt.pk).update)(
-        created_at=attempt.created_at.__class__.fromtimestamp((now - 100) / 1000, attempt.created_at.tzinfo))
+    await opened_at(attempt, now - 100)
     socket = await connected(attempt.uid, session)
-    await socket.send_to(text_data=batch(1, ev("load", now, w=1, h=1, scale=1),
+    await socket.send_to(text_data=batch(1, ev("load", now, w=1, h=1, scale=1, state="visible"),
                                          ev("visibilitychange", now + 500, state="hidden"),
                                          ev("visibilitychange", now + 2000, state="visible"),
                                          ev("act.type", now + 2500, text="3"), ev("act.submit", now + 2600)))
@@ -202,12 +214,84 @@ async def test_a_dropped_socket_loses_nothing_that_is_resent(open_attempt):
     socket = await connected(attempt.uid, session)
     await socket.send_to(text_data=batch(1, load()))
     await socket.receive_json_from()
-    await socket.send_to(text_data=batch(2, ev("focus")))
+    second = batch(2, ev("focus"), ev("blur"))
+    await socket.send_to(text_data=second)
     await socket.disconnect()  # dropped before the ack of 2 was read
     socket = await connected(attempt.uid, session)
-    for seq in (2, 3):  # the client resends everything unacknowledged, then goes on
-        await socket.send_to(text_data=batch(seq, ev("blur")))
-        assert (await socket.receive_json_from())["seq"] == seq
+    # The client resends everything unacknowledged, then goes on.
+    for seq, frame in ((2, second), (3, batch(3, ev("focus")))):
+        await socket.send_to(text_data=frame)
+        assert await socket.receive_json_from() == {"type": "ack", "seq": seq}
     await socket.disconnect()
-    assert [e[:2] for e in await stored_events(attempt)] == [(1, 0), (2, 0), (3, 0)]
-    await asyncio.sleep(0)
+    assert await stored_events(attempt) == [(1, 0, "load"), (2, 0, "focus"), (2, 1, "blur"), (3, 0, "focus")]
+
+
+async def test_a_batch_number_reused_with_other_events_is_refused_not_merged(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)()
+    socket = await connected(attempt.uid, session)
+    await socket.send_to(text_data=batch(1, load()))
+    await socket.receive_json_from()
+    await socket.send_to(text_data=batch(1, load(), ev("act.click", x=1, y=1), ev("act.submit")))  # a second tab
+    reply = await socket.receive_json_from()
+    assert reply["code"] == "seq_conflict" and "two tabs" in reply["message"]
+    await socket.disconnect()
+    assert await stored_events(attempt) == [(1, 0, "load")]
+    assert (await reload(attempt)).submitted_at is None
+
+
+async def test_only_what_was_entered_since_the_last_page_load_is_the_answer(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Object_Match")
+    count = attempt.puzzle.truth["option_count"]
+    socket = await connected(attempt.uid, session)
+    # Two steps on, then a reload shows the first option again; one more step, and submit.
+    await socket.send_to(text_data=batch(1, load(), ev("act.cycle", delta=1), ev("act.cycle", delta=1)))
+    await socket.receive_json_from()
+    await socket.send_to(text_data=batch(2, load(), ev("act.cycle", delta=-1), ev("act.submit")))
+    await socket.receive_json_from()
+    await socket.receive_json_from()
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert stored.answer == count - 1 and stored.action_count == 3
+
+
+async def test_a_page_clock_that_squeezes_time_is_not_trusted(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Dice_Count")
+    socket = await connected(attempt.uid, session)
+    now = time.time() * 1000
+    await socket.send_to(text_data=batch(1, ev("load", now, w=1, h=1, scale=1, state="visible")))
+    await socket.receive_json_from()
+    await asyncio.sleep(1.3)  # the server sees time pass; the page claims almost none did
+    await socket.send_to(text_data=batch(2, ev("act.type", now + 5, text="4"), ev("act.submit", now + 6)))
+    await socket.receive_json_from()
+    await socket.receive_json_from()
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert stored.clock_ok is False and stored.wall_ms >= 1300  # timed by the server's clock instead
+
+
+async def test_time_hidden_from_the_start_is_not_active(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Dice_Count")
+    now = time.time() * 1000 - 1000  # the page opened in a background tab a second ago
+    await opened_at(attempt, now - 100)
+    socket = await connected(attempt.uid, session)
+    await socket.send_to(text_data=batch(1, ev("load", now, w=1, h=1, scale=1, state="hidden"),
+                                         ev("visibilitychange", now + 400, state="visible"),
+                                         ev("act.type", now + 450, text="4"), ev("act.submit", now + 500)))
+    await socket.receive_json_from()
+    await socket.receive_json_from()
+    await socket.disconnect()
+    stored = await reload(attempt)
+    assert stored.clock_ok and stored.wall_ms == pytest.approx(500) and stored.active_ms == pytest.approx(100)
+
+
+async def test_a_submitted_attempt_takes_no_new_socket(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Dice_Count")
+    socket = await connected(attempt.uid, session)
+    await socket.send_to(text_data=batch(1, load(), ev("act.type", text="1"), ev("act.submit")))
+    await socket.receive_json_from()
+    await socket.receive_json_from()
+    await socket.disconnect()
+    socket = socket_for(attempt.uid, session)
+    await socket.connect()
+    assert (await socket.receive_json_from())["code"] == "closed"
+    await socket.disconnect()

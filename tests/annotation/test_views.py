@@ -43,7 +43,7 @@ def test_the_http_fallback_stores_batches_and_needs_the_csrf_token(open_attempt)
     client.get(f"/play/{attempt.uid}/")
     token = client.cookies["csrftoken"].value
     now = time.time() * 1000
-    body = batch(1, {"k": "load", "t": now, "w": 1, "h": 1, "scale": 1},
+    body = batch(1, {"k": "load", "t": now, "w": 1, "h": 1, "scale": 1, "state": "visible"},
                  {"k": "act.type", "t": now + 1, "text": str(attempt.puzzle.truth["sum"])}, {"k": "act.submit", "t": now + 2})
     url = f"/attempts/{attempt.uid}/events/"
     assert client.post(url, body, content_type="application/json").status_code == 403  # no token

@@ -137,3 +137,29 @@ def test_clicks_map_to_natural_pixels_whatever_the_window_size(site, puzzles_of,
     resize = attempt.events.get(kind="resize")
     assert (resize.data["w"], resize.data["h"]) == (900, 700)
     assert resize.data["scale"] == pytest.approx(700 / 1080, abs=1e-3)
+
+
+def test_a_reload_goes_on_numbering_and_the_answer_is_what_was_entered_after_it(site, puzzles_of, annotator):
+    puzzle = puzzles_of("Object_Match")[0]
+    user, _ = annotator()
+    layout = get_type(puzzle.type).layout(puzzle.public)
+    next_button, submit = _center(layout.control("next")), _center(layout.control("submit"))
+
+    async def scenario():
+        async with chromium() as browser:
+            page, attempt = await page_for(browser, site, user, puzzle)
+            for _ in range(2):
+                await perform(page, {"action": "click", "arguments": next_button})
+            await page.reload()  # the page shows the first option again
+            await page.wait_for_selector("#status[data-state]", state="attached")
+            await perform(page, {"action": "click", "arguments": next_button})
+            await perform(page, {"action": "click", "arguments": submit})
+            await wait_submitted(page, 10)
+            return attempt
+
+    attempt = Attempt.objects.get(pk=run(scenario()).pk)
+    assert attempt.answer == 1 and attempt.action_count == 3
+    events = list(attempt.events.order_by("seq", "index"))
+    assert [e.kind for e in events].count("load") == 2
+    seqs = sorted({e.seq for e in events})
+    assert seqs == list(range(1, len(seqs) + 1)) and "refused" not in {e.kind for e in events}

@@ -13,7 +13,7 @@ from .test_live_page import reference_actions
 pytestmark = pytest.mark.browser
 
 PAGE_DATA_KEYS = {"attempt", "widget", "auto_submit", "instruction", "layout", "images", "socket", "events_url",
-                  "csrf", "submitted", "next_seq", "piece"}
+                  "csrf", "submitted", "next_seq", "acked", "piece"}
 SERVER_FRAMES = {"ack", "hold", "submitted", "error"}
 # Every key the page data may hold at any depth (docs/events.md): a whitelist, so nothing new
 # can slip in unnoticed.

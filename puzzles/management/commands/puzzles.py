@@ -61,7 +61,7 @@ class Command(BaseCommand):
         replay.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
         replay.add_argument("--types", nargs="+")
         replay.add_argument("--per-type", type=int, help="the first N stored puzzles of each type (default: all)")
-        replay.add_argument("--workers", type=int, default=6, help="pages in parallel (default: 6)")
+        replay.add_argument("--workers", type=int, default=4, help="pages in parallel (default: 4, the fastest on 2 cores)")
         replay.add_argument("--dataset", help="only this dataset (default: every stored dataset)")
 
     def handle(self, *args, action, **options):
