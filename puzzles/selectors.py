@@ -2,7 +2,7 @@
 from collections import defaultdict
 from itertools import zip_longest
 
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from puzzles.models import Puzzle
 from puzzles.registry import get_type, registry
@@ -13,7 +13,12 @@ def bank_overview() -> list[dict]:
     counts: dict[str, dict[str, int]] = defaultdict(dict)
     for row in Puzzle.objects.values("type", "split").annotate(n=Count("id")):
         counts[row["type"]][row["split"]] = row["n"]
-    return [{**t.describe(), "counts": counts.get(t.name, {})} for t in registry().all()]
+    replayed = {row["type"]: row for row in Puzzle.objects.values("type").annotate(
+        verified=Count("id", filter=Q(status=Puzzle.Status.VERIFIED)),
+        failed=Count("id", filter=Q(status=Puzzle.Status.FAILED)))}
+    return [{**t.describe(), "counts": counts.get(t.name, {}),
+             "verified": replayed.get(t.name, {}).get("verified", 0), "failed": replayed.get(t.name, {}).get("failed", 0)}
+            for t in registry().all()]
 
 
 def puzzle_selection(*, split: str, types: list[str] | None = None, per_type: int | None = None,

@@ -6,7 +6,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.test import Client
 from PIL import Image
 
 from annotation.models import Attempt, Participant
@@ -37,6 +40,15 @@ def test_replay_command_verifies_and_records_a_failure_with_its_screenshot(puzzl
     check = ReplayCheck.objects.get(puzzle=broken)
     assert not check.verified and check.reason.startswith("server verdict: option 1")
     assert Image.open(check.screenshot.open("rb")).size == (1280, 1080)
+    assert not str(check.screenshot.path).startswith(str(settings.MEDIA_ROOT))  # never a public file
+    staff, person = Client(), Client()
+    staff.force_login(get_user_model().objects.create_user("admin", is_staff=True))
+    person.force_login(get_user_model().objects.create_user("annie"))
+    url = f"/replays/{check.pk}/screenshot.png"
+    assert staff.get(url)["Content-Type"] == "image/png"
+    assert person.get(url).status_code == 302  # to the admin sign-in
+    home = staff.get("/").content.decode()
+    assert "replay-verified" in home
 
 
 class FakeChatServer:
