@@ -37,8 +37,8 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             await self._send({"type": "error", "code": "not_allowed",
                               "message": "no such attempt of yours; sign in as its participant"})
             await self.close(code=4403)
-        elif self.attempt.is_submitted:
-            await self._send({"type": "error", "code": "closed", "message": "this attempt is already submitted"})
+        elif self.attempt.is_closed:
+            await self._send({"type": "error", "code": "closed", "message": "this attempt is closed"})
             await self.close(code=4409)
             self.attempt = None
 

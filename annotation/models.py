@@ -28,13 +28,99 @@ class Participant(models.Model):
         return f"{self.kind}:{self.label or self.user}"
 
 
+def new_token() -> str:
+    return secrets.token_hex(10)
+
+
+class Study(models.Model):
+    """A human-baseline study: which puzzles, how many per person, how many people per puzzle."""
+
+    class Order(models.TextChoices):
+        SHUFFLED = "shuffled", "seeded shuffle"
+        BLOCKED = "blocked", "blocked by type"
+        INTERLEAVED = "interleaved", "interleaved types"
+
+    name = models.CharField(max_length=200)
+    token = models.CharField(max_length=32, unique=True, default=new_token, help_text="the invite link's secret")
+    split = models.CharField(max_length=16)
+    types = models.JSONField(default=list, blank=True, help_text="type names; empty for all")
+    puzzles_per_annotator = models.PositiveIntegerField()
+    overlap = models.PositiveIntegerField(default=1, help_text="distinct annotators per puzzle")
+    order = models.CharField(max_length=16, choices=Order.choices, default=Order.SHUFFLED)
+    seed = models.IntegerField(default=0)
+    show_verdict = models.BooleanField(default=False)
+    time_limit_s = models.PositiveIntegerField(null=True, blank=True, help_text="per puzzle; empty for none")
+    attempts_per_puzzle = models.PositiveIntegerField(default=1, help_text="k, for Pass@k; 1 for Pass@1")
+    hold_minutes = models.PositiveIntegerField(default=30, help_text="an unfinished assignment expires after this")
+    practice = models.ManyToManyField(Puzzle, blank=True, related_name="practice_in", help_text="not scored")
+    gold = models.ManyToManyField(Puzzle, blank=True, related_name="gold_in", help_text="for quality control")
+    completion_code = models.CharField(max_length=32, default=new_token)
+    is_open = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Enrollment(models.Model):
+    """One annotator in one study."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="enrollments")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="enrollments")
+    external_ids = models.JSONField(default=dict, blank=True, help_text="crowd-platform ids, e.g. PROLIFIC_PID")
+    joined_at = models.DateTimeField(auto_now_add=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    excluded = models.BooleanField(default=False)
+    excluded_reason = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "participant"], name="one_enrollment_per_study")]
+
+    def __str__(self) -> str:
+        return f"{self.participant} in {self.study}"
+
+
+class Slot(models.Model):
+    """One of a study puzzle's `overlap` places; taken by one annotator at a time."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="slots")
+    puzzle = models.ForeignKey(Puzzle, on_delete=models.PROTECT, related_name="slots")
+    copy = models.PositiveSmallIntegerField()
+    rank = models.PositiveIntegerField(help_text="place in the study's order")
+    enrollment = models.ForeignKey(Enrollment, null=True, blank=True, on_delete=models.SET_NULL, related_name="slots")
+    assigned_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    done = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "puzzle", "copy"], name="slot_unique_copy")]
+        indexes = [models.Index(fields=["study", "done", "rank"])]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}:{self.puzzle_id}#{self.copy}"
+
+
 class Attempt(models.Model):
     """One puzzle shown to one participant. The verdict fields are filled by the server on submit."""
+
+    class Purpose(models.TextChoices):
+        SCORED = "scored", "scored"
+        PRACTICE = "practice", "practice"
+        GOLD = "gold", "gold"
 
     uid = models.CharField(max_length=32, unique=True, default=new_attempt_uid, editable=False)
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="attempts")
     puzzle = models.ForeignKey(Puzzle, on_delete=models.PROTECT, related_name="attempts")
+    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="attempts")
+    slot = models.ForeignKey(Slot, null=True, blank=True, on_delete=models.SET_NULL, related_name="attempts")
+    purpose = models.CharField(max_length=16, choices=Purpose.choices, default=Purpose.SCORED)
     created_at = models.DateTimeField(auto_now_add=True)
+    abandoned_at = models.DateTimeField(null=True, blank=True, help_text="its assignment expired and moved on")
     acked_seq = models.PositiveIntegerField(default=0, help_text="highest contiguous batch stored")
     max_seq = models.PositiveIntegerField(default=0, help_text="highest batch stored, gaps or not")
     # The verdict, derived on the server from the stored events.
@@ -59,6 +145,10 @@ class Attempt(models.Model):
     @property
     def is_submitted(self) -> bool:
         return self.submitted_at is not None
+
+    @property
+    def is_closed(self) -> bool:
+        return self.submitted_at is not None or self.abandoned_at is not None
 
 
 class Event(models.Model):

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotation.models import Attempt
+from annotation.studies import study_progress
 from puzzles.registry import get_type
 
 
@@ -22,11 +23,14 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> dict:
         "socket": f"/ws/attempts/{attempt.uid}/",
         "events_url": reverse("annotation:events", args=[attempt.uid]),
         "csrf": csrf_token,
-        "submitted": attempt.is_submitted,
+        "submitted": attempt.is_closed,
         # After every batch the server holds, gaps or not: a reloaded page never reuses a number.
         "next_seq": attempt.max_seq + 1,
         "acked": attempt.acked_seq,
     }
+    progress = study_progress(attempt=attempt)
+    if progress:
+        data["study"] = progress
     if "piece_size" in public:
         data["piece"] = {"size": public["piece_size"], "start": public["start_position"]}
     return data

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.frames import Batch, Limits
-from annotation.models import Attempt, Event, Participant
+from annotation.models import Attempt, Event, Participant, Slot
 from annotation.timing import measure
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
@@ -16,6 +16,7 @@ from puzzles.types.base import Action, Unreadable, Verdict, malformed
 
 
 REFUSED = "refused"  # the stored stand-in for a batch the server refused
+TIME_LIMIT_GRACE_MS = 1000.0  # the page submits by itself at the limit; its last batch needs a moment
 
 
 class AttemptClosed(Exception):
@@ -71,6 +72,7 @@ def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appen
         # attempt with nothing stored beyond it.
         advanced = Attempt.objects.filter(
             pk=attempt_id, acked_seq=batch.seq - 1, max_seq__lt=batch.seq, submitted_at__isnull=True,
+            abandoned_at__isnull=True,
         ).update(acked_seq=batch.seq, max_seq=batch.seq)
         if advanced and not batch.has_submit:
             Event.objects.bulk_create(rows)
@@ -85,6 +87,8 @@ def _append_slowly(attempt_id: int, batch: Batch, rows: list[Event], *, advanced
         if batch.seq <= attempt.acked_seq:  # a resend of something already held
             return Appended(attempt.acked_seq, True, attempt.correct)
         raise AttemptClosed(f"attempt {attempt.uid} is already submitted")
+    if attempt.abandoned_at:
+        raise AttemptClosed(f"attempt {attempt.uid} expired; its puzzle went to someone else")
     if not advanced:
         stored = list(attempt.events.filter(seq=batch.seq).order_by("index").values_list("kind", flat=True))
         if stored and stored != [e["k"] for e in batch.events]:
@@ -144,12 +148,25 @@ def _score(attempt: Attempt) -> None:
     answer, verdict = score_actions(puzzle=puzzle, actions=[
         Action(e.kind[4:], e.t, e.received, e.data) for e in events[shown:] if e.kind.startswith("act.")])
     timing = measure(events, opened_ms=attempt.created_at.timestamp() * 1000)
+    limit_s = attempt.study.time_limit_s if attempt.study_id else None
+    if limit_s and timing.wall_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
+        verdict = Verdict(False, 0.0, f"submitted after {timing.wall_ms / 1000:.1f} s; the limit is {limit_s} s")
     attempt.submitted_at = timezone.now()
     attempt.answer = answer
     attempt.correct, attempt.reward, attempt.reason = verdict.correct, verdict.reward, verdict.reason[:300]
     attempt.wall_ms, attempt.active_ms = timing.wall_ms, timing.active_ms
     attempt.first_action_ms, attempt.action_count = timing.first_action_ms, timing.action_count
     attempt.clock_ok = timing.clock_ok
+    if attempt.slot_id:
+        _slot_after_submit(attempt)
+
+
+def _slot_after_submit(attempt: Attempt) -> None:
+    """A study place is done when solved, or when its k attempts are used up."""
+    allowed = attempt.study.attempts_per_puzzle if attempt.study_id else 1
+    used = Attempt.objects.filter(slot_id=attempt.slot_id, submitted_at__isnull=False).count() + 1
+    if attempt.correct or used >= allowed:
+        Slot.objects.filter(pk=attempt.slot_id).update(done=True)
 
 
 def score_actions(*, puzzle: Puzzle, actions: list[Action]) -> tuple[object, Verdict]:

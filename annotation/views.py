@@ -1,6 +1,7 @@
 """The live page and its HTTP fallback. Thin: look the attempt up, call one service, answer."""
 import time
 
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
 from django.middleware.csrf import get_token
@@ -10,7 +11,9 @@ from django.views.decorators.http import require_POST
 
 from annotation.intake import attempt_for, batch_receive
 from annotation.selectors import attempt_page_data
+from annotation.models import Enrollment, Study
 from annotation.services import attempt_start, participant_for_user
+from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, guest_user
 from puzzles.models import Puzzle
 
 
@@ -65,3 +68,63 @@ def try_puzzle(request, puzzle_uid: str):
     puzzle = get_object_or_404(puzzles, uid=puzzle_uid)
     attempt = attempt_start(participant=participant_for_user(user=request.user), puzzle=puzzle)
     return redirect("annotation:play", uid=attempt.uid)
+
+
+# --- studies: the annotator's way through -------------------------------------------------------
+CROWD_IDS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId")
+
+
+def study_join(request, token: str):
+    """The invite link: the study's consent and instructions; starting joins (no account needed)."""
+    study = get_object_or_404(Study, token=token)
+    crowd = {k: request.GET[k][:100] for k in CROWD_IDS if k in request.GET}
+    if crowd:
+        request.session[f"crowd-{token}"] = crowd  # kept until the person starts
+        returning = _returning_worker(study, crowd)
+        if returning is not None and not request.user.is_authenticated:
+            # The same crowd id on another device or browser: continue as that annotator.
+            login(request, returning, backend="django.contrib.auth.backends.ModelBackend")
+            return redirect("annotation:study-next", token=token)
+    if request.method == "POST" and study.is_open:
+        if not request.user.is_authenticated:
+            login(request, guest_user(study=study), backend="django.contrib.auth.backends.ModelBackend")
+        enrollment = enrollment_join(study=study, user=request.user,
+                                     external_ids=request.session.get(f"crowd-{token}", {}))
+        enrollment_consent(enrollment=enrollment)
+        return redirect("annotation:study-next", token=token)
+    return render(request, "annotation/study_join.html", {"study": study, "types": study.types or None})
+
+
+def study_next(request, token: str):
+    """Wherever the annotator stands: the same unfinished puzzle, the next one, or the end."""
+    study = get_object_or_404(Study, token=token)
+    enrollment = _enrollment(request, study)
+    if enrollment is None:
+        return redirect("annotation:study-join", token=token)
+    step = enrollment_next(enrollment=enrollment)
+    if step.kind == "consent":
+        return redirect("annotation:study-join", token=token)
+    if step.kind == "attempt":
+        return redirect("annotation:play", uid=step.attempt.uid)
+    return render(request, "annotation/study_end.html", {"study": study, "step": step, "enrollment": enrollment})
+
+
+def study_pause(request, token: str):
+    study = get_object_or_404(Study, token=token)
+    return render(request, "annotation/study_pause.html", {"study": study, "enrollment": _enrollment(request, study)})
+
+
+def _returning_worker(study: Study, crowd: dict):
+    pid = crowd.get("PROLIFIC_PID") or crowd.get("workerId")
+    if not pid:
+        return None
+    key = "PROLIFIC_PID" if "PROLIFIC_PID" in crowd else "workerId"
+    enrollment = (Enrollment.objects.filter(study=study, **{f"external_ids__{key}": pid})
+                  .select_related("participant__user").first())
+    return enrollment.participant.user if enrollment else None
+
+
+def _enrollment(request, study: Study) -> Enrollment | None:
+    if not request.user.is_authenticated:
+        return None
+    return Enrollment.objects.filter(study=study, participant__user=request.user).select_related("study").first()

@@ -36,6 +36,7 @@ function mount(data) {
 
   function showSubmitted(verdict) {
     if (!locked) lock();
+    bar?.finished();
     if (verdictShown) return; // a later "closed" error must not hide a verdict already shown
     verdictShown = verdict != null;
     const word = verdict == null ? "" : verdict.correct ? " · Correct" : " · Not correct";
@@ -80,6 +81,7 @@ function mount(data) {
   };
 
   widget = widgets[data.widget](ctx) || {};
+  const bar = data.study ? studyBar(container, data.study, () => ctx.submit()) : null;
   ui.controls.submit?.addEventListener("click", (e) => ctx.submit(e));
 
   if (data.submitted) {
@@ -91,6 +93,7 @@ function mount(data) {
     transport.start();
   }
   const unmount = () => {
+    bar?.stop();
     stopCapture();
     transport.stop();
     removeEventListener("resize", fit);
@@ -99,6 +102,44 @@ function mount(data) {
 }
 
 const DRAIN_MS = 10000;
+
+/** A study's bar: where the annotator stands, a pause link, the time left, and Continue once
+ *  the server has the answer. Time up submits whatever is entered (the server checks the time). */
+function studyBar(stage, study, submit) {
+  const bar = document.createElement("div");
+  bar.className = "studybar";
+  const where = study.purpose === "practice" ? "Practice (not scored)" : `Puzzle ${study.done + 1} of ${study.total}`;
+  bar.innerHTML = `<span class="where"></span><span class="meter"><span></span></span>
+    <span class="clock"></span><a class="pause" href="">Pause</a><a class="continue" href="" hidden>Continue →</a>`;
+  bar.querySelector(".where").textContent = where;
+  bar.querySelector(".meter span").style.width = `${(100 * study.done) / Math.max(1, study.total)}%`;
+  bar.querySelector(".pause").href = study.pause_url;
+  const next = bar.querySelector(".continue");
+  next.href = study.next_url;
+  stage.appendChild(bar);
+  let timer = null;
+  if (study.time_limit_s) {
+    const ends = performance.now() + study.time_limit_s * 1000;
+    const clock = bar.querySelector(".clock");
+    const tick = () => {
+      const left = Math.max(0, Math.ceil((ends - performance.now()) / 1000));
+      clock.textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} left`;
+      if (left === 0) {
+        clearInterval(timer);
+        submit();
+      }
+    };
+    tick();
+    timer = setInterval(tick, 250);
+  }
+  return {
+    finished() {
+      clearInterval(timer);
+      next.hidden = false;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
 
 /** Mount another attempt of this participant in place, once the current one's batches are all
  *  acknowledged (so moving on loses nothing of it). */

@@ -1,0 +1,178 @@
+"""Studies: creation, the annotator's way through, safe assignment under concurrency, expiry."""
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from annotation.models import Attempt, Enrollment, Slot, Study
+from annotation.services import AttemptClosed, events_append, participant_for_user
+from annotation.frames import Batch
+from annotation.studies import StudySetupError, enrollment_consent, enrollment_join, enrollment_next, ranked, study_create
+from puzzles.models import Puzzle
+from puzzles.services import bank_generate
+
+
+@pytest.fixture
+def verified(db):
+    """make(types, per_type) -> verified puzzles of the test split."""
+    def make(types=("Dice_Count", "Bingo"), per_type=3) -> list[Puzzle]:
+        bank_generate(split="test", per_type=per_type, types=list(types), bank_seed=5, workers=1)
+        Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
+        return list(Puzzle.objects.filter(dataset="generated:5", type__in=types).order_by("type", "index"))
+    return make
+
+
+def annotator(person, study, name):
+    user, _ = person(name)
+    enrollment = enrollment_join(study=study, user=user, external_ids={})
+    enrollment_consent(enrollment=enrollment)
+    return enrollment
+
+
+def submit(attempt, correct=True):
+    """Submit an attempt through the real path, with a right or a wrong typed answer."""
+    import time
+    now = time.time() * 1000
+    text = str(attempt.puzzle.truth.get("sum", 0) + (0 if correct else 1)) if "sum" in attempt.puzzle.truth else "0"
+    events = [{"k": "load", "t": now, "w": 1, "h": 1, "scale": 1, "state": "visible"}]
+    if attempt.puzzle.type == "Dice_Count":
+        events.append({"k": "act.type", "t": now, "text": text})
+    events.append({"k": "act.submit", "t": now})
+    seq = attempt.max_seq + 1 if attempt.max_seq else 1
+    return events_append(attempt_id=attempt.pk, batch=Batch(seq, events), received_ms=now)
+
+
+def test_only_replay_verified_puzzles_enter_a_study(verified, stored_puzzle):
+    pool = verified()
+    draft = stored_puzzle("Pick_Area")
+    with pytest.raises(StudySetupError, match="replay-verified"):
+        study_create(name="s", split="test", puzzles_per_annotator=2, practice=[draft])
+    study = study_create(name="s", split="test", puzzles_per_annotator=2, overlap=2)
+    assert Slot.objects.filter(study=study).count() == 2 * len(pool)
+    assert not Slot.objects.filter(study=study, puzzle=draft).exists()
+
+
+def test_orders_block_or_interleave_types(verified):
+    pool = verified(per_type=4)
+    blocked = [p.type for p in ranked(pool, order=Study.Order.BLOCKED, seed=1)]
+    assert blocked in (["Bingo"] * 4 + ["Dice_Count"] * 4, ["Dice_Count"] * 4 + ["Bingo"] * 4)
+    interleaved = [p.type for p in ranked(pool, order=Study.Order.INTERLEAVED, seed=1)]
+    assert all(a != b for a, b in zip(interleaved, interleaved[1:]))
+    assert ranked(pool, order="shuffled", seed=3) == ranked(pool, order="shuffled", seed=3)
+
+
+def test_the_way_through_consent_practice_gold_and_the_end(verified, person):
+    pool = verified(types=("Dice_Count",), per_type=6)
+    study = study_create(name="s", split="test", puzzles_per_annotator=2, practice=[pool[0]], gold=[pool[1]])
+    user, _ = person("ann")
+    enrollment = enrollment_join(study=study, user=user, external_ids={"PROLIFIC_PID": "p1"})
+    assert enrollment_next(enrollment=enrollment).kind == "consent"
+    enrollment_consent(enrollment=enrollment)
+    purposes = []
+    for _ in range(4):
+        step = enrollment_next(enrollment=enrollment)
+        assert step.kind == "attempt"
+        assert enrollment_next(enrollment=enrollment).attempt == step.attempt  # a refresh: the same attempt
+        purposes.append(step.attempt.purpose)
+        submit(step.attempt)
+    assert purposes[0] == "practice" and sorted(purposes[1:]) == ["gold", "scored", "scored"]
+    end = enrollment_next(enrollment=enrollment)
+    assert (end.kind, end.done, end.total) == ("finished", 3, 3)
+    assert Enrollment.objects.get(pk=enrollment.pk).finished_at is not None
+
+
+def test_k_attempts_allow_retries_until_solved(verified, person):
+    verified(types=("Dice_Count",), per_type=2)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1, attempts_per_puzzle=3)
+    enrollment = annotator(person, study, "kim")
+    first = enrollment_next(enrollment=enrollment).attempt
+    submit(first, correct=False)
+    second = enrollment_next(enrollment=enrollment).attempt
+    assert second != first and second.puzzle == first.puzzle and second.slot == first.slot
+    submit(second, correct=True)
+    assert enrollment_next(enrollment=enrollment).kind == "finished"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_overlap_is_never_exceeded_with_many_annotators_at_once(verified, person):
+    verified(types=("Dice_Count",), per_type=3)
+    study = study_create(name="s", split="test", puzzles_per_annotator=3, overlap=2)
+    enrollments = [annotator(person, study, f"a{i}") for i in range(8)]
+    barrier = threading.Barrier(len(enrollments))
+    errors = []
+
+    def take(enrollment):
+        try:
+            barrier.wait()
+            enrollment_next(enrollment=enrollment)
+        except Exception as error:  # noqa: BLE001  (reported below)
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=take, args=(e,)) for e in enrollments]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    holders = {}
+    for slot in Slot.objects.filter(study=study, enrollment__isnull=False):
+        holders.setdefault(slot.puzzle_id, []).append(slot.enrollment_id)
+    assert sum(len(h) for h in holders.values()) == 6  # 3 puzzles x overlap 2: six people got one
+    assert all(len(h) == len(set(h)) <= 2 for h in holders.values())
+    assert Attempt.objects.filter(study=study).count() == 6
+
+
+def test_an_abandoned_assignment_expires_and_goes_back_to_the_queue(verified, person):
+    verified(types=("Dice_Count",), per_type=1)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1)
+    first, second = annotator(person, study, "slow"), annotator(person, study, "next")
+    abandoned = enrollment_next(enrollment=first).attempt
+    assert enrollment_next(enrollment=second).kind == "waiting"  # the only puzzle is taken
+    later = timezone.now() + timedelta(minutes=study.hold_minutes + 1)
+    taken = enrollment_next(enrollment=second, now=later).attempt
+    assert taken.puzzle == abandoned.puzzle
+    assert Attempt.objects.get(pk=abandoned.pk).abandoned_at is not None
+    with pytest.raises(AttemptClosed):  # the first page's late answer no longer counts
+        submit(Attempt.objects.get(pk=abandoned.pk))
+
+
+def test_invite_link_records_crowd_ids_and_resumes_on_another_device(verified):
+    verified(types=("Dice_Count",), per_type=2)
+    study = study_create(name="Pilot", split="test", puzzles_per_annotator=2)
+    link = f"/s/{study.token}/?PROLIFIC_PID=abc123&STUDY_ID=s9"
+    browser = Client()
+    assert "I agree, start" in browser.get(link).content.decode()
+    started = browser.post(f"/s/{study.token}/")
+    assert started.status_code == 302
+    first = browser.get(started["Location"])
+    enrollment = Enrollment.objects.get(study=study)
+    assert enrollment.external_ids == {"PROLIFIC_PID": "abc123", "STUDY_ID": "s9"}
+    attempt = Attempt.objects.get(study=study)
+    assert first["Location"] == f"/play/{attempt.uid}/"
+    page = browser.get(first["Location"])
+    assert page.context["page_data"]["study"]["total"] == 2
+    other_device = Client()
+    resumed = other_device.get(link, follow=True)
+    assert resumed.redirect_chain[-1][0] == f"/play/{attempt.uid}/"  # exactly where they stopped
+    for _ in range(2):
+        submit(Attempt.objects.filter(study=study, submitted_at__isnull=True).first() or
+               enrollment_next(enrollment=enrollment).attempt)
+        enrollment_next(enrollment=enrollment)
+    end = browser.get(f"/s/{study.token}/next/").content.decode()
+    assert study.completion_code in end and "prolific" in end.lower()
+
+
+def test_no_one_uses_a_study_without_its_link(verified, person):
+    verified(types=("Dice_Count",), per_type=1)
+    study_create(name="s", split="test", puzzles_per_annotator=1)
+    assert Client().get("/s/not-the-token/").status_code == 404
+
+
+def test_participant_for_user_is_shared_by_practice_and_studies(person):
+    user, _ = person("one")
+    assert participant_for_user(user=user) == participant_for_user(user=user)
