@@ -168,3 +168,26 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.attempt_id}#{self.seq}.{self.index} {self.kind}"
+
+
+class AgentRun(models.Model):
+    """Results of an agent from outside our harness: the published benchmark's output folders."""
+
+    name = models.CharField(max_length=200, unique=True)
+    model = models.CharField(max_length=200, blank=True)
+    source_path = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AgentOutcome(models.Model):
+    """One puzzle's rollouts in an imported run: correctness in rollout order."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="outcomes")
+    puzzle = models.ForeignKey(Puzzle, on_delete=models.CASCADE, related_name="agent_outcomes")
+    rollouts = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "puzzle"], name="agent_outcome_unique")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from annotation.frames import Batch, Limits
@@ -183,3 +183,38 @@ def hold_progress(*, puzzle: Puzzle, held_ms: float) -> float | None:
     """The loading bar of a hold widget after held_ms, or None for types without one."""
     progress = getattr(get_type(puzzle.type), "hold_progress", None)
     return progress(puzzle.truth, held_ms) if progress else None
+
+
+@dataclass(frozen=True)
+class AgentImport:
+    run_id: int
+    matched: int
+    unmatched: list[str]
+    problems: list[tuple[str, str]]
+
+
+def agent_run_import(*, path, name: str, dataset: str | None = None) -> AgentImport:
+    """Import a published agent's output folder; puzzles are matched on the file stem (the
+    puzzle's published id, or our uid). Unreadable files and unknown ids are reported, not fatal."""
+    from annotation.models import AgentOutcome, AgentRun
+    from annotation.stats import read_agent_outputs
+
+    outputs = read_agent_outputs(path)
+    ids = list(outputs.rollouts)
+    candidates = Puzzle.objects.filter(models.Q(source_id__in=ids) | models.Q(uid__in=ids))
+    if dataset:
+        candidates = candidates.filter(dataset=dataset)
+    by_id: dict[str, list[int]] = {}
+    for pk, source_id, uid in candidates.values_list("pk", "source_id", "uid"):
+        for key in {source_id, uid} & set(ids):
+            by_id.setdefault(key, []).append(pk)
+    problems = list(outputs.problems)
+    problems += [(key, f"matches {len(pks)} puzzles; name the dataset") for key, pks in by_id.items() if len(pks) > 1]
+    matched = {key: pks[0] for key, pks in by_id.items() if len(pks) == 1}
+    with transaction.atomic():
+        run, _ = AgentRun.objects.update_or_create(name=name, defaults={"model": outputs.model or "",
+                                                                         "source_path": str(path)})
+        run.outcomes.all().delete()
+        AgentOutcome.objects.bulk_create(AgentOutcome(run=run, puzzle_id=pk, rollouts=outputs.rollouts[key])
+                                         for key, pk in matched.items())
+    return AgentImport(run.pk, len(matched), sorted(set(ids) - set(by_id)), problems)

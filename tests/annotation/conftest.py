@@ -52,3 +52,30 @@ def socket_for(uid: str, session: str | None) -> WebsocketCommunicator:
 
 def batch(seq: int, *events: dict) -> str:
     return json.dumps({"type": "batch", "seq": seq, "events": list(events)})
+
+
+def submit_answer(attempt, correct: bool = True, *, wall_ms: float = 0.0):
+    """Submit an attempt through the real path (events_append), right or wrong, for the two types
+    the study tests use: Dice_Count (typed sum) and Object_Match (arrow steps)."""
+    import time
+
+    from annotation.frames import Batch
+    from annotation.services import events_append
+
+    from datetime import datetime, timezone
+
+    from annotation.models import Attempt
+
+    now = time.time() * 1000
+    if wall_ms:  # the page was shown that long ago
+        opened = datetime.fromtimestamp((now - wall_ms - 100) / 1000, tz=timezone.utc)
+        Attempt.objects.filter(pk=attempt.pk).update(created_at=opened)
+    truth = attempt.puzzle.truth
+    events = [{"k": "load", "t": now - wall_ms, "w": 1, "h": 1, "scale": 1, "state": "visible"}]
+    if attempt.puzzle.type == "Dice_Count":
+        events.append({"k": "act.type", "t": now - 1, "text": str(truth["sum"] + (0 if correct else 1))})
+    else:
+        steps = truth["correct_option_index"] + (0 if correct else 1)
+        events += [{"k": "act.cycle", "t": now - 1, "delta": 1}] * (steps % truth["option_count"])
+    events.append({"k": "act.submit", "t": now})
+    return events_append(attempt_id=attempt.pk, batch=Batch(attempt.max_seq + 1, events), received_ms=now)

@@ -28,9 +28,14 @@ class Command(BaseCommand):
         run.add_argument("--workers", type=int, default=2, help="pages in parallel")
         run.add_argument("--verified-only", action="store_true", help="only replay-verified puzzles")
 
+        imp = actions.add_parser("import", help="import a published agent's output folder (summary.json files)")
+        imp.add_argument("path")
+        imp.add_argument("--name", required=True, help="a name for the run, shown in reports")
+        imp.add_argument("--dataset", help="match puzzle ids within this dataset only")
+
     def handle(self, *args, action, **options):
         try:
-            self.do_run(**options)
+            getattr(self, f"do_{action}")(**options)
         except UnknownPuzzleType as error:
             raise CommandError(str(error)) from None
 
@@ -56,6 +61,20 @@ class Command(BaseCommand):
                             workers=workers, on_result=lambda _: progress.advance())
         progress.close()
         self._summary(results, types_by_id)
+
+    def do_import(self, *, path, name, dataset, **_):
+        from pathlib import Path
+
+        from annotation.services import agent_run_import
+
+        if not Path(path).is_dir():
+            raise CommandError(f"{path} is not a folder")
+        result = agent_run_import(path=Path(path), name=name, dataset=dataset)
+        for where, why in result.problems[:20]:
+            self.stderr.write(f"skipped {where}: {why}")
+        if result.unmatched:
+            self.stderr.write(f"{len(result.unmatched)} ids match no stored puzzle, e.g. {result.unmatched[:5]}")
+        self.stdout.write(f"import: {result.matched} puzzles matched into run {name!r}")
 
     def _summary(self, results, types_by_id):
         attempts, correct, submitted = Counter(), Counter(), Counter()
