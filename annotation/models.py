@@ -191,3 +191,61 @@ class AgentOutcome(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "puzzle"], name="agent_outcome_unique")]
+
+
+class Flag(models.Model):
+    """An annotator's report that a puzzle is broken, ambiguous, unsolvable or offensive."""
+
+    class Reason(models.TextChoices):
+        BROKEN = "broken", "broken (does not load or respond)"
+        AMBIGUOUS = "ambiguous", "ambiguous (more than one answer fits)"
+        UNSOLVABLE = "unsolvable", "unsolvable (no answer fits)"
+        OFFENSIVE = "offensive", "offensive"
+        OTHER = "other", "other"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        DISMISSED = "dismissed", "dismissed"
+        RETIRED = "retired", "puzzle retired"
+        CORRECTED = "corrected", "truth corrected"
+
+    puzzle = models.ForeignKey(Puzzle, on_delete=models.CASCADE, related_name="flags")
+    attempt = models.ForeignKey(Attempt, null=True, blank=True, on_delete=models.SET_NULL, related_name="flags")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="flags")
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    note = models.TextField(blank=True, max_length=1000)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.reason} flag on {self.puzzle_id}"
+
+
+class AuditLog(models.Model):
+    """What an admin did to a puzzle or an annotator, and what it changed: kept for the record."""
+
+    class Action(models.TextChoices):
+        FLAG_DISMISSED = "flag_dismissed", "flag dismissed"
+        PUZZLE_RETIRED = "puzzle_retired", "puzzle retired"
+        TRUTH_CORRECTED = "truth_corrected", "truth corrected"
+        ANNOTATOR_EXCLUDED = "annotator_excluded", "annotator excluded"
+        ANNOTATOR_INCLUDED = "annotator_included", "annotator included again"
+
+    action = models.CharField(max_length=32, choices=Action.choices)
+    puzzle = models.ForeignKey(Puzzle, null=True, blank=True, on_delete=models.CASCADE, related_name="audit")
+    enrollment = models.ForeignKey(Enrollment, null=True, blank=True, on_delete=models.CASCADE, related_name="audit")
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+    details = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at"]
+
+    def __str__(self) -> str:
+        return f"{self.action} at {self.at:%Y-%m-%d %H:%M}"

@@ -136,17 +136,34 @@ def _submit_within(attempt: Attempt, before: int) -> bool:
     return attempt.events.filter(kind="act.submit", seq__gt=before, seq__lte=attempt.acked_seq).exists()
 
 
-def _score(attempt: Attempt) -> None:
-    """Reduce the stored actions before the first submit to an answer, verify it, measure time."""
+def _submitted_events(attempt: Attempt) -> tuple[list[Event], list[Action]]:
+    """The events through the first submit, and the semantic actions that make the answer."""
     events = list(attempt.events.filter(seq__lte=attempt.acked_seq).order_by("seq", "index"))
     end = next(i for i, e in enumerate(events) if e.kind == "act.submit")
     events = [e for e in events[: end + 1] if e.kind != REFUSED]
     # A reload shows the puzzle afresh (no cells selected, the first option...), so the answer
     # is what was entered since the last page load; the time counts from the first.
     shown = max((i for i, e in enumerate(events) if e.kind == "load"), default=0)
-    puzzle = attempt.puzzle
-    answer, verdict = score_actions(puzzle=puzzle, actions=[
-        Action(e.kind[4:], e.t, e.received, e.data) for e in events[shown:] if e.kind.startswith("act.")])
+    actions = [Action(e.kind[4:], e.t, e.received, e.data) for e in events[shown:] if e.kind.startswith("act.")]
+    return events, actions
+
+
+def attempt_rescore(*, attempt: Attempt) -> bool:
+    """Score a submitted attempt again from its stored events (after a truth correction);
+    returns whether its correctness changed. Times are not touched."""
+    _, actions = _submitted_events(attempt)
+    answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
+    changed = verdict.correct != attempt.correct
+    attempt.answer, attempt.correct, attempt.reward, attempt.reason = (
+        answer, verdict.correct, verdict.reward, verdict.reason[:300])
+    attempt.save(update_fields=["answer", "correct", "reward", "reason"])
+    return changed
+
+
+def _score(attempt: Attempt) -> None:
+    """Reduce the stored actions before the first submit to an answer, verify it, measure time."""
+    events, actions = _submitted_events(attempt)
+    answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
     timing = measure(events, opened_ms=attempt.created_at.timestamp() * 1000)
     limit_s = attempt.study.time_limit_s if attempt.study_id else None
     if limit_s and timing.wall_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:

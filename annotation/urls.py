@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import views
+from annotation import dashboard_views, review_views, views
 
 app_name = "annotation"
 urlpatterns = [
@@ -8,6 +8,14 @@ urlpatterns = [
     path("play/<str:uid>/data/", views.play_data, name="play-data"),
     path("attempts/<str:uid>/events/", views.events, name="events"),
     path("puzzles/<str:puzzle_uid>/try/", views.try_puzzle, name="try"),
+    path("review/", review_views.queue, name="review"),
+    path("review/<str:uid>/", review_views.puzzle, name="review-puzzle"),
+    path("review/<str:uid>/resolve/", review_views.resolve, name="review-resolve"),
+    path("studies/<int:study_id>/report.<str:fmt>", review_views.report_download, name="study-report"),
+    path("studies/<int:study_id>/events.jsonl", review_views.events_download, name="study-events"),
+    path("attempts/<str:uid>/flag/", views.flag, name="flag"),
+    path("dashboard/", dashboard_views.dashboard, name="dashboard"),
+    path("dashboard/summary.json", dashboard_views.dashboard_json, name="dashboard-json"),
     path("s/<str:token>/", views.study_join, name="study-join"),
     path("s/<str:token>/next/", views.study_next, name="study-next"),
     path("s/<str:token>/pause/", views.study_pause, name="study-pause"),

@@ -1,4 +1,5 @@
 """The live page and its HTTP fallback. Thin: look the attempt up, call one service, answer."""
+import json
 import time
 
 from django.contrib.auth import login
@@ -10,8 +11,9 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation.intake import attempt_for, batch_receive
-from annotation.selectors import attempt_page_data
+from annotation.labels import flag_raise
 from annotation.models import Enrollment, Study
+from annotation.selectors import attempt_page_data
 from annotation.services import attempt_start, participant_for_user
 from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, guest_user
 from puzzles.models import Puzzle
@@ -57,6 +59,21 @@ def events(request, uid: str):
     replies, _ = batch_receive(attempt=attempt, raw=request.body, received_ms=time.time() * 1000)
     status = 400 if replies[0]["type"] == "error" else 200
     return JsonResponse(replies, safe=False, status=status)
+
+
+@login_required
+@require_POST
+def flag(request, uid: str):
+    """An annotator flags the puzzle they are on (JSON: reason, note); the attempt is kept."""
+    attempt = attempt_for(uid=uid, user=request.user)
+    if attempt is None:
+        return JsonResponse({"error": "no such attempt of yours"}, status=404)
+    try:
+        body = json.loads(request.body or b"{}")
+        raised = flag_raise(attempt=attempt, reason=str(body.get("reason")), note=str(body.get("note", "")))
+    except (ValueError, AttributeError) as error:
+        return JsonResponse({"error": str(error)}, status=400)
+    return JsonResponse({"flag": raised.pk, "reason": raised.reason}, status=201)
 
 
 @login_required

@@ -81,6 +81,7 @@ function mount(data) {
   };
 
   widget = widgets[data.widget](ctx) || {};
+  if (!data.submitted) flagButton(container, data);
   const bar = data.study ? studyBar(container, data.study, () => ctx.submit()) : null;
   ui.controls.submit?.addEventListener("click", (e) => ctx.submit(e));
 
@@ -102,6 +103,41 @@ function mount(data) {
 }
 
 const DRAIN_MS = 10000;
+
+const FLAG_REASONS = [
+  ["broken", "Broken: it does not load or respond"],
+  ["ambiguous", "Ambiguous: more than one answer fits"],
+  ["unsolvable", "Unsolvable: no answer fits"],
+  ["offensive", "Offensive"],
+  ["other", "Something else"],
+];
+
+/** "Flag this puzzle": a reason and a note, sent to the server; the attempt goes on as it was. */
+function flagButton(stage, data) {
+  const button = document.createElement("button");
+  button.className = "flag-button";
+  button.type = "button";
+  button.textContent = "⚑ Flag";
+  const dialog = document.createElement("dialog");
+  dialog.className = "flag-dialog";
+  dialog.innerHTML = `<form method="dialog"><h3>What is wrong with this puzzle?</h3>
+    ${FLAG_REASONS.map(([v, label]) => `<label><input type="radio" name="reason" value="${v}" required> ${label}</label>`).join("")}
+    <textarea name="note" maxlength="1000" placeholder="Anything we should know (optional)"></textarea>
+    <div class="actions"><button value="cancel" formnovalidate>Cancel</button><button value="send" class="primary">Send</button></div></form>`;
+  button.addEventListener("click", () => dialog.showModal());
+  dialog.addEventListener("close", async () => {
+    if (dialog.returnValue !== "send") return;
+    const form = new FormData(dialog.querySelector("form"));
+    const response = await fetch(data.flag_url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": data.csrf },
+      body: JSON.stringify({ reason: form.get("reason"), note: form.get("note") || "" }),
+    }).catch(() => null);
+    button.textContent = response?.ok ? "⚑ Flagged, thank you" : "⚑ Flag (not sent, try again)";
+  });
+  stage.append(button, dialog);
+}
 
 /** A study's bar: where the annotator stands, a pause link, the time left, and Continue once
  *  the server has the answer. Time up submits whatever is entered (the server checks the time). */

@@ -68,7 +68,8 @@ function control(name) {
 export function buildStage(stage, data) {
   const { layout, images } = data;
   stage.dataset.widget = data.widget;
-  const instruction = place(make("div", "instruction", stage), { x: 40, y: 20, w: 1200, h: 110 });
+  // Narrower than the stage: the flag button sits at its right.
+  const instruction = place(make("div", "instruction", stage), { x: 40, y: 20, w: 1080, h: 110 });
   instruction.textContent = data.instruction;
   if (layout.reference) place(picture(images.reference, "reference", stage), layout.reference);
   const image = place(picture(images.image, "main", stage), layout.image);

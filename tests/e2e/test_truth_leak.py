@@ -13,7 +13,7 @@ from .test_live_page import reference_actions
 pytestmark = pytest.mark.browser
 
 PAGE_DATA_KEYS = {"attempt", "widget", "auto_submit", "instruction", "layout", "images", "socket", "events_url",
-                  "csrf", "submitted", "next_seq", "acked", "piece"}
+                  "csrf", "submitted", "next_seq", "acked", "piece", "flag_url", "study"}
 SERVER_FRAMES = {"ack", "hold", "submitted", "error"}
 # Every key the page data may hold at any depth (docs/events.md): a whitelist, so nothing new
 # can slip in unnoticed.
@@ -21,6 +21,7 @@ NESTED_KEYS = PAGE_DATA_KEYS | {
     "stage", "image", "reference", "grid", "controls", "x", "y", "w", "h", "natural_w", "natural_h",
     "submit", "prev", "next", "rotate_left", "rotate_right", "input", "hold",
     "options", "rotations", *(str(angle) for angle in range(0, 360, 45)), "size", "start",
+    "name", "purpose", "done", "total", "time_limit_s", "next_url", "pause_url",  # a study's bar
 }
 
 

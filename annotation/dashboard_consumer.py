@@ -1,0 +1,76 @@
+"""The live admin dashboard's socket: a summary on connect, then a new one whenever it changes."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from annotation.dashboard import dashboard_summary, summary_key
+
+logger = logging.getLogger(__name__)
+DASHBOARD_INTERVAL_S = 1.0
+# Off the single shared thread that sessions and attempt lookups use: a summary is a few queries
+# and must not hold up annotators' sockets behind it.
+_summarise = database_sync_to_async(dashboard_summary, thread_sensitive=False)
+# One summary serves every dashboard open in this process within half an interval, so five staff
+# watching cost about what one does.
+_shared: dict = {"at": float("-inf"), "summary": None}
+
+
+async def shared_summary(*, max_age_s: float) -> dict:
+    """A summary no older than max_age_s, computed afresh only when the last one is older."""
+    if time.monotonic() - _shared["at"] > max_age_s:
+        summary = await _summarise()
+        _shared.update(at=time.monotonic(), summary=summary)
+    return _shared["summary"]
+
+
+class DashboardConsumer(AsyncWebsocketConsumer):
+    """Staff only. Sends {"type": "summary", ...}: once at once, then only when it changed."""
+
+    # Nothing is broadcast to it: it polls the database itself, so it needs no channel in Redis.
+    channel_layer_alias = None
+
+    async def connect(self):
+        self.pusher: asyncio.Task | None = None
+        await self.accept()  # accepted first, so a refusal can say why before closing
+        user = self.scope.get("user")
+        if not (user and user.is_staff):
+            await self._send({"type": "error", "code": "not_allowed", "message": "the dashboard is for staff"})
+            await self.close(code=4403)
+            return
+        summary = await _summarise()  # fresh on connect, never a neighbour's older copy
+        await self._push(summary)
+        self.pusher = asyncio.create_task(self._push_changes(summary_key(summary)))
+
+    async def disconnect(self, code):
+        if self.pusher is not None:
+            self.pusher.cancel()
+            self.pusher = None
+
+    async def receive(self, text_data=None, bytes_data=None):
+        """The page only listens; anything it sends is ignored."""
+
+    async def _push_changes(self, last_key: str) -> None:
+        """Every interval: recompute, and send only what differs from what the page has."""
+        while True:
+            await asyncio.sleep(DASHBOARD_INTERVAL_S)
+            try:
+                summary = await shared_summary(max_age_s=DASHBOARD_INTERVAL_S / 2)
+            except Exception:  # a database hiccup: keep the page and try again next tick
+                logger.exception("dashboard summary failed")
+                continue
+            key = summary_key(summary)
+            if key != last_key:
+                await self._push(summary)
+                last_key = key
+
+    async def _push(self, summary: dict) -> None:
+        await self._send({"type": "summary", **summary})
+
+    async def _send(self, frame: dict) -> None:
+        await self.send(text_data=json.dumps(frame))

@@ -1,0 +1,111 @@
+"""Puzzle labels: flags from annotators, the admin's review (dismiss, retire, correct the truth),
+and the consensus audit that finds puzzles whose truth is probably wrong. Every admin action is
+written to the audit log with what it changed."""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Attempt, AuditLog, Flag
+from annotation.services import attempt_rescore
+from puzzles.models import Puzzle
+from puzzles.registry import get_type
+
+
+class TruthRejected(ValueError):
+    """A corrected truth the type cannot use; the message says why."""
+
+
+def flag_raise(*, attempt: Attempt, reason: str, note: str = "") -> Flag:
+    """An annotator flags the puzzle of their attempt; the attempt itself is kept as it is."""
+    if reason not in Flag.Reason.values:
+        raise ValueError(f"unknown reason {reason!r}; one of {', '.join(Flag.Reason.values)}")
+    return Flag.objects.create(puzzle_id=attempt.puzzle_id, attempt=attempt, participant_id=attempt.participant_id,
+                               reason=reason, note=note[:1000])
+
+
+def _resolve(flags, status: str, by) -> int:
+    return flags.filter(status=Flag.Status.OPEN).update(status=status, resolved_at=timezone.now(), resolved_by=by)
+
+
+def flag_dismiss(*, flag: Flag, by) -> None:
+    with transaction.atomic():
+        _resolve(Flag.objects.filter(pk=flag.pk), Flag.Status.DISMISSED, by)
+        AuditLog.objects.create(action=AuditLog.Action.FLAG_DISMISSED, puzzle_id=flag.puzzle_id, by=by,
+                                details={"flag": flag.pk, "reason": flag.reason})
+
+
+def puzzle_retire(*, puzzle: Puzzle, by, note: str = "") -> None:
+    """Withdraw a puzzle: it leaves every report and queue; its attempts are kept."""
+    with transaction.atomic():
+        before = puzzle.status
+        Puzzle.objects.filter(pk=puzzle.pk).update(status=Puzzle.Status.RETIRED)
+        resolved = _resolve(puzzle.flags.all(), Flag.Status.RETIRED, by)
+        AuditLog.objects.create(action=AuditLog.Action.PUZZLE_RETIRED, puzzle=puzzle, by=by,
+                                details={"status_before": before, "flags_resolved": resolved, "note": note})
+
+
+def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by, note: str = "") -> int:
+    """Replace a puzzle's truth and score every submitted attempt on it again; returns how many
+    attempts changed correctness. The new truth must verify its own solution."""
+    puzzle_type = get_type(puzzle.type)
+    try:
+        verdict = puzzle_type.verify(truth, puzzle_type.solution(truth), puzzle.load_masks())
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        raise TruthRejected(f"the {puzzle.type} verifier cannot read this truth: {error!r}") from None
+    if not verdict.correct:
+        raise TruthRejected(f"the truth's own solution does not verify: {verdict.reason}")
+    with transaction.atomic():
+        old = puzzle.truth
+        puzzle.truth = truth
+        puzzle.save(update_fields=["truth"])
+        attempts = Attempt.objects.filter(puzzle=puzzle, submitted_at__isnull=False).select_related("puzzle")
+        changed = sum(attempt_rescore(attempt=a) for a in attempts)
+        resolved = _resolve(puzzle.flags.all(), Flag.Status.CORRECTED, by)
+        AuditLog.objects.create(action=AuditLog.Action.TRUTH_CORRECTED, puzzle=puzzle, by=by, details={
+            "old_truth": old, "new_truth": truth, "attempts_rescored": attempts.count(),
+            "attempts_changed": changed, "flags_resolved": resolved, "note": note})
+    return changed
+
+
+# --- consensus audit --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Suspect:
+    puzzle_id: int
+    puzzle_uid: str
+    puzzle_type: str
+    answer: object
+    people: int
+
+
+def consensus_suspects(*, min_people: int = 2) -> list[Suspect]:
+    """Puzzles where several people independently gave the same answer and the verifier said no:
+    the likeliest cases of a wrong truth. Points count as the same within a 10-pixel cell."""
+    wrong = (Attempt.objects.filter(submitted_at__isnull=False, correct=False, answer__isnull=False,
+                                    participant__kind="human")
+             .exclude(puzzle__status=Puzzle.Status.RETIRED)
+             .values_list("puzzle_id", "puzzle__uid", "puzzle__type", "participant_id", "answer"))
+    people: dict[tuple[int, str], set[int]] = defaultdict(set)
+    names, answers = {}, {}
+    for puzzle_id, uid, puzzle_type, participant, answer in wrong.iterator(chunk_size=5000):
+        key = (puzzle_id, _canonical(answer))
+        people[key].add(participant)
+        names[puzzle_id], answers[key] = (uid, puzzle_type), answer
+    found = [Suspect(pid, *names[pid], answers[(pid, key)], len(who))
+             for (pid, key), who in people.items() if len(who) >= min_people]
+    return sorted(found, key=lambda s: (-s.people, s.puzzle_type, s.puzzle_id))
+
+
+def _canonical(answer) -> str:
+    """Equal answers compare equal: sorted cell sets, points snapped to a 10 px grid, trimmed text."""
+    def snap(value):
+        if isinstance(value, float) or isinstance(value, int) and not isinstance(value, bool):
+            return round(value / 10) * 10 if isinstance(value, float) else value
+        if isinstance(value, list):
+            return [snap(v) for v in value]
+        return value.strip() if isinstance(value, str) else value
+    return json.dumps(snap(answer), sort_keys=True)
