@@ -1,0 +1,109 @@
+"""Study report figures: 4,000 puzzles x 10 annotators (40,000 attempts). Goal: the report in 2 s or less.
+
+Setup (not timed as the figure): the test split's puzzles are generated (--per-type each of the 20
+types), marked verified, a study with overlap 10 is created, 10 annotators enrolled, and every
+annotator's submitted, scored attempt on every puzzle is inserted directly (bulk_create).
+Then study_report() is timed --runs times (best and median) and each format's rendering separately.
+
+    python bench/report.py [--per-type 200] [--annotators 10] [--runs 3] [--seed 1]
+
+Uses a throwaway SQLite database unless DATABASE_URL is set (use PostgreSQL for real figures).
+"""
+import argparse
+import random
+import shutil
+import statistics
+import time
+from datetime import timedelta
+
+from _setup import django_for_bench
+
+BATCH = 5000
+
+
+def setup(per_type: int, annotators: int, seed: int):
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from annotation.models import Attempt, Enrollment, Participant, Slot
+    from annotation.studies import study_create
+    from puzzles.models import Puzzle
+    from puzzles.services import bank_generate
+
+    started = time.perf_counter()
+    bank_generate(split="test", per_type=per_type)
+    generated = time.perf_counter() - started
+    Puzzle.objects.filter(split="test").update(status=Puzzle.Status.VERIFIED)
+    puzzles = Puzzle.objects.filter(split="test", status=Puzzle.Status.VERIFIED).count()
+
+    started = time.perf_counter()
+    study = study_create(name="bench-report", split="test", puzzles_per_annotator=puzzles, overlap=annotators)
+    stamp = time.time_ns()
+    users = get_user_model().objects.bulk_create(
+        [get_user_model()(username=f"bench-report-{stamp}-{i}") for i in range(annotators)])
+    participants = Participant.objects.bulk_create(
+        [Participant(user=user, kind=Participant.Kind.HUMAN) for user in users])
+    now = timezone.now()
+    enrollments = Enrollment.objects.bulk_create(
+        [Enrollment(study=study, participant=p, consented_at=now, finished_at=now) for p in participants])
+
+    rng = random.Random(seed)
+    slots = list(Slot.objects.filter(study=study).order_by("rank", "copy"))
+    attempts = []
+    for slot in slots:
+        enrollment = enrollments[slot.copy]  # copy c of every puzzle goes to annotator c
+        slot.enrollment, slot.assigned_at, slot.done = enrollment, now, True
+        correct = rng.random() < 0.8
+        wall = rng.lognormvariate(9.0, 0.6)  # median ~8.1 s
+        attempts.append(Attempt(
+            participant_id=enrollment.participant_id, puzzle_id=slot.puzzle_id, study=study, slot=slot,
+            purpose=Attempt.Purpose.SCORED, submitted_at=now + timedelta(milliseconds=wall), correct=correct,
+            reward=1.0 if correct else 0.0, wall_ms=wall, active_ms=wall * rng.uniform(0.8, 1.0),
+            first_action_ms=wall * rng.uniform(0.2, 0.6), action_count=rng.randint(1, 8), clock_ok=True,
+            answer={"point": [rng.randint(0, 400), rng.randint(0, 400)]}))
+    Slot.objects.bulk_update(slots, ["enrollment", "assigned_at", "done"], batch_size=BATCH)
+    Attempt.objects.bulk_create(attempts, batch_size=BATCH)
+    stored = time.perf_counter() - started
+    return study, puzzles, len(attempts), generated, stored
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--per-type", type=int, default=200, help="test puzzles per type (20 types)")
+    parser.add_argument("--annotators", type=int, default=10, help="the study's overlap: everyone does every puzzle")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    scratch = django_for_bench()
+    from django.db import connection
+
+    from annotation.management.commands.report import render
+    from annotation.reports import study_report
+
+    study, puzzles, attempts, generated, stored = setup(args.per_type, args.annotators, args.seed)
+    print(f"database: {connection.vendor}")
+    print(f"setup: {puzzles} puzzles generated in {generated:.1f} s; study, {args.annotators} annotators and "
+          f"{attempts} attempts stored in {stored:.1f} s")
+
+    times = []
+    for _ in range(args.runs):
+        started = time.perf_counter()
+        report = study_report(study=study)
+        times.append(time.perf_counter() - started)
+    overall = report["overall"]
+    print(f"report saw: {overall['attempts']} attempts, {overall['puzzles']} puzzles, "
+          f"{report['annotators']} annotators, {len(report['types'])} types "
+          f"(pooled Pass@1 {overall['pass1_pooled']:.3f})")
+    print(f"study_report x{args.runs}: best {min(times):.3f} s, median {statistics.median(times):.3f} s "
+          f"(runs: {', '.join(f'{t:.3f}' for t in times)}; goal: 2 s or less)")
+    for fmt in ("json", "csv", "md", "html"):
+        started = time.perf_counter()
+        text = render(report, fmt)
+        elapsed = time.perf_counter() - started
+        print(f"render {fmt:<4}: {elapsed:.3f} s ({len(text.encode()) / 1024:.0f} KiB)")
+    connection.close()
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

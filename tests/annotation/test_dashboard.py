@@ -1,0 +1,246 @@
+"""The live admin dashboard: its numbers against hand-made data, its socket, who may see it."""
+import asyncio
+import json
+import time
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from annotation.dashboard import dashboard_summary
+from annotation.frames import Batch
+from annotation.models import Attempt, Enrollment, Flag, Participant
+from annotation.services import attempt_start, events_append, participant_for_user, system_participant
+from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, study_create
+from arena_site.asgi import application
+from puzzles.models import Puzzle
+from puzzles.services import bank_generate
+
+from .conftest import submit_answer
+
+# Transactions for all: the socket tests' consumer reads through its own database connections.
+pytestmark = [pytest.mark.django_db(transaction=True)]
+TYPES = ("Dice_Count", "Object_Match")
+
+
+@pytest.fixture
+def study(db):
+    bank_generate(split="test", per_type=3, types=list(TYPES), bank_seed=5, workers=1)
+    Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
+    return study_create(name="Pilot", split="test", puzzles_per_annotator=6, overlap=3)
+
+
+def staff_user(name: str = "boss"):
+    return get_user_model().objects.create_user(username=name, password="pw", is_staff=True)
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def annotate(study, user, plan: list[bool], tally: Counter) -> Enrollment:
+    """The annotator answers their queue as planned; tally counts (type, correct) by hand."""
+    enrollment = enrollment_join(study=study, user=user, external_ids={})
+    enrollment_consent(enrollment=enrollment)
+    for correct in plan:
+        attempt = enrollment_next(enrollment=enrollment).attempt
+        submit_answer(attempt, correct)
+        tally[(attempt.puzzle.type, correct)] += 1
+    return enrollment
+
+
+def events_at(attempt, received_ms: float) -> None:
+    """A batch of page events (no submit) received at that time."""
+    events_append(attempt_id=attempt.pk, batch=Batch(attempt.max_seq + 1, [{"k": "focus", "t": received_ms}]),
+                  received_ms=received_ms)
+
+
+def flag(puzzle, participant, reason: str, age_s: float, status: str = Flag.Status.OPEN) -> Flag:
+    made = Flag.objects.create(puzzle=puzzle, participant=participant, reason=reason, status=status)
+    Flag.objects.filter(pk=made.pk).update(created_at=datetime.now(timezone.utc) - timedelta(seconds=age_s))
+    return made
+
+
+def backdate_submit(attempt, age_s: float) -> None:
+    Attempt.objects.filter(pk=attempt.pk).update(submitted_at=datetime.now(timezone.utc) - timedelta(seconds=age_s))
+
+
+def test_the_summary_matches_hand_made_data(study, person):
+    tally: Counter = Counter()
+    users = {name: person(name)[0] for name in "abcdef"}
+    finisher = annotate(study, users["a"], [True, True, False, True, True, True], tally)
+    enrollment_next(enrollment=finisher)  # the step after the last puzzle marks them finished
+    annotate(study, users["b"], [True, False, False], tally)
+    enrollment_join(study=study, user=users["c"], external_ids={})  # joined, nothing done
+    excluded_tally: Counter = Counter()
+    excluded = annotate(study, users["d"], [True, True], excluded_tally)
+    Enrollment.objects.filter(pk=excluded.pk).update(excluded=True)
+    # Outside any study, and an agent: neither counts in Pass@1.
+    stray = attempt_start(participant=participant_for_user(user=users["e"]), puzzle=study.slots.first().puzzle)
+    submit_answer(stray, False)
+    agent = system_participant(kind=Participant.Kind.AGENT, label="bot")
+    submit_answer(attempt_start(participant=agent, puzzle=study.slots.first().puzzle), True)
+    # f is on a puzzle right now; e's open attempt went quiet two minutes ago.
+    now_ms = time.time() * 1000
+    events_at(attempt_start(participant=participant_for_user(user=users["f"]), puzzle=stray.puzzle), now_ms)
+    quiet = attempt_start(participant=participant_for_user(user=users["e"]), puzzle=stray.puzzle)
+    events_at(quiet, now_ms - 120_000)
+    # Throughput windows: a's first two answers were five and twenty minutes ago.
+    a_attempts = list(Attempt.objects.filter(participant__user=users["a"]).order_by("pk"))
+    backdate_submit(a_attempts[0], 300)
+    backdate_submit(a_attempts[1], 1200)
+    puzzle = stray.puzzle
+    flags = [flag(puzzle, stray.participant, reason, age) for reason, age in
+             [("broken", 30), ("ambiguous", 60), ("other", 100), ("unsolvable", 200), ("broken", 250), ("other", 900)]]
+    flag(puzzle, stray.participant, "offensive", 10, status=Flag.Status.DISMISSED)
+
+    with CaptureQueriesContext(connection) as queries:
+        summary = dashboard_summary()
+
+    assert len(queries) <= 10  # a handful of aggregates, whatever the data's size
+    # Active: a, b, d and e submitted just now (e's stray attempt), f sent events; c did nothing.
+    assert summary["active_annotators"] == 5
+    assert summary["studies"] == [{"id": study.pk, "name": "Pilot", "enrolled": 4, "finished": 1,
+                                   "slots_done": 6 + 3 + 2, "slots_total": 18, "progress": 11 / 18}]
+    expected = {t: (tally[(t, True)], tally[(t, True)] + tally[(t, False)]) for t, _ in tally}
+    assert {r["type"]: (r["correct"], r["attempts"]) for r in summary["pass1_by_type"]} == expected
+    for row in summary["pass1_by_type"]:
+        assert row["pass1"] == pytest.approx(row["correct"] / row["attempts"])
+    # Humans' submits: a 6 (one 5 min ago, one 20 min ago), b 3, d 2, e 1; the agent's is not counted.
+    assert summary["throughput"] == {"last_1m": 10, "last_10m": 11, "per_min_1m": 10.0, "per_min_10m": 1.1}
+    newest = Attempt.objects.filter(participant__kind="human").exclude(submitted_at=None).latest("submitted_at")
+    assert summary["latest_submit_ms"] == pytest.approx(newest.submitted_at.timestamp() * 1000)
+    assert summary["new_flags"]["open"] == 6 and summary["new_flags"]["recent"] == 5
+    assert [f["id"] for f in summary["new_flags"]["latest"]] == [f.pk for f in flags[:5]]
+    assert summary["new_flags"]["latest"][0] | {"created_at": None} == {
+        "id": flags[0].pk, "puzzle_type": puzzle.type, "puzzle_uid": puzzle.uid, "reason": "broken",
+        "created_at": None}
+
+
+def test_closed_studies_leave_the_dashboard(study, person):
+    annotate(study, person("a")[0], [True], Counter())
+    study.is_open = False
+    study.save()
+    summary = dashboard_summary()
+    assert summary["studies"] == [] and summary["pass1_by_type"] == []
+    assert summary["throughput"]["last_1m"] == 1  # what people did still counts as activity
+
+
+def truth_only_keys() -> set[str]:
+    keys = set()
+    for public, truth in Puzzle.objects.values_list("public", "truth"):
+        keys |= set(truth) - set(public)
+    return keys
+
+
+def all_keys(value) -> set[str]:
+    if isinstance(value, dict):
+        return set(value).union(*(all_keys(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(all_keys(v) for v in value))
+    return set()
+
+
+def test_the_summary_and_its_json_hold_no_truth(study, person):
+    annotate(study, person("a")[0], [True, False, True], Counter())
+    attempt = Attempt.objects.filter(submitted_at__isnull=False).first()
+    flag(attempt.puzzle, attempt.participant, "ambiguous", 5)
+    hidden = truth_only_keys()
+    assert hidden  # the check means something: these types do keep answers out of public
+    summary = dashboard_summary()
+    served = signed_in(staff_user()).get("/dashboard/summary.json").json()
+    for document in (summary, served):
+        text = json.dumps(document)
+        assert not hidden & all_keys(document)
+        assert not [key for key in hidden if f'"{key}"' in text]
+
+
+def test_staff_get_the_page_and_json_and_others_do_not(person):
+    boss = signed_in(staff_user())
+    page = boss.get("/dashboard/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="dash-initial"' in html and "arena/dashboard.js" in html and "arena/dashboard.css" in html
+    assert boss.get("/dashboard/summary.json").json()["type"] == "summary"
+    annotator = signed_in(person("ann")[0])
+    for client in (annotator, Client()):
+        assert client.get("/dashboard/").status_code == 302  # to the admin sign-in
+        assert client.get("/dashboard/summary.json").status_code == 403
+
+
+def test_the_page_links_each_open_studys_reports(study):
+    page = signed_in(staff_user()).get("/dashboard/")
+    summary = page.context["summary"]
+    assert summary["studies"][0]["id"] == study.pk
+    assert page.context["report_formats"] == ("html", "csv", "json", "md")
+
+
+# --- the socket -------------------------------------------------------------------------------
+def dashboard_socket(session: str | None) -> WebsocketCommunicator:
+    headers = [(b"origin", b"http://testserver")]
+    if session:
+        headers.append((b"cookie", f"sessionid={session}".encode()))
+    return WebsocketCommunicator(application, "/ws/dashboard/", headers=headers)
+
+
+def session_of(user) -> str:
+    return signed_in(user).cookies["sessionid"].value
+
+
+async def next_summary(socket, until, timeout_s: float = 5.0) -> dict:
+    """Summaries as they come, until one satisfies `until` (or the time runs out)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        frame = await socket.receive_json_from(timeout=max(0.1, deadline - time.monotonic()))
+        assert frame["type"] == "summary"
+        if until(frame):
+            return frame
+
+
+@pytest.mark.asyncio
+async def test_staff_get_a_summary_at_once_and_a_new_one_after_a_submit(open_attempt):
+    session = await database_sync_to_async(lambda: session_of(staff_user()))()
+    attempt, _ = await database_sync_to_async(open_attempt)("Dice_Count")
+    socket = dashboard_socket(session)
+    connected, _ = await socket.connect()
+    assert connected
+    first = await socket.receive_json_from(timeout=5)
+    assert first["type"] == "summary" and first["latest_submit_ms"] is None
+    sent_ms = time.time() * 1000
+    await database_sync_to_async(submit_answer)(attempt, True)
+    after = await next_summary(socket, lambda f: f["latest_submit_ms"] is not None)
+    assert after["latest_submit_ms"] >= sent_ms - 1000
+    assert after["throughput"]["last_1m"] == 1 and after["active_annotators"] == 1
+    await socket.disconnect()
+    await asyncio.sleep(0)
+    assert not [t for t in asyncio.all_tasks() if "_push_changes" in repr(t.get_coro())]  # the loop stopped
+
+
+@pytest.mark.asyncio
+async def test_nothing_is_sent_while_nothing_changes(study):
+    session = await database_sync_to_async(lambda: session_of(staff_user()))()
+    socket = dashboard_socket(session)
+    await socket.connect()
+    await socket.receive_json_from(timeout=5)
+    assert await socket.receive_nothing(timeout=2.5)  # two ticks with the same numbers
+    await socket.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_annotators_and_strangers_are_refused(person):
+    session = await database_sync_to_async(lambda: person("ann")[1])()
+    for cookie in (session, None):
+        socket = dashboard_socket(cookie)
+        await socket.connect()
+        reply = await socket.receive_json_from()
+        assert reply["type"] == "error" and reply["code"] == "not_allowed"
+        assert await socket.receive_output() == {"type": "websocket.close", "code": 4403}
+        await socket.disconnect()

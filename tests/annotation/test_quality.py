@@ -1,0 +1,107 @@
+"""Quality control and the staff study pages."""
+import time
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotation.frames import Batch
+from annotation.models import Attempt, AuditLog, Enrollment, Study
+from annotation.quality import annotator_table, attempt_marks
+from annotation.reports import study_report
+from annotation.services import events_append
+from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, study_create
+from puzzles.models import Puzzle
+from puzzles.services import bank_generate
+
+from .conftest import submit_answer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study(db):
+    bank_generate(split="test", per_type=4, types=["Dice_Count"], bank_seed=5, workers=1)
+    Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
+    gold = Puzzle.objects.get(dataset="generated:5", index=3)
+    return study_create(name="QC", split="test", puzzles_per_annotator=2, overlap=2, gold=[gold])
+
+
+@pytest.fixture
+def staff(db):
+    client = Client()
+    client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
+    return client
+
+
+def join(study, person, name):
+    user, _ = person(name)
+    enrollment = enrollment_join(study=study, user=user, external_ids={"PROLIFIC_PID": f"pid-{name}"})
+    enrollment_consent(enrollment=enrollment)
+    return enrollment
+
+
+def submit_hidden_thrice(attempt):
+    """A page hidden three times, 40 s in all, before a right answer."""
+    now = time.time() * 1000
+    from datetime import datetime, timezone
+    Attempt.objects.filter(pk=attempt.pk).update(created_at=datetime.fromtimestamp((now - 60_000) / 1000, timezone.utc))
+    events = [{"k": "load", "t": now - 50_000, "w": 1, "h": 1, "scale": 1, "state": "visible"}]
+    for start in (-45_000, -30_000, -15_000):
+        events += [{"k": "visibilitychange", "t": now + start, "state": "hidden"},
+                   {"k": "visibilitychange", "t": now + start + 13_000, "state": "visible"}]
+    events += [{"k": "act.type", "t": now - 10, "text": str(attempt.puzzle.truth["sum"])}, {"k": "act.submit", "t": now}]
+    events_append(attempt_id=attempt.pk, batch=Batch(1, events), received_ms=now)
+
+
+def test_marks_find_fast_hidden_and_tab_switching_attempts(study, person):
+    fast, careful = join(study, person, "fast"), join(study, person, "careful")
+    quick = enrollment_next(enrollment=fast).attempt
+    submit_answer(quick, True)  # no wall time at all: faster than anyone can look
+    slow = enrollment_next(enrollment=careful).attempt
+    submit_hidden_thrice(slow)
+    marks = attempt_marks(study=study)
+    assert marks[quick.pk] == ["fast"]
+    assert marks[slow.pk] == ["hidden", "tabs"]
+
+
+def test_the_annotator_table_and_a_reversible_logged_exclusion(study, person, staff):
+    ann = join(study, person, "ann")
+    answers = iter([True, False, True])
+    while (step := enrollment_next(enrollment=ann)).kind == "attempt":
+        submit_answer(step.attempt, next(answers), wall_ms=3000)
+    row = next(r for r in annotator_table(study=study) if r["name"] == "ann")
+    gold_correct = Attempt.objects.get(study=study, purpose="gold").correct
+    assert row["attempts"] == 2 and row["gold"] == 1 and row["gold_accuracy"] == float(gold_correct)
+    assert row["accuracy"] == sum(a.correct for a in Attempt.objects.filter(study=study, purpose="scored")) / 2
+    url = f"/studies/{study.pk}/annotators/{ann.pk}/"
+    staff.post(url, {"action": "exclude", "reason": "copied answers"})
+    assert Enrollment.objects.get(pk=ann.pk).excluded and study_report(study=study)["overall"]["attempts"] == 0
+    staff.post(url, {"action": "include"})
+    assert not Enrollment.objects.get(pk=ann.pk).excluded and study_report(study=study)["overall"]["attempts"] == 2
+    assert list(AuditLog.objects.filter(enrollment=ann).values_list("action", flat=True).order_by("at")) == [
+        "annotator_excluded", "annotator_included"]
+    page = staff.get(f"/studies/{study.pk}/annotators/").content.decode()
+    assert "pid-ann" in page and "Exclude" in page
+
+
+def test_staff_create_a_study_from_the_form_and_see_its_invite_link(study, staff):
+    response = staff.post("/studies/new/", {"name": "Second", "split": "test", "types": ["Dice_Count"],
+                                            "puzzles_per_annotator": 2, "overlap": 1, "order": "blocked",
+                                            "seed": 1, "attempts_per_puzzle": 1, "practice": "", "gold": ""})
+    assert response.status_code == 302
+    created = Study.objects.get(name="Second")
+    assert created.slots.count() == 4  # all four verified puzzles: gold only leaves the pool of its own study
+    listing = staff.get("/studies/").content.decode()
+    assert f"/s/{created.token}/" in listing
+    refused = staff.post("/studies/new/", {"name": "None", "split": "val", "puzzles_per_annotator": 1, "overlap": 1,
+                                           "order": "shuffled", "seed": 0, "attempts_per_puzzle": 1})
+    assert "no replay-verified puzzles" in refused.content.decode()
+
+
+def test_annotators_cannot_reach_the_staff_pages(study, person):
+    user, _ = person("ann")
+    client = Client()
+    client.force_login(user)
+    for url in ("/studies/", "/studies/new/", f"/studies/{study.pk}/annotators/"):
+        assert client.get(url).status_code == 302, url
