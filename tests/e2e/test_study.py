@@ -1,0 +1,86 @@
+"""A small study in real Chromium: several annotators at once, a flag, a retirement, the report."""
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotation.models import Attempt, Enrollment, Flag
+from annotation.runners.browser import VIEWPORT, perform, wait_submitted
+from annotation.studies import study_create
+from puzzles.models import Puzzle
+from puzzles.services import bank_generate
+
+from .conftest import chromium, run
+from .test_live_page import reference_actions
+
+pytestmark = pytest.mark.browser
+WRONG_FOR = {"p2": 1}  # annotator p2 answers their second puzzle wrong
+
+
+async def work_through(browser, site: str, token: str, pid: str, flag_first: bool) -> str:
+    """One annotator, in their own browser context: join by invite link, solve the queue, end."""
+    context = await browser.new_context(viewport=VIEWPORT, base_url=site)
+    page = await context.new_page()
+    await page.goto(f"/s/{token}/?PROLIFIC_PID={pid}&STUDY_ID=st1")
+    await page.get_by_role("button", name="I agree, start").click()
+    for number in range(10):
+        await page.wait_for_selector("#completion-code, #status[data-state]", state="attached")
+        if await page.locator("#completion-code").count():
+            code = await page.locator("#completion-code").text_content()
+            await context.close()
+            return code
+        data = json.loads(await page.locator("#page-data").text_content())
+        if flag_first and number == 0:
+            await page.click(".flag-button")
+            await page.check("input[value=unsolvable]")
+            await page.fill(".flag-dialog textarea", "the dice overlap")
+            await page.click(".flag-dialog button.primary")
+            await page.wait_for_selector(".flag-button:has-text('Flagged')")
+        attempt = await sync_to_async(Attempt.objects.select_related("puzzle").get)(uid=data["attempt"])
+        actions = reference_actions(attempt.puzzle)
+        if WRONG_FOR.get(pid) == number:
+            actions = [a for a in actions if a["action"] != "type_text"] + []  # submit without typing
+        for action in actions:
+            await perform(page, action)
+        await wait_submitted(page, 15)
+        await page.click("a.continue")
+    raise AssertionError(f"{pid} never finished")
+
+
+def test_a_small_study_with_several_annotators_a_flag_and_a_retirement(site, transactional_db):
+    bank_generate(split="test", per_type=3, types=["Dice_Count"], bank_seed=21, workers=1)
+    Puzzle.objects.filter(dataset="generated:21").update(status=Puzzle.Status.VERIFIED)
+    study = study_create(name="Browser pilot", split="test", puzzles_per_annotator=2, overlap=2)
+
+    async def everyone():
+        async with chromium() as browser:
+            return await asyncio.gather(*(work_through(browser, site, study.token, pid, pid == "p1")
+                                          for pid in ("p1", "p2", "p3")))
+
+    codes = run(everyone())
+    assert codes == [study.completion_code] * 3
+    assert sorted(Enrollment.objects.filter(study=study).values_list("external_ids__PROLIFIC_PID", flat=True)) == [
+        "p1", "p2", "p3"]
+    flag = Flag.objects.get()
+    assert (flag.reason, flag.note) == ("unsolvable", "the dice overlap")
+
+    admin = Client()
+    admin.force_login(get_user_model().objects.create_user("admin", is_staff=True))
+    admin.post(f"/review/{flag.puzzle.uid}/resolve/", {"action": "retire", "note": "from the browser test"})
+    assert Puzzle.objects.get(pk=flag.puzzle_id).status == Puzzle.Status.RETIRED
+
+    report = admin.get(f"/studies/{study.pk}/report.json").json()
+    counted = {}
+    for attempt in Attempt.objects.filter(study=study, submitted_at__isnull=False).exclude(puzzle=flag.puzzle):
+        right, total = counted.get(attempt.puzzle.type, (0, 0))
+        counted[attempt.puzzle.type] = (right + attempt.correct, total + 1)
+    assert {r["type"]: (r["correct"], r["attempts"]) for r in report["types"]} == counted
+    assert report["retired_puzzles"] == 1 and report["annotators"] >= 2
+    assert sum(total for _, total in counted.values()) == 6 - Attempt.objects.filter(
+        study=study, puzzle=flag.puzzle, submitted_at__isnull=False).count()
+    assert Attempt.objects.filter(study=study, correct=False).count() == 1  # p2's planned wrong answer
+    html = admin.get(f"/studies/{study.pk}/report.html").content.decode()
+    assert "Browser pilot" in html and "<svg" in html
