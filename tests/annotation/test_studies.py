@@ -176,3 +176,25 @@ def test_no_one_uses_a_study_without_its_link(verified, person):
 def test_participant_for_user_is_shared_by_practice_and_studies(person):
     user, _ = person("one")
     assert participant_for_user(user=user) == participant_for_user(user=user)
+
+
+def test_a_study_time_limit_and_its_verdict_setting_apply_on_the_server(verified, person):
+    from annotation.intake import batch_receive
+    from .conftest import submit_answer
+
+    verified(types=("Dice_Count",), per_type=2)
+    study = study_create(name="timed", split="test", puzzles_per_annotator=2, time_limit_s=2, show_verdict=True)
+    enrollment = annotator(person, study, "tim")
+    late = enrollment_next(enrollment=enrollment).attempt
+    submit_answer(late, True, wall_ms=5000)  # right, but five seconds on a two-second limit
+    late = Attempt.objects.get(pk=late.pk)
+    assert late.correct is False and "the limit is 2 s" in late.reason
+    prompt = enrollment_next(enrollment=enrollment).attempt
+    import json
+    import time
+    now = time.time() * 1000
+    frame = json.dumps({"type": "batch", "seq": 1, "events": [
+        {"k": "act.type", "t": now, "text": str(prompt.puzzle.truth["sum"])}, {"k": "act.submit", "t": now}]})
+    replies, _ = batch_receive(attempt=Attempt.objects.select_related("puzzle", "study").get(pk=prompt.pk),
+                               raw=frame, received_ms=now)
+    assert replies[-1] == {"type": "submitted", "verdict": {"correct": True}}  # this study shows verdicts
