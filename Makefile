@@ -33,6 +33,9 @@ bench: setup
 	$(BIN)/python bench/verification.py
 	$(BIN)/python bench/replay.py --workers 4 6
 	$(BIN)/python bench/event_path.py
+	$(BIN)/python bench/report.py
+	$(BIN)/python bench/export.py
+	$(BIN)/python bench/dashboard.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
