@@ -21,7 +21,7 @@ def dashboard_summary(*, since_s: int = 300, now: datetime | None = None) -> dic
     """Where the open studies stand right now (JSON-ready).
 
     since_s: how far back a flag counts as new (`new_flags.recent`).
-    now: the moment to summarise at (tests pin it); the wall clock otherwise.
+    now: the moment to summarise at; the wall clock unless given.
     """
     now = now or datetime.now(timezone.utc)
     return {

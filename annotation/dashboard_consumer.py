@@ -5,6 +5,7 @@ import asyncio
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -13,9 +14,11 @@ from annotation.dashboard import dashboard_summary, summary_key
 
 logger = logging.getLogger(__name__)
 DASHBOARD_INTERVAL_S = 1.0
-# Off the single shared thread that sessions and attempt lookups use: a summary is a few queries
-# and must not hold up annotators' sockets behind it.
-_summarise = database_sync_to_async(dashboard_summary, thread_sensitive=False)
+# A thread of its own, off both the single shared thread (sessions, attempt lookups) and the pool
+# that stores annotators' batches: a summary neither holds up their writes nor queues behind them
+# when the server is busy. One thread is enough: at most one summary runs at a time.
+_summarise = database_sync_to_async(dashboard_summary, thread_sensitive=False,
+                                    executor=ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard"))
 # One summary serves every dashboard open in this process within half an interval, so five staff
 # watching cost about what one does.
 _shared: dict = {"at": float("-inf"), "summary": None}

@@ -1,14 +1,14 @@
 """Dashboard figure: update delay with 100 annotators active, on one live server (daphne).
 
 --annotators people in one study, each on its own socket sending page events (a batch every
-100 ms) and submitting an answer every 3-5 s, then taking their next puzzle (as the study's
-queue does); one staff socket watches /ws/dashboard/.
+--batch-ms, 100 ms as the live page does) and submitting an answer every 3-5 s, then taking
+their next puzzle (as the study's queue does); one staff socket watches /ws/dashboard/.
 
 Delay of a submit: from the moment its batch was sent to the first dashboard frame whose
 latest_submit_ms reaches the submitted_at the server stored for it (frames carry the newest
 submit time, so that frame is the first summary that included it).
 
-    python bench/dashboard.py [--annotators 100] [--seconds 60]
+    python bench/dashboard.py [--annotators 100] [--seconds 60] [--batch-ms 100]
 
 Uses a throwaway SQLite database unless DATABASE_URL is set (use PostgreSQL for real figures).
 """
@@ -23,7 +23,6 @@ import time
 from _setup import django_for_bench
 
 TYPES = ("Dice_Count", "Object_Match")
-BATCH_EVERY_S = 0.1
 SUBMIT_EVERY_S = (3.0, 5.0)
 
 
@@ -86,15 +85,16 @@ def answer_events(attempt, now_ms: float, correct: bool) -> list[dict]:
 
 
 # --- the run -----------------------------------------------------------------------------------
-async def annotate(base: str, enrollment, session: str, deadline: float, submits: list, rng: random.Random):
+async def annotate(base: str, enrollment, session: str, deadline: float, submits: list, rng: random.Random,
+                   batch_s: float):
     """One annotator: puzzle after puzzle until the deadline, events streaming meanwhile."""
     attempt = await asyncio.to_thread(next_attempt, enrollment)
     while attempt is not None and time.monotonic() < deadline:
-        await solve(base, attempt, session, rng, submits)
+        await solve(base, attempt, session, rng, submits, batch_s)
         attempt = await asyncio.to_thread(next_attempt, enrollment)
 
 
-async def solve(base: str, attempt, session: str, rng: random.Random, submits: list) -> None:
+async def solve(base: str, attempt, session: str, rng: random.Random, submits: list, batch_s: float) -> None:
     """Stream page events on one attempt for 3-5 s, then submit and wait for the verdict frame."""
     import websockets
 
@@ -109,7 +109,7 @@ async def solve(base: str, attempt, session: str, rng: random.Random, submits: l
             {"k": "load", "t": now, "w": 1280, "h": 1080, "scale": 1, "state": "visible"}]}))
         until = time.monotonic() + rng.uniform(*SUBMIT_EVERY_S)
         while time.monotonic() < until:
-            await asyncio.sleep(BATCH_EVERY_S)
+            await asyncio.sleep(batch_s)
             seq += 1
             now = time.time() * 1000
             moves = [{"k": "pointermove", "t": now + i, "x": 100.0 + i, "y": 200.0, "pointer": "mouse"} for i in range(3)]
@@ -146,14 +146,15 @@ async def watch(base: str, session: str, stop: asyncio.Event, frames: list) -> N
             frames.append((time.time() * 1000, frame["latest_submit_ms"] or 0.0))
 
 
-async def run(base: str, people, staff_session: str, seconds: float) -> tuple[list, list]:
+async def run(base: str, people, staff_session: str, seconds: float, batch_s: float) -> tuple[list, list]:
     submits: list = []
     frames: list = []
     stop = asyncio.Event()
     watcher = asyncio.create_task(watch(base, staff_session, stop, frames))
     deadline = time.monotonic() + seconds
     rng = random.Random(7)
-    await asyncio.gather(*(annotate(base, e, s, deadline, submits, random.Random(rng.random())) for e, s in people))
+    await asyncio.gather(*(annotate(base, e, s, deadline, submits, random.Random(rng.random()), batch_s)
+                           for e, s in people))
     await asyncio.sleep(3)  # the last submits' frames
     stop.set()
     await watcher
@@ -161,8 +162,10 @@ async def run(base: str, people, staff_session: str, seconds: float) -> tuple[li
 
 
 # --- the figures -------------------------------------------------------------------------------
-def delays(submits: list, frames: list) -> tuple[list[float], int]:
-    """Per submit: first frame (in arrival order) whose newest submit time reaches it, minus send."""
+def delays(submits: list, frames: list) -> tuple[list[float], list[float], int]:
+    """Per submit, the first frame (in arrival order) whose newest submit time reaches it: its
+    arrival minus the submit's send (what staff see), and minus the stored submitted_at (the
+    dashboard's own part, without the time the write waited in the server)."""
     from annotation.models import Attempt
 
     stored = {uid: at.timestamp() * 1000 for uid, at in Attempt.objects.filter(
@@ -172,14 +175,15 @@ def delays(submits: list, frames: list) -> tuple[list[float], int]:
         newest = max(newest, latest)  # frames only ever include more submits
         arrivals.append(arrival)
         reached.append(newest)
-    out, missed = [], 0
+    from_send, from_store, missed = [], [], 0
     for uid, sent_ms, _ in submits:
         i = bisect.bisect_left(reached, stored[uid] - 0.001)
         if i == len(reached):
             missed += 1
         else:
-            out.append(arrivals[i] - sent_ms)
-    return out, missed
+            from_send.append(arrivals[i] - sent_ms)
+            from_store.append(arrivals[i] - stored[uid])
+    return from_send, from_store, missed
 
 
 def summary_cost(repeats: int = 20) -> float:
@@ -199,6 +203,7 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--per-type", type=int, default=15, help="puzzles per type in the study")
+    parser.add_argument("--batch-ms", type=float, default=100, help="each page sends a batch this often")
     args = parser.parse_args()
     django_for_bench()
     from annotation.models import Attempt, Event
@@ -208,16 +213,18 @@ def main() -> None:
     people, staff_session = make_people(study, args.annotators)
     with live_server() as base:
         started = time.perf_counter()
-        submits, frames = asyncio.run(run(base, people, staff_session, args.seconds))
+        submits, frames = asyncio.run(run(base, people, staff_session, args.seconds, args.batch_ms / 1000))
         elapsed = time.perf_counter() - started
-    measured, missed = delays(submits, frames)
+    measured, after_store, missed = delays(submits, frames)
     verdicts = [v for _, _, v in submits]
     events = Event.objects.filter(attempt__study=study).count()
-    print(f"annotators {args.annotators}, {elapsed:.0f} s: {len(submits)} submits "
+    print(f"annotators {args.annotators}, a batch every {args.batch_ms:.0f} ms, {elapsed:.0f} s: {len(submits)} submits "
           f"({len(submits) / elapsed:.1f}/s), {events} events stored ({events / elapsed:.0f}/s)")
     print(f"dashboard frames {len(frames)} ({len(frames) / elapsed:.2f}/s)")
     print(f"dashboard update delay: p50 {statistics.median(measured):.0f} ms, p99 {percentile(measured, 0.99):.0f} ms "
           f"(n={len(measured)}, {missed} submits after the last frame)")
+    print(f"  of which after the submit was stored: p50 {statistics.median(after_store):.0f} ms, "
+          f"p99 {percentile(after_store, 0.99):.0f} ms")
     print(f"submit to verdict: p50 {statistics.median(verdicts):.0f} ms, p99 {percentile(verdicts, 0.99):.0f} ms")
     print(f"one summary on {Attempt.objects.count()} attempts: {summary_cost():.1f} ms (median)")
 

@@ -98,12 +98,19 @@ function setState(state, label) {
 // --- transport: the socket, and polling while it is down ------------------------------------
 let failures = 0;
 let pollTimer = null;
+let polled = false; // a poll has answered since the socket went down
+
+function showDown() {
+  setState(polled ? "polling" : "reconnecting",
+    polled ? `reconnecting · polling every ${POLL_MS / 1000} s` : "reconnecting");
+}
 
 function connect() {
   const scheme = location.protocol === "https:" ? "wss://" : "ws://";
   const socket = new WebSocket(scheme + location.host + root.dataset.socket);
   socket.addEventListener("open", () => {
     failures = 0;
+    polled = false;
     stopPolling();
     setState("live", "live");
   });
@@ -115,7 +122,7 @@ function connect() {
     if (event.code === REFUSED) return setState("refused", "not allowed: sign in as staff");
     const wait = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)];
     failures += 1;
-    setState("reconnecting", `reconnecting in ${Math.round(wait / 1000)} s`);
+    showDown();
     startPolling();
     setTimeout(connect, wait);
   });
@@ -140,7 +147,10 @@ async function poll() {
     if (!response.ok) return;
     render(await response.json());
     // An answer that lands after the socket came back must not mark the page as not live.
-    if (pollTimer !== null) setState("polling", `reconnecting · polling every ${POLL_MS / 1000} s`);
+    if (pollTimer !== null) {
+      polled = true;
+      showDown();
+    }
   } catch {
     // the server is down too: the socket's backoff will find it again
   }

@@ -176,11 +176,38 @@ def test_staff_get_the_page_and_json_and_others_do_not(person):
         assert client.get("/dashboard/summary.json").status_code == 403
 
 
-def test_the_page_links_each_open_studys_reports(study):
-    page = signed_in(staff_user()).get("/dashboard/")
-    summary = page.context["summary"]
-    assert summary["studies"][0]["id"] == study.pk
-    assert page.context["report_formats"] == ("html", "csv", "json", "md")
+# --- the page in the machine's Chromium ----------------------------------------------------------
+@pytest.mark.browser
+def test_the_page_goes_live_links_reports_updates_and_falls_back_to_polling(study, person):
+    from annotation.runners.server import live_server
+
+    boss = staff_user()
+    enrollment = enrollment_join(study=study, user=person("ann")[0], external_ids={})
+    enrollment_consent(enrollment=enrollment)
+    attempt = enrollment_next(enrollment=enrollment).attempt
+    with live_server() as base:
+        asyncio.run(_drive_dashboard(base, boss, study, attempt))
+
+
+async def _drive_dashboard(base: str, boss, study, attempt) -> None:
+    from annotation.runners.browser import chromium, signed_in_context
+
+    async with chromium() as browser:
+        page = await (await signed_in_context(browser, base, boss)).new_page()
+        await page.goto("/dashboard/")
+        await page.wait_for_selector('#dash-state[data-state="live"]', timeout=5000)
+        for fmt in ("html", "csv", "json", "md"):
+            assert await page.locator(f'a[href="/studies/{study.pk}/report.{fmt}"]').count() == 1
+        assert await page.text_content("#dash-count-1m") == "0"
+        await database_sync_to_async(submit_answer)(attempt, True)
+        await page.wait_for_function("document.getElementById('dash-count-1m').textContent === '1'", timeout=5000)
+        # A socket that never opens: the page says so and keeps itself current over HTTP.
+        refused = await (await signed_in_context(browser, base, boss)).new_page()
+        await refused.route_web_socket("**/ws/dashboard/", lambda socket: asyncio.ensure_future(socket.close()))
+        await refused.goto("/dashboard/")
+        await refused.wait_for_selector('#dash-state[data-state="reconnecting"]', timeout=3000)
+        await refused.wait_for_selector('#dash-state[data-state="polling"]', timeout=8000)
+        assert await refused.text_content("#dash-count-1m") == "1"
 
 
 # --- the socket -------------------------------------------------------------------------------
