@@ -1,10 +1,11 @@
 """Writes of the annotation side: participants, attempts, events and verdicts."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from annotation.frames import Batch, Limits
@@ -62,10 +63,43 @@ def attempt_limits(*, puzzle: Puzzle) -> Limits:
     return Limits(image_w=w, image_h=h, cells=grid[0] * grid[1] if grid else 0)
 
 
+def _fields(event: dict) -> dict:
+    return {k: v for k, v in event.items() if k not in ("k", "t")}
+
+
+# The usual batch on PostgreSQL in one round trip: advance the acknowledgement and insert the
+# events in a single statement (atomic by itself), only if this is the next batch of an open
+# attempt with nothing stored beyond it. Five round trips and the ORM's overhead were most of
+# the cost of a batch.
+_NEXT_BATCH_SQL = """
+WITH advanced AS (
+    UPDATE annotation_attempt SET acked_seq = %(seq)s, max_seq = %(seq)s
+    WHERE id = %(attempt)s AND acked_seq = %(seq)s - 1 AND max_seq < %(seq)s
+      AND submitted_at IS NULL AND abandoned_at IS NULL
+    RETURNING id)
+INSERT INTO annotation_event (attempt_id, seq, "index", kind, t, received, data)
+SELECT advanced.id, %(seq)s, e.i, e.kind, e.t, %(received)s, e.data::jsonb
+FROM advanced, unnest(%(indexes)s::int[], %(kinds)s::text[], %(ts)s::float8[], %(data)s::text[]) AS e(i, kind, t, data)
+"""
+
+
+def _append_next_in_one_statement(attempt_id: int, batch: Batch, received_ms: float) -> bool:
+    events = batch.events
+    with connection.cursor() as cursor:
+        cursor.execute(_NEXT_BATCH_SQL, {
+            "seq": batch.seq, "attempt": attempt_id, "received": received_ms,
+            "indexes": list(range(len(events))), "kinds": [e["k"] for e in events],
+            "ts": [e["t"] for e in events], "data": [json.dumps(_fields(e)) for e in events]})
+        return cursor.rowcount == len(events)
+
+
 def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appended:
     """Store a batch (idempotent on its number), advance the acknowledgement, score on submit."""
+    if connection.vendor == "postgresql" and not batch.has_submit:
+        if _append_next_in_one_statement(attempt_id, batch, received_ms):
+            return Appended(batch.seq, False)
     rows = [Event(attempt_id=attempt_id, seq=batch.seq, index=i, kind=e["k"], t=e["t"], received=received_ms,
-                  data={k: v for k, v in e.items() if k not in ("k", "t")})
+                  data=_fields(e))
             for i, e in enumerate(batch.events)]
     with transaction.atomic():
         # The usual case, in one statement that also locks the row: the next batch of an open
