@@ -73,7 +73,6 @@ def puzzle_review(*, puzzle) -> dict:
     import base64
 
     from annotation.models import Attempt, AuditLog, Flag
-    from puzzles.drawing.masks import to_png
 
     puzzle_type = get_type(puzzle.type)
     public = puzzle.public
@@ -82,7 +81,7 @@ def puzzle_review(*, puzzle) -> dict:
                 .select_related("participant__user").order_by("submitted_at"))
     answers = [{"answer": a.answer, "correct": a.correct, "who": a.participant.user.username, "uid": a.uid,
                 "reason": a.reason} for a in attempts]
-    masks = {name: "data:image/png;base64," + base64.b64encode(to_png(mask)).decode()
+    masks = {name: "data:image/png;base64," + base64.b64encode(_tint(mask)).decode()
              for name, mask in puzzle.load_masks().items()}
     return {
         "puzzle": puzzle, "type": puzzle_type.describe(), "image_url": image.file.url if image else None,
@@ -92,6 +91,20 @@ def puzzle_review(*, puzzle) -> dict:
         "audit": list(AuditLog.objects.filter(puzzle=puzzle)[:20]),
         "marks": answer_marks(answers, public.get("grid_size"), public["image_size"]),
     }
+
+
+def _tint(mask) -> bytes:
+    """A mask as a PNG overlay: the masked pixels tinted, the rest transparent."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    rgba = np.zeros((*mask.shape, 4), dtype=np.uint8)
+    rgba[mask] = (250, 204, 21, 120)
+    buffer = io.BytesIO()
+    Image.fromarray(rgba, "RGBA").save(buffer, "PNG")
+    return buffer.getvalue()
 
 
 def answer_marks(answers: list[dict], grid, size) -> dict:
