@@ -75,6 +75,8 @@ def _text(max_length: int) -> Callable[[Any, Limits], str]:
     def check(value, limits):
         if not isinstance(value, str) or len(value) > max_length:
             raise ValueError(f"must be text of at most {max_length} characters")
+        if "\x00" in value:  # the database cannot store it; refused here, not stuck there
+            raise ValueError("must not contain NUL characters")
         return value
     return check
 

@@ -4,8 +4,8 @@ Counting rules (written into every report's `rules`):
 - a person's answer to a puzzle is their first attempt on it in the study (Pass@1); with k
   attempts allowed, Pass@k is whether one of their first k attempts was correct;
 - Pass@1 is over submitted first attempts; submission rate is submitted / started;
-- practice and gold attempts, attempts whose assignment expired, excluded annotators and
-  retired puzzles are left out;
+- practice and gold attempts, excluded annotators and retired puzzles are left out; an attempt
+  whose assignment expired counts as started and not submitted;
 - agents are matched on the study's puzzles; an agent's unsubmitted rollout counts as wrong.
 """
 from __future__ import annotations
@@ -52,8 +52,9 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
     """Each included person's answer per puzzle: their first attempt, plus whether one of the
     first k was correct."""
     excluded = set(Enrollment.objects.filter(study=study, excluded=True).values_list("participant_id", flat=True))
-    rows = (Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, abandoned_at__isnull=True,
-                                   puzzle_id__in=pool)
+    # Abandoned attempts stay in: they were started and not submitted (the submission rate);
+    # only submitted attempts count towards Pass@1.
+    rows = (Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, puzzle_id__in=pool)
             .exclude(participant_id__in=excluded)
             .order_by("created_at", "pk")
             .values_list("participant_id", "puzzle_id", "puzzle__type", "submitted_at", "correct", "wall_ms",

@@ -187,6 +187,7 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
     returns whether its correctness changed. Times are not touched."""
     _, actions = _submitted_events(attempt)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
+    verdict = _within_time_limit(attempt, verdict, wall_ms=attempt.wall_ms or 0.0)
     changed = verdict.correct != attempt.correct
     attempt.answer, attempt.correct, attempt.reward, attempt.reason = (
         answer, verdict.correct, verdict.reward, verdict.reason[:300])
@@ -199,9 +200,7 @@ def _score(attempt: Attempt) -> None:
     events, actions = _submitted_events(attempt)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
     timing = measure(events, opened_ms=attempt.created_at.timestamp() * 1000)
-    limit_s = attempt.study.time_limit_s if attempt.study_id else None
-    if limit_s and timing.wall_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
-        verdict = Verdict(False, 0.0, f"submitted after {timing.wall_ms / 1000:.1f} s; the limit is {limit_s} s")
+    verdict = _within_time_limit(attempt, verdict, wall_ms=timing.wall_ms)
     attempt.submitted_at = timezone.now()
     attempt.answer = answer
     attempt.correct, attempt.reward, attempt.reason = verdict.correct, verdict.reward, verdict.reason[:300]
@@ -212,10 +211,19 @@ def _score(attempt: Attempt) -> None:
         _slot_after_submit(attempt)
 
 
+def _within_time_limit(attempt: Attempt, verdict: Verdict, *, wall_ms: float) -> Verdict:
+    """A study's time limit overrules the verifier: too late is wrong, however right."""
+    limit_s = attempt.study.time_limit_s if attempt.study_id else None
+    if limit_s and wall_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
+        return Verdict(False, 0.0, f"submitted after {wall_ms / 1000:.1f} s; the limit is {limit_s} s")
+    return verdict
+
+
 def _slot_after_submit(attempt: Attempt) -> None:
     """A study place is done when solved, or when its k attempts are used up."""
     allowed = attempt.study.attempts_per_puzzle if attempt.study_id else 1
-    used = Attempt.objects.filter(slot_id=attempt.slot_id, submitted_at__isnull=False).count() + 1
+    used = Attempt.objects.filter(slot_id=attempt.slot_id, participant_id=attempt.participant_id,
+                                  submitted_at__isnull=False).count() + 1
     if attempt.correct or used >= allowed:
         Slot.objects.filter(pk=attempt.slot_id).update(done=True)
 

@@ -15,7 +15,7 @@ from itertools import zip_longest
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import Attempt, Enrollment, Slot, Study
@@ -84,6 +84,10 @@ def guest_user(*, study: Study):
     return user
 
 
+def is_guest(user, *, study: Study) -> bool:
+    return user.username.startswith(f"guest-{study.pk}-")
+
+
 def enrollment_join(*, study: Study, user, external_ids: dict[str, str]) -> Enrollment:
     participant = participant_for_user(user=user)
     enrollment, created = Enrollment.objects.get_or_create(
@@ -111,8 +115,16 @@ class Step:
 
 def enrollment_next(*, enrollment: Enrollment, now: datetime | None = None) -> Step:
     """What this annotator sees next: the same unfinished attempt after a refresh, on another
-    device or the next day; else practice, gold when due, or a newly assigned puzzle."""
-    now = now or timezone.now()
+    device or the next day; else practice, gold when due, or a newly assigned puzzle.
+
+    One step at a time per annotator (their enrollment row is locked), so two tabs or a double
+    click cannot take two puzzles or the same puzzle twice."""
+    with transaction.atomic():
+        locked = Enrollment.objects.select_for_update(of=("self",)).select_related("study").get(pk=enrollment.pk)
+        return _next_step(locked, now or timezone.now())
+
+
+def _next_step(enrollment: Enrollment, now: datetime) -> Step:
     study = enrollment.study
     if enrollment.excluded:
         return Step("excluded")
@@ -161,7 +173,7 @@ def _gold_due(enrollment: Enrollment, done: int) -> bool:
 
 def _next_special(enrollment: Enrollment, puzzles, purpose: str) -> Attempt | None:
     """The open attempt on the first practice (or gold) puzzle not yet submitted, made if needed."""
-    for puzzle in puzzles:
+    for puzzle in puzzles.exclude(status=Puzzle.Status.RETIRED):
         attempts = Attempt.objects.filter(participant=enrollment.participant, study=enrollment.study, puzzle=puzzle,
                                           purpose=purpose)
         if attempts.filter(submitted_at__isnull=False).exists():
@@ -173,7 +185,8 @@ def _next_special(enrollment: Enrollment, puzzles, purpose: str) -> Attempt | No
 
 def _current(enrollment: Enrollment, now: datetime) -> Attempt | None:
     """The annotator's unfinished slot (kept alive while they come back), with an open attempt."""
-    slot = Slot.objects.filter(enrollment=enrollment, done=False).order_by("assigned_at").first()
+    slot = (Slot.objects.select_for_update(of=("self",)).filter(enrollment=enrollment, done=False)
+            .exclude(puzzle__status=Puzzle.Status.RETIRED).order_by("assigned_at").first())
     if slot is None:
         return None
     Slot.objects.filter(pk=slot.pk).update(expires_at=now + timedelta(minutes=enrollment.study.hold_minutes))
@@ -182,7 +195,8 @@ def _current(enrollment: Enrollment, now: datetime) -> Attempt | None:
 
 def _open_attempt(enrollment: Enrollment, slot: Slot) -> Attempt:
     """The slot's unsubmitted attempt, or a new one (a retry, when the study allows k attempts)."""
-    return slot.attempts.filter(submitted_at__isnull=True, abandoned_at__isnull=True).first() or Attempt.objects.create(
+    mine = slot.attempts.filter(participant=enrollment.participant)
+    return mine.filter(submitted_at__isnull=True, abandoned_at__isnull=True).first() or Attempt.objects.create(
         participant=enrollment.participant, puzzle_id=slot.puzzle_id, study=enrollment.study, slot=slot)
 
 
@@ -191,10 +205,14 @@ def _assign(enrollment: Enrollment, now: datetime) -> Attempt | None:
     study = enrollment.study
     seen = Attempt.objects.filter(participant=enrollment.participant, study=study).values("puzzle_id")
     with transaction.atomic():
-        slot = (Slot.objects.select_for_update(skip_locked=True)
+        answered = Attempt.objects.filter(slot=OuterRef("pk"), submitted_at__isnull=False)
+        slot = (Slot.objects.select_for_update(skip_locked=True, of=("self",))
                 .filter(study=study, done=False)
-                .filter(Q(enrollment__isnull=True) | Q(expires_at__lt=now))
+                # An expired place goes back to the queue only if its holder answered nothing:
+                # an answer given counts, and the overlap stays what the study says.
+                .filter(Q(enrollment__isnull=True) | Q(expires_at__lt=now) & ~Exists(answered))
                 .exclude(puzzle_id__in=seen)
+                .exclude(puzzle__status=Puzzle.Status.RETIRED)
                 .order_by("rank", "copy")
                 .first())
         if slot is None:
@@ -228,6 +246,8 @@ def study_progress(*, attempt: Attempt) -> dict | None:
         "done": _done(enrollment),
         "total": _total(study),
         "time_limit_s": study.time_limit_s,
+        # The limit runs from when the puzzle was first shown, across reloads and devices.
+        "elapsed_ms": round((timezone.now() - attempt.created_at).total_seconds() * 1000),
         "next_url": f"/s/{study.token}/next/",
         "pause_url": f"/s/{study.token}/pause/",
     }

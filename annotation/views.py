@@ -15,7 +15,7 @@ from annotation.labels import flag_raise
 from annotation.models import Enrollment, Study
 from annotation.selectors import attempt_page_data
 from annotation.services import attempt_start, participant_for_user
-from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, guest_user
+from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, guest_user, is_guest
 from puzzles.models import Puzzle
 
 
@@ -132,13 +132,19 @@ def study_pause(request, token: str):
 
 
 def _returning_worker(study: Study, crowd: dict):
-    pid = crowd.get("PROLIFIC_PID") or crowd.get("workerId")
-    if not pid:
+    """The guest account this crowd id joined with, to resume on another device. Only login-less
+    guests of this very study resume this way, never an account with a password or staff."""
+    key = next((k for k in ("PROLIFIC_PID", "workerId") if crowd.get(k)), None)
+    if key is None:
         return None
-    key = "PROLIFIC_PID" if "PROLIFIC_PID" in crowd else "workerId"
-    enrollment = (Enrollment.objects.filter(study=study, **{f"external_ids__{key}": pid})
-                  .select_related("participant__user").first())
-    return enrollment.participant.user if enrollment else None
+    found = list(Enrollment.objects.filter(study=study, **{f"external_ids__{key}": crowd[key]})
+                 .select_related("participant__user")[:2])
+    if len(found) != 1:
+        return None
+    user = found[0].participant.user
+    if user.is_staff or user.is_superuser or user.has_usable_password() or not is_guest(user, study=study):
+        return None
+    return user
 
 
 def _enrollment(request, study: Study) -> Enrollment | None:

@@ -155,7 +155,7 @@ function studyBar(stage, study, submit) {
   stage.appendChild(bar);
   let timer = null;
   if (study.time_limit_s) {
-    const ends = performance.now() + study.time_limit_s * 1000;
+    const ends = performance.now() + study.time_limit_s * 1000 - (study.elapsed_ms || 0);
     const clock = bar.querySelector(".clock");
     const tick = () => {
       const left = Math.max(0, Math.ceil((ends - performance.now()) / 1000));

@@ -295,3 +295,13 @@ async def test_a_submitted_attempt_takes_no_new_socket(open_attempt):
     await socket.connect()
     assert (await socket.receive_json_from())["code"] == "closed"
     await socket.disconnect()
+
+
+async def test_text_with_a_nul_character_is_refused_not_stuck(open_attempt):
+    attempt, session = await database_sync_to_async(open_attempt)("Dice_Count")
+    socket = await connected(attempt.uid, session)
+    await socket.send_to(text_data=batch(1, load(), ev("act.type", text="4\x00")))
+    reply = await socket.receive_json_from()
+    assert reply["code"] == "bad_frame" and "NUL" in reply["message"]
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}  # its place kept: nothing jams
+    await socket.disconnect()

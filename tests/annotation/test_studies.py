@@ -198,3 +198,78 @@ def test_a_study_time_limit_and_its_verdict_setting_apply_on_the_server(verified
     replies, _ = batch_receive(attempt=Attempt.objects.select_related("puzzle", "study").get(pk=prompt.pk),
                                raw=frame, received_ms=now)
     assert replies[-1] == {"type": "submitted", "verdict": {"correct": True}}  # this study shows verdicts
+
+
+def test_a_crowd_id_never_signs_anyone_in_as_an_account_with_a_password(verified):
+    verified(types=("Dice_Count",), per_type=2)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1)
+    from django.contrib.auth import get_user_model
+    boss = get_user_model().objects.create_user("boss", password="secret", is_staff=True)
+    staff = Client()
+    staff.force_login(boss)
+    staff.get(f"/s/{study.token}/?PROLIFIC_PID=same")
+    staff.post(f"/s/{study.token}/")
+    stranger = Client()
+    page = stranger.get(f"/s/{study.token}/?PROLIFIC_PID=same")
+    assert page.status_code == 200 and "I agree, start" in page.content.decode()  # not signed in as boss
+    assert stranger.get("/review/").status_code == 302
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_annotator_asking_many_times_at_once_gets_one_puzzle(verified, person):
+    verified(types=("Dice_Count",), per_type=3)
+    study = study_create(name="s", split="test", puzzles_per_annotator=3, overlap=2)
+    enrollment = annotator(person, study, "eager")
+    barrier = threading.Barrier(6)
+    seen = []
+
+    def ask():
+        try:
+            barrier.wait()
+            seen.append(enrollment_next(enrollment=enrollment).attempt.pk)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(seen)) == 1 and len(seen) == 6
+    assert Slot.objects.filter(enrollment=enrollment).count() == 1
+
+
+def test_a_place_with_an_answer_does_not_expire_to_someone_else(verified, person):
+    verified(types=("Dice_Count",), per_type=1)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1, attempts_per_puzzle=2)
+    first, second = annotator(person, study, "a"), annotator(person, study, "b")
+    submit(enrollment_next(enrollment=first).attempt, correct=False)  # one of two tries used
+    later = timezone.now() + timedelta(minutes=study.hold_minutes + 1)
+    assert enrollment_next(enrollment=second, now=later).kind == "waiting"
+    retry = enrollment_next(enrollment=first, now=later).attempt
+    submit(retry, correct=True)
+    assert Slot.objects.get(study=study).done
+
+
+def test_retired_puzzles_leave_the_queue(verified, person):
+    pool = verified(types=("Dice_Count",), per_type=2)
+    study = study_create(name="s", split="test", puzzles_per_annotator=2)
+    Puzzle.objects.filter(pk=pool[0].pk).update(status=Puzzle.Status.RETIRED)
+    enrollment = annotator(person, study, "r")
+    first = enrollment_next(enrollment=enrollment).attempt
+    assert first.puzzle_id == pool[1].pk
+    submit(first)
+    assert enrollment_next(enrollment=enrollment).kind == "waiting"  # nothing else to give
+
+
+def test_re_scoring_after_a_truth_correction_keeps_the_time_limit(verified, person):
+    from annotation.labels import puzzle_correct_truth
+    from .conftest import submit_answer
+
+    verified(types=("Dice_Count",), per_type=1)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1, time_limit_s=2)
+    late = enrollment_next(enrollment=annotator(person, study, "t")).attempt
+    submit_answer(late, True, wall_ms=6000)
+    puzzle = Puzzle.objects.get(pk=late.puzzle_id)
+    puzzle_correct_truth(puzzle=puzzle, truth=dict(puzzle.truth), by=None)
+    assert Attempt.objects.get(pk=late.pk).correct is False

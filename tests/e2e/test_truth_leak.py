@@ -21,7 +21,7 @@ NESTED_KEYS = PAGE_DATA_KEYS | {
     "stage", "image", "reference", "grid", "controls", "x", "y", "w", "h", "natural_w", "natural_h",
     "submit", "prev", "next", "rotate_left", "rotate_right", "input", "hold",
     "options", "rotations", *(str(angle) for angle in range(0, 360, 45)), "size", "start",
-    "name", "purpose", "done", "total", "time_limit_s", "next_url", "pause_url",  # a study's bar
+    "name", "purpose", "done", "total", "time_limit_s", "elapsed_ms", "next_url", "pause_url",  # a study's bar
 }
 
 
