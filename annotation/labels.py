@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Attempt, AuditLog, Flag
+from annotation.models import Attempt, AuditLog, Enrollment, Flag
 from annotation.services import attempt_rescore
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
@@ -85,9 +85,12 @@ class Suspect:
 def consensus_suspects(*, min_people: int = 2) -> list[Suspect]:
     """Puzzles where several people independently gave the same answer and the verifier said no:
     the likeliest cases of a wrong truth. Points count as the same within a 10-pixel cell."""
+    excluded = Enrollment.objects.filter(excluded=True).values("participant_id")
     wrong = (Attempt.objects.filter(submitted_at__isnull=False, correct=False, answer__isnull=False,
                                     participant__kind="human")
              .exclude(puzzle__status=Puzzle.Status.RETIRED)
+             .exclude(purpose=Attempt.Purpose.PRACTICE)
+             .exclude(participant_id__in=excluded)
              .values_list("puzzle_id", "puzzle__uid", "puzzle__type", "participant_id", "answer"))
     people: dict[tuple[int, str], set[int]] = defaultdict(set)
     names, answers = {}, {}

@@ -45,6 +45,8 @@ def study_create(
     pool = list(pool.order_by("type", "index", "source_id")[:pool_size])
     if not pool:
         raise StudySetupError(f"no replay-verified puzzles in split {split!r} for those types")
+    if puzzles_per_annotator > len(pool):
+        raise StudySetupError(f"{puzzles_per_annotator} puzzles per annotator, but only {len(pool)} in the pool")
     with transaction.atomic():
         study = Study.objects.create(
             name=name, split=split, types=names, puzzles_per_annotator=puzzles_per_annotator, overlap=overlap,
