@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine:
-#   make run    set up, migrate, seed a small bank, serve on http://127.0.0.1:8000
+#   make run    set up, migrate, seed and replay-verify a small bank, serve on http://127.0.0.1:8000
 #   make test   set up, run the whole test suite
 PYTHON ?= python3
 VENV := .venv
@@ -23,6 +23,7 @@ setup: $(STAMP)
 run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py puzzles generate --split test --per-type 10
+	$(BIN)/python manage.py puzzles replay --split test --per-type 10 --unverified
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: setup

@@ -60,6 +60,7 @@ def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by, note: str = "") -> 
     if not verdict.correct:
         raise TruthRejected(f"the truth's own solution does not verify: {verdict.reason}")
     with transaction.atomic():
+        puzzle = Puzzle.objects.select_for_update().get(pk=puzzle.pk)  # submits being scored wait
         old = puzzle.truth
         puzzle.truth = truth
         puzzle.save(update_fields=["truth"])

@@ -198,6 +198,9 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
 def _score(attempt: Attempt) -> None:
     """Reduce the stored actions before the first submit to an answer, verify it, measure time."""
     events, actions = _submitted_events(attempt)
+    # The truth as it is now, with its row locked: a truth correction running at the same moment
+    # either sees this verdict and re-scores it, or finishes first and this uses the new truth.
+    attempt.puzzle = Puzzle.objects.select_for_update().get(pk=attempt.puzzle_id)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
     timing = measure(events, opened_ms=attempt.created_at.timestamp() * 1000)
     verdict = _within_time_limit(attempt, verdict, wall_ms=timing.wall_ms)

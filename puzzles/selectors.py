@@ -22,7 +22,7 @@ def bank_overview() -> list[dict]:
 
 
 def puzzle_selection(*, split: str, types: list[str] | None = None, per_type: int | None = None,
-                     dataset: str | None = None) -> list[int]:
+                     dataset: str | None = None, unverified_only: bool = False) -> list[int]:
     """Ids of the first per_type stored puzzles of each type in a split (all when per_type is None),
     interleaved across types, so slow types (a hold takes seconds) spread over parallel workers."""
     names = [get_type(t).name for t in types] if types else registry().names()
@@ -31,6 +31,8 @@ def puzzle_selection(*, split: str, types: list[str] | None = None, per_type: in
         query = Puzzle.objects.filter(type=name, split=split).exclude(status=Puzzle.Status.RETIRED)
         if dataset:
             query = query.filter(dataset=dataset)
+        if unverified_only:
+            query = query.exclude(status=Puzzle.Status.VERIFIED)
         ids = query.order_by("index", "source_id").values_list("id", flat=True)
         per_name.append(list(ids[:per_type] if per_type is not None else ids))
     return [pid for row in zip_longest(*per_name) for pid in row if pid is not None]

@@ -63,6 +63,7 @@ class Command(BaseCommand):
         replay.add_argument("--per-type", type=int, help="the first N stored puzzles of each type (default: all)")
         replay.add_argument("--workers", type=int, default=4, help="pages in parallel (default: 4, the fastest on 2 cores)")
         replay.add_argument("--dataset", help="only this dataset (default: every stored dataset)")
+        replay.add_argument("--unverified", action="store_true", help="only puzzles not yet verified")
 
     def handle(self, *args, action, **options):
         handler = getattr(self, "do_" + action.replace("-", "_"))
@@ -125,12 +126,16 @@ class Command(BaseCommand):
         verdict = puzzle_type.verify(puzzle.truth, parsed, puzzle.load_masks())
         self.stdout.write(json.dumps({"puzzle": puzzle.uid, "type": puzzle.type, **verdict.as_dict()}))
 
-    def do_replay(self, *, split, types, per_type, workers, dataset, **_):
+    def do_replay(self, *, split, types, per_type, workers, dataset, unverified, **_):
         # Interface code may orchestrate both apps; the bank itself never imports annotation.
         from annotation.runners.replay import replay_puzzles
         from puzzles.selectors import puzzle_selection
 
-        ids = puzzle_selection(split=split, types=types, per_type=per_type, dataset=dataset)
+        ids = puzzle_selection(split=split, types=types, per_type=per_type, dataset=dataset,
+                               unverified_only=unverified)
+        if not ids and unverified:
+            self.stdout.write("replay: 0/0 verified (every chosen puzzle is already verified)")
+            return
         if not ids:
             raise CommandError(f"no stored puzzles in split {split!r} for that choice; run `puzzles generate` first")
         types_by_id = dict(Puzzle.objects.filter(pk__in=ids).values_list("pk", "type"))
