@@ -129,3 +129,13 @@ def test_the_replay_provider_runs_rollouts_as_agent_attempts(puzzles_of):
     out = command("agent", "run", "--provider", "replay", "--split", "test", "--limit", "1", "--rollouts", "2")
     assert out.strip().endswith("agent: 4/4 correct")
     assert Attempt.objects.filter(participant__kind="agent", correct=True).count() == 4
+
+
+def test_replay_of_unverified_puzzles_only_skips_what_is_verified(puzzles_of):
+    first, second = puzzles_of("Dice_Count", "Geometry_Click")
+    Puzzle.objects.filter(pk=first.pk).update(status=Puzzle.Status.VERIFIED)
+    out = command("puzzles", "replay", "--split", "test", "--unverified")
+    assert out.strip().endswith("replay: 1/1 verified")
+    assert ReplayCheck.objects.filter(puzzle=second).count() == 1 and not ReplayCheck.objects.filter(puzzle=first)
+    again = command("puzzles", "replay", "--split", "test", "--unverified")
+    assert again.strip().endswith("replay: 0/0 verified (every chosen puzzle is already verified)")
