@@ -21,6 +21,16 @@ def stored_puzzle(db):
 
 
 @pytest.fixture
+def verified(db):
+    """make(types, per_type) -> stored test puzzles, marked replay-verified (studies need that)."""
+    def make(types=("Dice_Count", "Bingo"), per_type=3) -> list[Puzzle]:
+        bank_generate(split="test", per_type=per_type, types=list(types), bank_seed=5, workers=1)
+        Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
+        return list(Puzzle.objects.filter(dataset="generated:5", type__in=types).order_by("type", "index"))
+    return make
+
+
+@pytest.fixture
 def person(db):
     """make(name) -> (user, session cookie value)."""
     def make(name: str = "ann"):

@@ -20,7 +20,6 @@ from annotation.services import attempt_start, events_append, participant_for_us
 from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, study_create
 from arena_site.asgi import application
 from puzzles.models import Puzzle
-from puzzles.services import bank_generate
 
 from .conftest import submit_answer
 
@@ -30,9 +29,8 @@ TYPES = ("Dice_Count", "Object_Match")
 
 
 @pytest.fixture
-def study(db):
-    bank_generate(split="test", per_type=3, types=list(TYPES), bank_seed=5, workers=1)
-    Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
+def study(verified):
+    verified(types=TYPES, per_type=3)
     return study_create(name="Pilot", split="test", puzzles_per_annotator=6, overlap=3)
 
 

@@ -5,11 +5,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.labels import consensus_suspects, flag_raise, puzzle_correct_truth, puzzle_retire, TruthRejected
+from annotation.labels import TruthRejected, consensus_suspects, flag_raise, puzzle_correct_truth
 from annotation.models import Attempt, AuditLog, Event, Flag
 from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, study_create
 from puzzles.models import Puzzle
-from puzzles.services import bank_generate
 
 from .conftest import submit_answer
 
@@ -17,9 +16,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def study(db):
-    bank_generate(split="test", per_type=2, types=["Dice_Count"], bank_seed=5, workers=1)
-    Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
+def study(verified):
+    verified(types=("Dice_Count",), per_type=2)
     return study_create(name="Labels", split="test", puzzles_per_annotator=2, overlap=3)
 
 

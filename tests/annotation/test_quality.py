@@ -12,7 +12,6 @@ from annotation.reports import study_report
 from annotation.services import events_append
 from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, study_create
 from puzzles.models import Puzzle
-from puzzles.services import bank_generate
 
 from .conftest import submit_answer
 
@@ -20,9 +19,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def study(db):
-    bank_generate(split="test", per_type=4, types=["Dice_Count"], bank_seed=5, workers=1)
-    Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
+def study(verified):
+    verified(types=("Dice_Count",), per_type=4)
     gold = Puzzle.objects.get(dataset="generated:5", index=3)
     return study_create(name="QC", split="test", puzzles_per_annotator=2, overlap=2, gold=[gold])
 

@@ -12,17 +12,6 @@ from annotation.services import AttemptClosed, events_append, participant_for_us
 from annotation.frames import Batch
 from annotation.studies import StudySetupError, enrollment_consent, enrollment_join, enrollment_next, ranked, study_create
 from puzzles.models import Puzzle
-from puzzles.services import bank_generate
-
-
-@pytest.fixture
-def verified(db):
-    """make(types, per_type) -> verified puzzles of the test split."""
-    def make(types=("Dice_Count", "Bingo"), per_type=3) -> list[Puzzle]:
-        bank_generate(split="test", per_type=per_type, types=list(types), bank_seed=5, workers=1)
-        Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
-        return list(Puzzle.objects.filter(dataset="generated:5", type__in=types).order_by("type", "index"))
-    return make
 
 
 def annotator(person, study, name):
