@@ -12,6 +12,7 @@ markup.
 from __future__ import annotations
 
 import csv
+import json
 import io
 import math
 from html import escape
@@ -844,3 +845,13 @@ def to_html(report: dict) -> str:
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{css}</style></head>"
             f"<body><main>{body}<footer>Generated {escape(str(generated))}</footer></main></body></html>\n")
+
+
+FORMATS = ("html", "csv", "json", "md")
+
+
+def render(report: dict, fmt: str) -> str:
+    """The report in one of FORMATS (json is the report itself)."""
+    if fmt == "json":
+        return json.dumps(report, indent=2)
+    return {"csv": to_csv, "md": to_markdown, "html": to_html}[fmt](report)

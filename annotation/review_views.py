@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from annotation.exports import event_lines
 from annotation.labels import TruthRejected, consensus_suspects, flag_dismiss, puzzle_correct_truth, puzzle_retire
 from annotation.models import Flag, Study
+from annotation import report_render
 from annotation.reports import study_report
 from annotation.selectors import puzzle_review, review_queue
 from puzzles.models import Puzzle
@@ -54,12 +55,10 @@ def resolve(request, uid: str):
 
 @staff_member_required
 def report_download(request, study_id: int, fmt: str):
-    from annotation.management.commands.report import render as render_report
-
     if fmt not in REPORT_TYPES:
         raise Http404(f"no {fmt} report; one of {', '.join(REPORT_TYPES)}")
     study = get_object_or_404(Study, pk=study_id)
-    text = render_report(study_report(study=study), fmt)
+    text = report_render.render(study_report(study=study), fmt)
     response = HttpResponse(text, content_type=f"{REPORT_TYPES[fmt]}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-report.{fmt}"'
     return response

@@ -18,8 +18,7 @@ from typing import Callable, Iterable, Protocol
 from asgiref.sync import sync_to_async
 
 from annotation.models import Attempt, Participant
-from annotation.runners.browser import chromium, open_attempt, perform, signed_in_context
-from annotation.runners.server import live_server
+from annotation.runners.browser import on_pages, open_attempt, perform
 from annotation.services import attempt_start, system_participant
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
@@ -191,28 +190,9 @@ def run_agent(
 ) -> list[RolloutResult]:
     """K rollouts of an agent on each puzzle, W pages in parallel; each rollout is one attempt."""
     participant = system_participant(kind=Participant.Kind.AGENT, label=label)
-    jobs = [(pid, k) for pid in puzzle_ids for k in range(rollouts)]
-    with live_server() as base_url:
-        return asyncio.run(_run_all(jobs, participant, base_url, provider_factory, workers, on_result))
-
-
-async def _run_all(jobs, participant, base_url, provider_factory, workers, on_result) -> list[RolloutResult]:
-    queue = list(reversed(jobs))
-    results: list[RolloutResult] = []
-    async with chromium() as browser:
-        async def worker():
-            context = await signed_in_context(browser, base_url, participant.user)
-            page = await context.new_page()
-            while queue:
-                puzzle_id, _ = queue.pop()
-                result = await _rollout(page, participant, puzzle_id, provider_factory)
-                results.append(result)
-                if on_result:
-                    on_result(result)
-            await context.close()
-
-        await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(jobs))))))
-    return results
+    jobs = [puzzle_id for puzzle_id in puzzle_ids for _ in range(rollouts)]
+    return on_pages(jobs, user=participant.user, workers=workers, on_result=on_result,
+                    act=lambda page, puzzle_id: _rollout(page, participant, puzzle_id, provider_factory))
 
 
 async def _rollout(page, participant, puzzle_id, provider_factory) -> RolloutResult:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import AsyncIterator
+from typing import AsyncIterator, Awaitable, Callable
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -15,6 +15,8 @@ from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_K
 from django.contrib.sessions.backends.db import SessionStore
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from annotation.runners.server import live_server
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -31,6 +33,32 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 1080}
 DRAG_STEPS = 12
+
+
+def on_pages(jobs: list, *, user, workers: int, act: Callable[[Page, object], Awaitable],
+             on_result: Callable | None = None) -> list:
+    """act(page, job) for every job, in W pages of one Chromium signed in as `user`, against a
+    live page server started for the run. Results come back in the order they finish."""
+    with live_server() as base_url:
+        return asyncio.run(_on_pages(list(jobs), user, base_url, workers, act, on_result))
+
+
+async def _on_pages(jobs, user, base_url, workers, act, on_result) -> list:
+    pending = list(reversed(jobs))  # popped from the end: jobs start in the order given
+    results = []
+    async with chromium() as browser:
+        async def worker():
+            context = await signed_in_context(browser, base_url, user)
+            page = await context.new_page()
+            while pending:
+                result = await act(page, pending.pop())
+                results.append(result)
+                if on_result:
+                    on_result(result)
+            await context.close()
+
+        await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(jobs))))))
+    return results
 
 
 @contextlib.asynccontextmanager
@@ -107,7 +135,3 @@ async def perform(page: Page, action: dict) -> None:
     else:
         raise ValueError(f"unknown action {kind!r}")
 
-
-def action_seconds(actions: list[dict]) -> float:
-    """How long the actions take to perform, beyond their input events (holds)."""
-    return sum(a["arguments"].get("duration_ms", 0) for a in actions) / 1000

@@ -5,7 +5,6 @@ runner never judges anything itself.
 """
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -13,10 +12,7 @@ from typing import Callable, Iterable
 from asgiref.sync import sync_to_async
 
 from annotation.models import Attempt, Participant
-from annotation.runners.browser import (
-    chromium, open_attempt, perform, signed_in_context, wait_submitted,
-)
-from annotation.runners.server import live_server
+from annotation.runners.browser import on_pages, open_attempt, perform, wait_submitted
 from annotation.services import attempt_start, system_participant
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
@@ -36,30 +32,9 @@ def replay_puzzles(
     puzzle_ids: Iterable[int], *, workers: int = 4, on_result: Callable[[ReplayOutcome], None] | None = None
 ) -> list[ReplayOutcome]:
     """Replay each puzzle's reference answer in W parallel pages; record and return the outcomes."""
-    ids = list(puzzle_ids)
     participant = system_participant(kind=Participant.Kind.REPLAY, label="reference answers")
-    with live_server() as base_url:
-        return asyncio.run(_replay_all(ids, participant, base_url, max(1, workers), on_result))
-
-
-async def _replay_all(ids, participant, base_url, workers, on_result) -> list[ReplayOutcome]:
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for puzzle_id in ids:
-        queue.put_nowait(puzzle_id)
-    outcomes: list[ReplayOutcome] = []
-    async with chromium() as browser:
-        async def worker():
-            context = await signed_in_context(browser, base_url, participant.user)
-            page = await context.new_page()
-            while not queue.empty():
-                outcome = await _replay_one(page, participant, queue.get_nowait())
-                outcomes.append(outcome)
-                if on_result:
-                    on_result(outcome)
-            await context.close()
-
-        await asyncio.gather(*(worker() for _ in range(min(workers, len(ids)) or 1)))
-    return outcomes
+    return on_pages(list(puzzle_ids), user=participant.user, workers=workers, on_result=on_result,
+                    act=lambda page, puzzle_id: _replay_one(page, participant, puzzle_id))
 
 
 async def _replay_one(page, participant, puzzle_id: int) -> ReplayOutcome:

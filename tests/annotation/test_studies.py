@@ -162,7 +162,7 @@ def test_no_one_uses_a_study_without_its_link(verified, person):
     assert Client().get("/s/not-the-token/").status_code == 404
 
 
-def test_participant_for_user_is_shared_by_practice_and_studies(person):
+def test_a_person_has_one_participant_however_often_asked(person):
     user, _ = person("one")
     assert participant_for_user(user=user) == participant_for_user(user=user)
 

@@ -1,19 +1,11 @@
 """`python manage.py report --study S --format html|csv|json|md --out FILE`."""
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
+from annotation.report_render import FORMATS, render
 from annotation.reports import study_report
-
-
-def render(report: dict, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(report, indent=2)
-    from annotation import report_render
-
-    return {"csv": report_render.to_csv, "md": report_render.to_markdown, "html": report_render.to_html}[fmt](report)
 
 
 def find_study(ref: str) -> Study:
@@ -29,7 +21,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True, help="its id or name")
-        parser.add_argument("--format", choices=["html", "csv", "json", "md"], default="html")
+        parser.add_argument("--format", choices=FORMATS, default="html")
         parser.add_argument("--out", help="file to write (default: standard output)")
 
     def handle(self, *args, study, format, out, **options):
