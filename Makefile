@@ -23,7 +23,7 @@ setup: $(STAMP)
 run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py puzzles generate --split test --per-type 10
-	$(BIN)/python manage.py puzzles replay --split test --per-type 10 --unverified
+	$(BIN)/python manage.py replay --split test --per-type 10 --unverified
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: setup

@@ -65,6 +65,10 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def puzzles_total(self) -> int:
+        """The puzzles each annotator works through: their share of the pool, plus every gold one."""
+        return self.puzzles_per_annotator + self.gold.count()
+
 
 class Enrollment(models.Model):
     """One annotator in one study."""
@@ -83,6 +87,13 @@ class Enrollment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participant} in {self.study}"
+
+    def puzzles_done(self) -> int:
+        """Places finished (solved, or out of tries) plus gold puzzles answered."""
+        scored = self.slots.filter(done=True).count()
+        gold = Attempt.objects.filter(participant_id=self.participant_id, study_id=self.study_id,
+                                      purpose=Attempt.Purpose.GOLD, submitted_at__isnull=False).count()
+        return scored + gold
 
 
 class Slot(models.Model):
@@ -153,6 +164,8 @@ class Attempt(models.Model):
 
 class Event(models.Model):
     """One logged event (docs/events.md). Stored once per (attempt, seq, index)."""
+
+    REFUSED = "refused"  # the kind of the stand-in stored for a batch the server refused
 
     attempt = models.ForeignKey(Attempt, on_delete=models.CASCADE, related_name="events")
     seq = models.PositiveIntegerField(help_text="the batch number it arrived in")

@@ -1,7 +1,7 @@
 from django.urls import path
 
-from annotation.consumers import AttemptConsumer
-from annotation.dashboard_consumer import DashboardConsumer
+from annotation.live.consumers import AttemptConsumer
+from annotation.reporting.consumers import DashboardConsumer
 
 websocket_urlpatterns = [
     path("ws/attempts/<str:uid>/", AttemptConsumer.as_asgi()),

@@ -1,7 +1,7 @@
 """Celery tasks of the annotation side: thin wrappers that report progress and call one runner."""
 from celery import shared_task
 
-from annotation.runners.replay import replay_puzzles
+from annotation.agents.replay import replay_puzzles
 from puzzles.selectors import puzzle_selection
 
 

@@ -34,7 +34,7 @@ def percentile(values: list[float], q: float) -> float:
 # --- setup (synchronous, before the server starts) -----------------------------------------------
 def make_study(per_type: int, annotators: int):
     """A study over freshly generated, verified puzzles, where every annotator may see every puzzle."""
-    from annotation.studies import study_create
+    from annotation.studies.setup import study_create
     from puzzles.models import Puzzle
     from puzzles.services import bank_generate
 
@@ -49,8 +49,8 @@ def make_people(study, count: int) -> tuple[list[tuple], str]:
     """(enrollment, session) per annotator, each with a first attempt assigned; and a staff session."""
     from django.contrib.auth import get_user_model
 
-    from annotation.runners.browser import session_for
-    from annotation.studies import enrollment_consent, enrollment_join
+    from annotation.agents.browser import session_for
+    from annotation.studies.queue import enrollment_consent, enrollment_join
 
     users = get_user_model().objects
     stamp = time.time_ns()
@@ -66,7 +66,7 @@ def make_people(study, count: int) -> tuple[list[tuple], str]:
 
 def next_attempt(enrollment):
     """The annotator's next attempt with its puzzle loaded, or None when their queue is done."""
-    from annotation.studies import enrollment_next
+    from annotation.studies.queue import enrollment_next
 
     step = enrollment_next(enrollment=enrollment)
     if step.attempt is None:
@@ -188,7 +188,7 @@ def delays(submits: list, frames: list) -> tuple[list[float], list[float], int]:
 
 def summary_cost(repeats: int = 20) -> float:
     """Median time of one summary on the data the run left, ms."""
-    from annotation.dashboard import dashboard_summary
+    from annotation.reporting.dashboard import dashboard_summary
 
     times = []
     for _ in range(repeats):
@@ -207,7 +207,7 @@ def main() -> None:
     args = parser.parse_args()
     django_for_bench()
     from annotation.models import Attempt, Event
-    from annotation.runners.server import live_server
+    from annotation.agents.server import live_server
 
     study = make_study(args.per_type, args.annotators)
     people, staff_session = make_people(study, args.annotators)

@@ -26,8 +26,8 @@ def percentile(values: list[float], q: float) -> float:
 def make_attempts(puzzle_type: str, count: int, prefix: str):
     from django.contrib.auth import get_user_model
 
-    from annotation.runners.browser import session_for
-    from annotation.services import attempt_start, participant_for_user
+    from annotation.agents.browser import session_for
+    from annotation.live.attempts import attempt_start, participant_for_user
     from puzzles.models import Puzzle
     from puzzles.services import bank_generate
 
@@ -115,7 +115,7 @@ def main() -> None:
     args = parser.parse_args()
     django_for_bench()
     from annotation.models import Event
-    from annotation.runners.server import live_server
+    from annotation.agents.server import live_server
 
     _, streams = make_attempts("Dice_Count", args.sockets, "stream")
     mask_puzzle, submitters = make_attempts("Geometry_Click", args.submits, "submit")

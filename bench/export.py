@@ -53,7 +53,7 @@ def child(study_id: int) -> None:
     import django
 
     django.setup()
-    from annotation.exports import event_lines
+    from annotation.reporting.exports import event_lines
     from annotation.models import Study
 
     study = Study.objects.get(pk=study_id)
@@ -114,7 +114,7 @@ def setup(sizes: list[int], attempts: int, seed: int) -> dict[int, int]:
     from django.utils import timezone
 
     from annotation.models import Attempt, Participant
-    from annotation.studies import study_create
+    from annotation.studies.setup import study_create
     from puzzles.models import Puzzle
     from puzzles.services import bank_generate
 

@@ -19,7 +19,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[4, 8, 12])
     args = parser.parse_args()
     django_for_bench()
-    from annotation.runners.replay import replay_puzzles
+    from annotation.agents.replay import replay_puzzles
     from puzzles.selectors import puzzle_selection
     from puzzles.services import bank_generate
 

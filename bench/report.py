@@ -26,7 +26,7 @@ def setup(per_type: int, annotators: int, seed: int):
     from django.utils import timezone
 
     from annotation.models import Attempt, Enrollment, Participant, Slot
-    from annotation.studies import study_create
+    from annotation.studies.setup import study_create
     from puzzles.models import Puzzle
     from puzzles.services import bank_generate
 
@@ -80,7 +80,7 @@ def main() -> None:
     from django.db import connection
 
     from annotation.management.commands.report import render
-    from annotation.reports import study_report
+    from annotation.reporting.reports import study_report
 
     study, puzzles, attempts, generated, stored = setup(args.per_type, args.annotators, args.seed)
     print(f"database: {connection.vendor}")

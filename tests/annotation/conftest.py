@@ -5,7 +5,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.services import attempt_start, participant_for_user
+from annotation.live.attempts import attempt_start, participant_for_user
 from arena_site.asgi import application
 from puzzles.models import Puzzle
 from puzzles.services import bank_generate
@@ -69,8 +69,8 @@ def submit_answer(attempt, correct: bool = True, *, wall_ms: float = 0.0):
     the study tests use: Dice_Count (typed sum) and Object_Match (arrow steps)."""
     import time
 
-    from annotation.frames import Batch
-    from annotation.services import events_append
+    from annotation.live.frames import Batch
+    from annotation.live.intake import events_append
 
     from datetime import datetime, timezone
 

@@ -13,11 +13,13 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.dashboard import dashboard_summary
-from annotation.frames import Batch
+from annotation.reporting.dashboard import dashboard_summary
+from annotation.live.frames import Batch
 from annotation.models import Attempt, Enrollment, Flag, Participant
-from annotation.services import attempt_start, events_append, participant_for_user, system_participant
-from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, study_create
+from annotation.live.attempts import attempt_start, participant_for_user, system_participant
+from annotation.live.intake import events_append
+from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
+from annotation.studies.setup import study_create
 from arena_site.asgi import application
 from puzzles.models import Puzzle
 
@@ -177,7 +179,7 @@ def test_staff_get_the_page_and_json_and_others_do_not(person):
 # --- the page in the machine's Chromium ----------------------------------------------------------
 @pytest.mark.browser
 def test_the_page_goes_live_links_reports_updates_and_falls_back_to_polling(study, person):
-    from annotation.runners.server import live_server
+    from annotation.agents.server import live_server
 
     boss = staff_user()
     enrollment = enrollment_join(study=study, user=person("ann")[0], external_ids={})
@@ -188,7 +190,7 @@ def test_the_page_goes_live_links_reports_updates_and_falls_back_to_polling(stud
 
 
 async def _drive_dashboard(base: str, boss, study, attempt) -> None:
-    from annotation.runners.browser import chromium, signed_in_context
+    from annotation.agents.browser import chromium, signed_in_context
 
     async with chromium() as browser:
         page = await (await signed_in_context(browser, base, boss)).new_page()

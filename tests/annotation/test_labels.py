@@ -5,9 +5,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.labels import TruthRejected, consensus_suspects, flag_raise, puzzle_correct_truth
+from annotation.review.labels import TruthRejected, consensus_suspects, flag_raise, puzzle_correct_truth
 from annotation.models import Attempt, AuditLog, Event, Flag
-from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, study_create
+from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
+from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
 
 from .conftest import submit_answer

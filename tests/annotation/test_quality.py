@@ -5,12 +5,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.frames import Batch
+from annotation.live.frames import Batch
 from annotation.models import Attempt, AuditLog, Enrollment, Study
-from annotation.quality import annotator_table, attempt_marks
-from annotation.reports import study_report
-from annotation.services import events_append
-from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, study_create
+from annotation.studies.quality import annotator_table, attempt_marks
+from annotation.reporting.reports import study_report
+from annotation.live.intake import events_append
+from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
+from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
 
 from .conftest import submit_answer

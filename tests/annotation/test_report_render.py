@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from annotation.report_render import CSV_TYPE_COLUMNS, MEAN_ROW_LABEL, to_csv, to_html, to_markdown
+from annotation.reporting.render import CSV_TYPE_COLUMNS, MEAN_ROW_LABEL, to_csv, to_html, to_markdown
 
 TYPE_NAMES = [
     "Bingo", "Click_Order", "Coordinates", "Connect_icon", "Dart_Count", "Dice_Count",

@@ -9,9 +9,10 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Attempt, Enrollment
-from annotation.reports import study_report
-from annotation.services import agent_run_import
-from annotation.studies import enrollment_consent, enrollment_join, enrollment_next, study_create
+from annotation.reporting.reports import study_report
+from annotation.agents.outputs import agent_run_import
+from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
+from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
 
 from .conftest import submit_answer

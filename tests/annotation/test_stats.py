@@ -4,10 +4,9 @@ from math import comb
 
 import pytest
 
-from annotation.stats import (
-    AgentOutputs, fleiss_kappa, fleiss_kappa_binary, krippendorff_alpha_nominal, mean_pass_at_k,
-    median_iqr, pass_at_k, read_agent_outputs, wilson_interval,
-)
+from annotation.agents.outputs import AgentOutputs, read_agent_outputs
+
+from annotation.reporting.stats import fleiss_kappa, fleiss_kappa_binary, krippendorff_alpha_nominal, mean_pass_at_k, median_iqr, pass_at_k, wilson_interval
 
 approx = pytest.approx
 

@@ -8,9 +8,11 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Attempt, Enrollment, Slot, Study
-from annotation.services import AttemptClosed, events_append, participant_for_user
-from annotation.frames import Batch
-from annotation.studies import StudySetupError, enrollment_consent, enrollment_join, enrollment_next, ranked, study_create
+from annotation.live.attempts import participant_for_user
+from annotation.live.intake import AttemptClosed, events_append
+from annotation.live.frames import Batch
+from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
+from annotation.studies.setup import StudySetupError, ranked, study_create
 from puzzles.models import Puzzle
 
 
@@ -168,7 +170,7 @@ def test_a_person_has_one_participant_however_often_asked(person):
 
 
 def test_a_study_time_limit_and_its_verdict_setting_apply_on_the_server(verified, person):
-    from annotation.intake import batch_receive
+    from annotation.live.intake import batch_receive
     from .conftest import submit_answer
 
     verified(types=("Dice_Count",), per_type=2)
@@ -252,7 +254,7 @@ def test_retired_puzzles_leave_the_queue(verified, person):
 
 
 def test_re_scoring_after_a_truth_correction_keeps_the_time_limit(verified, person):
-    from annotation.labels import puzzle_correct_truth
+    from annotation.review.labels import puzzle_correct_truth
     from .conftest import submit_answer
 
     verified(types=("Dice_Count",), per_type=1)

@@ -5,9 +5,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
-from annotation.runners.browser import chromium, open_attempt, signed_in_context
-from annotation.runners.server import live_server
-from annotation.services import attempt_start, participant_for_user
+from annotation.agents.browser import chromium, open_attempt, signed_in_context
+from annotation.agents.server import live_server
+from annotation.live.attempts import attempt_start, participant_for_user
 from puzzles.models import Puzzle
 from puzzles.services import bank_generate
 

@@ -2,8 +2,8 @@
 import pytest
 
 from annotation.models import Attempt, Event
-from annotation.runners.browser import perform, wait_submitted
-from annotation.runners.replay import replay_puzzles
+from annotation.agents.browser import perform, wait_submitted
+from annotation.agents.replay import replay_puzzles
 from puzzles.models import Puzzle, ReplayCheck
 from puzzles.registry import get_type, registry
 

@@ -13,7 +13,7 @@ from django.test import Client
 from PIL import Image
 
 from annotation.models import Attempt, Participant
-from annotation.runners.agent import MAX_TURNS
+from annotation.agents.harness import MAX_TURNS
 from puzzles.models import Puzzle, ReplayCheck
 from puzzles.registry import get_type
 
@@ -33,7 +33,7 @@ def test_replay_command_verifies_and_records_a_failure_with_its_screenshot(puzzl
     broken.truth["correct_option_index"] = 5
     broken.public["option_count"] = 4
     broken.save()
-    out = command("puzzles", "replay", "--split", "test", "--workers", "2")
+    out = command("replay", "--split", "test", "--workers", "2")
     assert out.strip().endswith("replay: 1/2 verified")
     assert Puzzle.objects.get(pk=ok.pk).status == "verified"
     assert Puzzle.objects.get(pk=broken.pk).status == "failed"
@@ -134,8 +134,8 @@ def test_the_replay_provider_runs_rollouts_as_agent_attempts(puzzles_of):
 def test_replay_of_unverified_puzzles_only_skips_what_is_verified(puzzles_of):
     first, second = puzzles_of("Dice_Count", "Geometry_Click")
     Puzzle.objects.filter(pk=first.pk).update(status=Puzzle.Status.VERIFIED)
-    out = command("puzzles", "replay", "--split", "test", "--unverified")
+    out = command("replay", "--split", "test", "--unverified")
     assert out.strip().endswith("replay: 1/1 verified")
     assert ReplayCheck.objects.filter(puzzle=second).count() == 1 and not ReplayCheck.objects.filter(puzzle=first)
-    again = command("puzzles", "replay", "--split", "test", "--unverified")
+    again = command("replay", "--split", "test", "--unverified")
     assert again.strip().endswith("replay: 0/0 verified (every chosen puzzle is already verified)")

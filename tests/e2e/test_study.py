@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.models import Attempt, Enrollment, Flag
-from annotation.runners.browser import VIEWPORT, perform, wait_submitted
-from annotation.studies import study_create
+from annotation.agents.browser import VIEWPORT, perform, wait_submitted
+from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
 from puzzles.services import bank_generate
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from annotation.runners.browser import perform, wait_submitted
+from annotation.agents.browser import perform, wait_submitted
 from puzzles.registry import get_type
 
 from .conftest import chromium, page_for, run

@@ -4,7 +4,7 @@ from collections import Counter
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.runners.agent import OpenAIProvider, reference_provider, run_agent
+from annotation.agents.harness import OpenAIProvider, reference_provider, run_agent
 from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
 from puzzles.progress import Progress
@@ -65,7 +65,7 @@ class Command(BaseCommand):
     def do_import(self, *, path, name, dataset, **_):
         from pathlib import Path
 
-        from annotation.services import agent_run_import
+        from annotation.agents.outputs import agent_run_import
 
         if not Path(path).is_dir():
             raise CommandError(f"{path} is not a folder")

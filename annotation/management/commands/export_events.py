@@ -1,7 +1,7 @@
 """`python manage.py export_events --study S --out FILE`: a study's raw events as JSON lines."""
 from django.core.management.base import BaseCommand
 
-from annotation.exports import event_lines
+from annotation.reporting.exports import event_lines
 from annotation.management.commands.report import find_study
 
 

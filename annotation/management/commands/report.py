@@ -4,8 +4,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
-from annotation.report_render import FORMATS, render
-from annotation.reports import study_report
+from annotation.reporting.render import FORMATS, render
+from annotation.reporting.reports import study_report
 
 
 def find_study(ref: str) -> Study:
@@ -21,7 +21,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True, help="its id or name")
-        parser.add_argument("--format", choices=FORMATS, default="html")
+        parser.add_argument("--format", choices=list(FORMATS), default="html")
         parser.add_argument("--out", help="file to write (default: standard output)")
 
     def handle(self, *args, study, format, out, **options):

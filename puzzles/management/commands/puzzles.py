@@ -1,4 +1,6 @@
-"""`python manage.py puzzles <action>`: the puzzle bank from the command line."""
+"""`python manage.py puzzles <action>`: the puzzle bank from the command line.
+
+Replay on the live page is the annotation side's `python manage.py replay`: the bank never imports annotation."""
 import json
 import multiprocessing
 import os
@@ -56,14 +58,6 @@ class Command(BaseCommand):
         exp.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
         exp.add_argument("--types", nargs="+")
         exp.add_argument("--dataset", help="which dataset to export (default: the generated bank)")
-
-        replay = actions.add_parser("replay", help="replay reference answers on the live page in Chromium")
-        replay.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
-        replay.add_argument("--types", nargs="+")
-        replay.add_argument("--per-type", type=int, help="the first N stored puzzles of each type (default: all)")
-        replay.add_argument("--workers", type=int, default=4, help="pages in parallel (default: 4, the fastest on 2 cores)")
-        replay.add_argument("--dataset", help="only this dataset (default: every stored dataset)")
-        replay.add_argument("--unverified", action="store_true", help="only puzzles not yet verified")
 
     def handle(self, *args, action, **options):
         handler = getattr(self, "do_" + action.replace("-", "_"))
@@ -126,27 +120,6 @@ class Command(BaseCommand):
         verdict = puzzle_type.verify(puzzle.truth, parsed, puzzle.load_masks())
         self.stdout.write(json.dumps({"puzzle": puzzle.uid, "type": puzzle.type, **verdict.as_dict()}))
 
-    def do_replay(self, *, split, types, per_type, workers, dataset, unverified, **_):
-        # Interface code may orchestrate both apps; the bank itself never imports annotation.
-        from annotation.runners.replay import replay_puzzles
-        from puzzles.selectors import puzzle_selection
-
-        ids = puzzle_selection(split=split, types=types, per_type=per_type, dataset=dataset,
-                               unverified_only=unverified)
-        if not ids and unverified:
-            self.stdout.write("replay: 0/0 verified (every chosen puzzle is already verified)")
-            return
-        if not ids:
-            raise CommandError(f"no stored puzzles in split {split!r} for that choice; run `puzzles generate` first")
-        types_by_id = dict(Puzzle.objects.filter(pk__in=ids).values_list("pk", "type"))
-        progress = Progress(len(ids), f"replay {split}", stream=self.stderr._out)
-        outcomes = replay_puzzles(ids, workers=workers, on_result=lambda _: progress.advance())
-        progress.close()
-        for line in _replay_table(outcomes, types_by_id):
-            self.stdout.write(line)
-        verified = sum(o.verified for o in outcomes)
-        self.stdout.write(f"replay: {verified}/{len(ids)} verified")
-
     def do_mask_report(self, *, split, generate, **_):
         mask_types = [t for t in registry().all() if isinstance(t, MaskPointType)]
         self.stdout.write(f"{'type':<18} {'n':>6} {'mask share':>11} {'box share':>10} {'box yes, mask no':>17}")
@@ -177,22 +150,6 @@ class Command(BaseCommand):
 
         result = export_captchaarena(path, split=split, types=types, dataset=dataset)
         self.stdout.write(f"export: {result.puzzles} puzzles of {result.types} types written to {path}")
-
-
-def _replay_table(outcomes, types_by_id: dict[int, str]) -> list[str]:
-    totals: Counter = Counter()
-    verified: Counter = Counter()
-    first_problem: dict[str, str] = {}
-    for outcome in outcomes:
-        name = types_by_id[outcome.puzzle_id]
-        totals[name] += 1
-        verified[name] += outcome.verified
-        if not outcome.verified:
-            first_problem.setdefault(name, outcome.reason)
-    lines = [f"{'type':<20} {'puzzles':>7} {'verified':>8}  first problem"]
-    for name in sorted(totals):
-        lines.append(f"{name:<20} {totals[name]:>7} {verified[name]:>8}  {first_problem.get(name, '')}")
-    return lines
 
 
 def _find_puzzle(type_name: str, puzzle_id: str) -> Puzzle:

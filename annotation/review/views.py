@@ -1,22 +1,37 @@
-"""Staff pages: the review queue, one puzzle's review, the consensus audit, report and event
-downloads. Annotators reach none of these (staff_member_required on each)."""
+"""The review of puzzle labels: the annotator's flag from the page, and the staff pages (the
+queue, one puzzle's review, dismiss / retire / correct the truth). Staff pages carry
+staff_member_required; the flag needs the attempt's own participant."""
 import json
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.contrib.auth.decorators import login_required
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.exports import event_lines
-from annotation.labels import TruthRejected, consensus_suspects, flag_dismiss, puzzle_correct_truth, puzzle_retire
-from annotation.models import Flag, Study
-from annotation import report_render
-from annotation.reports import study_report
-from annotation.selectors import puzzle_review, review_queue
+from annotation.live.attempts import attempt_for
+from annotation.models import Flag
+from annotation.review.labels import (
+    TruthRejected, consensus_suspects, flag_dismiss, flag_raise, puzzle_correct_truth, puzzle_retire,
+)
+from annotation.review.queue import puzzle_review, review_queue
 from puzzles.models import Puzzle
 
-REPORT_TYPES = {"html": "text/html", "csv": "text/csv", "json": "application/json", "md": "text/markdown"}
+
+@login_required
+@require_POST
+def flag(request, uid: str):
+    """An annotator flags the puzzle they are on (JSON: reason, note); the attempt is kept."""
+    attempt = attempt_for(uid=uid, user=request.user)
+    if attempt is None:
+        return JsonResponse({"error": "no such attempt of yours"}, status=404)
+    try:
+        body = json.loads(request.body or b"{}")
+        raised = flag_raise(attempt=attempt, reason=str(body.get("reason")), note=str(body.get("note", "")))
+    except (ValueError, AttributeError) as error:
+        return JsonResponse({"error": str(error)}, status=400)
+    return JsonResponse({"flag": raised.pk, "reason": raised.reason}, status=201)
 
 
 @staff_member_required
@@ -51,23 +66,3 @@ def resolve(request, uid: str):
         except (ValueError, TruthRejected) as error:
             messages.error(request, f"Truth not changed: {error}")
     return redirect("annotation:review-puzzle", uid=uid)
-
-
-@staff_member_required
-def report_download(request, study_id: int, fmt: str):
-    if fmt not in REPORT_TYPES:
-        raise Http404(f"no {fmt} report; one of {', '.join(REPORT_TYPES)}")
-    study = get_object_or_404(Study, pk=study_id)
-    text = report_render.render(study_report(study=study), fmt)
-    response = HttpResponse(text, content_type=f"{REPORT_TYPES[fmt]}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-report.{fmt}"'
-    return response
-
-
-@staff_member_required
-def events_download(request, study_id: int):
-    """Every event of a study's attempts as JSON lines, streamed (constant memory at any size)."""
-    study = get_object_or_404(Study, pk=study_id)
-    response = StreamingHttpResponse(event_lines(study=study), content_type="application/x-ndjson")
-    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-events.jsonl"'
-    return response

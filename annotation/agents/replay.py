@@ -12,8 +12,8 @@ from typing import Callable, Iterable
 from asgiref.sync import sync_to_async
 
 from annotation.models import Attempt, Participant
-from annotation.runners.browser import on_pages, open_attempt, perform, wait_submitted
-from annotation.services import attempt_start, system_participant
+from annotation.agents.browser import on_pages, open_attempt, perform, wait_submitted
+from annotation.live.attempts import attempt_start, system_participant
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 from puzzles.services import replay_record

@@ -18,8 +18,8 @@ from typing import Callable, Iterable, Protocol
 from asgiref.sync import sync_to_async
 
 from annotation.models import Attempt, Participant
-from annotation.runners.browser import on_pages, open_attempt, perform
-from annotation.services import attempt_start, system_participant
+from annotation.agents.browser import on_pages, open_attempt, perform
+from annotation.live.attempts import attempt_start, system_participant
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Attempt, AuditLog, Enrollment, Flag
-from annotation.services import attempt_rescore
+from annotation.live.scoring import attempt_rescore
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 

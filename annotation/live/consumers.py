@@ -9,8 +9,10 @@ import time
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from annotation.intake import attempt_for, batch_receive
-from annotation.services import hold_progress
+from annotation.live.attempts import attempt_for
+
+from annotation.live.intake import batch_receive
+from annotation.live.scoring import hold_progress
 
 logger = logging.getLogger(__name__)
 HOLD_TICK_S = 0.1

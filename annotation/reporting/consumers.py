@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from annotation.dashboard import dashboard_summary, summary_key
+from annotation.reporting.dashboard import dashboard_summary, summary_key
 
 logger = logging.getLogger(__name__)
 DASHBOARD_INTERVAL_S = 1.0

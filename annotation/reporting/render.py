@@ -847,7 +847,7 @@ def to_html(report: dict) -> str:
             f"<body><main>{body}<footer>Generated {escape(str(generated))}</footer></main></body></html>\n")
 
 
-FORMATS = ("html", "csv", "json", "md")
+FORMATS = {"html": "text/html", "csv": "text/csv", "json": "application/json", "md": "text/markdown"}  # and their media types
 
 
 def render(report: dict, fmt: str) -> str:

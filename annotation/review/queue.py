@@ -1,65 +1,20 @@
-"""Read paths of the annotation side."""
+"""The review queue and one puzzle's review page (staff only: these read the truth)."""
 from __future__ import annotations
 
+import base64
+import io
 import json
 
-from django.urls import reverse
+import numpy as np
+from django.db.models import Count, Max
+from PIL import Image
 
-from annotation.models import Attempt
-from annotation.studies import study_progress
+from annotation.models import Attempt, AuditLog, Flag
 from puzzles.registry import get_type
 
 
-def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> dict:
-    """Everything the live page needs, and nothing of the truth: public fields and asset URLs only."""
-    puzzle = attempt.puzzle
-    puzzle_type = get_type(puzzle.type)
-    public = puzzle.public
-    data = {
-        "attempt": attempt.uid,
-        "widget": puzzle_type.widget,
-        "auto_submit": puzzle_type.auto_submit,
-        "instruction": public["instruction"],
-        "layout": puzzle_type.layout(public).as_dict(),
-        "images": _image_urls(attempt),
-        "socket": f"/ws/attempts/{attempt.uid}/",
-        "events_url": reverse("annotation:events", args=[attempt.uid]),
-        "flag_url": reverse("annotation:flag", args=[attempt.uid]),
-        "csrf": csrf_token,
-        "submitted": attempt.is_closed,
-        # After every batch the server holds, gaps or not: a reloaded page never reuses a number.
-        "next_seq": attempt.max_seq + 1,
-        "acked": attempt.acked_seq,
-    }
-    progress = study_progress(attempt=attempt)
-    if progress:
-        data["study"] = progress
-    if "piece_size" in public:
-        data["piece"] = {"size": public["piece_size"], "start": public["start_position"]}
-    return data
-
-
-def _image_urls(attempt: Attempt) -> dict:
-    """Asset URLs by their role in the public data (every asset has a random file name)."""
-    public = attempt.puzzle.public
-    url = {asset.key: asset.file.url for asset in attempt.puzzle.assets.all()}
-    images = {"image": url[public["image"]], "reference": url.get(public.get("reference"))}
-    if "options" in public:
-        images["options"] = [url[key] for key in public["options"]]
-    if "rotations" in public:
-        images["rotations"] = {angle: url[key] for angle, key in public["rotations"].items()}
-    if "piece" in public:
-        images["piece"] = url[public["piece"]]
-    return images
-
-
-# --- review (staff only: these read the truth) -------------------------------------------------
 def review_queue() -> list[dict]:
     """Puzzles with open flags, most flagged first, plus the consensus suspects."""
-    from django.db.models import Count, Max
-
-    from annotation.models import Flag
-
     rows = (Flag.objects.filter(status=Flag.Status.OPEN).values("puzzle_id", "puzzle__uid", "puzzle__type")
             .annotate(flags=Count("id"), latest=Max("created_at")).order_by("-flags", "-latest"))
     reasons: dict[int, list[str]] = {}
@@ -70,10 +25,6 @@ def review_queue() -> list[dict]:
 
 def puzzle_review(*, puzzle) -> dict:
     """A puzzle with its flags, every human answer and the truth, ready to draw over its image."""
-    import base64
-
-    from annotation.models import Attempt, AuditLog, Flag
-
     puzzle_type = get_type(puzzle.type)
     public = puzzle.public
     image = puzzle.assets.filter(key=public["image"]).first()
@@ -95,11 +46,6 @@ def puzzle_review(*, puzzle) -> dict:
 
 def _tint(mask) -> bytes:
     """A mask as a PNG overlay: the masked pixels tinted, the rest transparent."""
-    import io
-
-    import numpy as np
-    from PIL import Image
-
     rgba = np.zeros((*mask.shape, 4), dtype=np.uint8)
     rgba[mask] = (250, 204, 21, 120)
     buffer = io.BytesIO()

@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Enrollment, Study
-from annotation.quality import annotator_table, enrollment_exclude, enrollment_include
-from annotation.studies import StudySetupError, study_create
+from annotation.studies.quality import annotator_table, enrollment_exclude, enrollment_include
+from annotation.studies.setup import StudySetupError, study_create
 from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
 from puzzles.registry import registry

@@ -14,9 +14,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 
 from annotation.models import AgentOutcome, Attempt, Enrollment, Participant, Slot, Study
-from annotation.stats import (
-    fleiss_kappa_binary, krippendorff_alpha_nominal, mean_pass_at_k, median_iqr, wilson_interval,
-)
+from annotation.reporting.stats import fleiss_kappa_binary, krippendorff_alpha_nominal, mean_pass_at_k, median_iqr, wilson_interval
 from puzzles.models import Puzzle
 
 RULES = __doc__.split("Counting rules (written into every report's `rules`):\n", 1)[1].strip()
@@ -24,7 +22,7 @@ TIME_SAMPLE = 5000  # per type, for the distribution charts
 
 
 def study_report(*, study: Study) -> dict:
-    """The whole report of a study, as plain data (rendered by annotation.report_render)."""
+    """The whole report of a study, as plain data (rendered by annotation.reporting.render)."""
     pool = set(Slot.objects.filter(study=study).values_list("puzzle_id", flat=True))
     retired = set(Puzzle.objects.filter(pk__in=pool, status=Puzzle.Status.RETIRED).values_list("pk", flat=True))
     pool -= retired

@@ -16,7 +16,7 @@ from django.contrib.sessions.backends.db import SessionStore
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from annotation.runners.server import live_server
+from annotation.agents.server import live_server
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

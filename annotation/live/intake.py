@@ -1,0 +1,177 @@
+"""One path for every batch a page sends, whether over the WebSocket or the HTTP fallback.
+
+A batch is validated (live.frames), stored once under its number, acknowledged, and when the
+acknowledged run of batches reaches a submit, the attempt is scored (live.scoring).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from annotation.live.attempts import attempt_limits
+from annotation.live.frames import Batch, FrameError, parse_frame
+from annotation.live.scoring import attempt_score
+from annotation.models import Attempt, Event
+
+
+class AttemptClosed(Exception):
+    """The attempt is already submitted; it takes no more actions."""
+
+
+class BatchConflict(Exception):
+    """A batch number already stored with different events (two pages numbering alike)."""
+
+
+@dataclass(frozen=True)
+class Appended:
+    acked: int
+    submitted: bool  # the attempt is submitted (now or before)
+    correct: bool | None = None
+
+
+def batch_receive(*, attempt: Attempt, raw: str | bytes, received_ms: float) -> tuple[list[dict], Batch | None]:
+    """The frames to answer a raw batch with, and the batch if it was stored."""
+    try:
+        batch = parse_frame(raw, attempt_limits(puzzle=attempt.puzzle))
+    except FrameError as error:
+        if error.seq is None:
+            return [error.as_frame()], None
+        # The page drops a batch refused by number; its place is kept so later ones count.
+        kept = batch_refuse(attempt_id=attempt.pk, seq=error.seq, code=error.code, message=error.message,
+                            received_ms=received_ms)
+        return [error.as_frame(), *_acknowledged(kept, attempt)], None
+    try:
+        appended = events_append(attempt_id=attempt.pk, batch=batch, received_ms=received_ms)
+    except AttemptClosed:
+        return [FrameError("closed", "this attempt is already submitted", batch.seq).as_frame()], None
+    except BatchConflict as conflict:
+        return [FrameError("seq_conflict", str(conflict), batch.seq).as_frame()], None
+    return _acknowledged(appended, attempt), batch
+
+
+def _acknowledged(appended: Appended, attempt: Attempt) -> list[dict]:
+    replies = [{"type": "ack", "seq": appended.acked}]
+    if appended.submitted:
+        replies.append(submitted_frame(correct=appended.correct, show=shows_verdict(attempt)))
+    return replies
+
+
+def shows_verdict(attempt: Attempt) -> bool:
+    """Whether people see their verdict: the study's choice, else the site's."""
+    return attempt.study.show_verdict if attempt.study_id else settings.ARENA_SHOW_VERDICT
+
+
+def submitted_frame(*, correct: bool | None, show: bool) -> dict:
+    # The verdict at most; the truth itself is never sent.
+    return {"type": "submitted", "verdict": {"correct": bool(correct)} if show else None}
+
+
+def _fields(event: dict) -> dict:
+    return {k: v for k, v in event.items() if k not in ("k", "t")}
+
+
+# The usual batch on PostgreSQL in one round trip: advance the acknowledgement and insert the
+# events in a single statement (atomic by itself), only if this is the next batch of an open
+# attempt with nothing stored beyond it. Five round trips and the ORM's overhead were most of
+# the cost of a batch.
+_NEXT_BATCH_SQL = """
+WITH advanced AS (
+    UPDATE annotation_attempt SET acked_seq = %(seq)s, max_seq = %(seq)s
+    WHERE id = %(attempt)s AND acked_seq = %(seq)s - 1 AND max_seq < %(seq)s
+      AND submitted_at IS NULL AND abandoned_at IS NULL
+    RETURNING id)
+INSERT INTO annotation_event (attempt_id, seq, "index", kind, t, received, data)
+SELECT advanced.id, %(seq)s, e.i, e.kind, e.t, %(received)s, e.data::jsonb
+FROM advanced, unnest(%(indexes)s::int[], %(kinds)s::text[], %(ts)s::float8[], %(data)s::text[]) AS e(i, kind, t, data)
+"""
+
+
+def _append_next_in_one_statement(attempt_id: int, batch: Batch, received_ms: float) -> bool:
+    events = batch.events
+    with connection.cursor() as cursor:
+        cursor.execute(_NEXT_BATCH_SQL, {
+            "seq": batch.seq, "attempt": attempt_id, "received": received_ms,
+            "indexes": list(range(len(events))), "kinds": [e["k"] for e in events],
+            "ts": [e["t"] for e in events], "data": [json.dumps(_fields(e)) for e in events]})
+        return cursor.rowcount == len(events)
+
+
+def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appended:
+    """Store a batch (idempotent on its number), advance the acknowledgement, score on submit."""
+    if connection.vendor == "postgresql" and not batch.has_submit:
+        if _append_next_in_one_statement(attempt_id, batch, received_ms):
+            return Appended(batch.seq, False)
+    rows = [Event(attempt_id=attempt_id, seq=batch.seq, index=i, kind=e["k"], t=e["t"], received=received_ms,
+                  data=_fields(e))
+            for i, e in enumerate(batch.events)]
+    with transaction.atomic():
+        # The usual case, in one statement that also locks the row: the next batch of an open
+        # attempt with nothing stored beyond it.
+        advanced = Attempt.objects.filter(
+            pk=attempt_id, acked_seq=batch.seq - 1, max_seq__lt=batch.seq, submitted_at__isnull=True,
+            abandoned_at__isnull=True,
+        ).update(acked_seq=batch.seq, max_seq=batch.seq)
+        if advanced and not batch.has_submit:
+            Event.objects.bulk_create(rows)
+            return Appended(batch.seq, False)
+        return _append_slowly(attempt_id, batch, rows, advanced=bool(advanced))
+
+
+def _append_slowly(attempt_id: int, batch: Batch, rows: list[Event], *, advanced: bool) -> Appended:
+    """Resends, gaps, submits and closed attempts: under the attempt's row lock."""
+    attempt = Attempt.objects.select_for_update().select_related("puzzle").get(pk=attempt_id)
+    if attempt.is_submitted:
+        if batch.seq <= attempt.acked_seq:  # a resend of something already held
+            return Appended(attempt.acked_seq, True, attempt.correct)
+        raise AttemptClosed(f"attempt {attempt.uid} is already submitted")
+    if attempt.abandoned_at:
+        raise AttemptClosed(f"attempt {attempt.uid} expired; its puzzle went to someone else")
+    if not advanced:
+        stored = list(attempt.events.filter(seq=batch.seq).order_by("index").values_list("kind", flat=True))
+        if stored and stored != [e["k"] for e in batch.events]:
+            raise BatchConflict(f"batch {batch.seq} is already stored with other events; "
+                                "is this puzzle open in two tabs?")
+        if stored:  # a resend of a batch already held: nothing new
+            return Appended(attempt.acked_seq, False)
+    Event.objects.bulk_create(rows)
+    return _advance(attempt, before=batch.seq - 1 if advanced else attempt.acked_seq, seq=batch.seq)
+
+
+def batch_refuse(*, attempt_id: int, seq: int, code: str, message: str, received_ms: float) -> Appended:
+    """Keep a refused batch's place, with why it was refused, so acknowledgement can move past it
+    (the page drops the batch; without this its number would stay a gap for good)."""
+    with transaction.atomic():
+        attempt = Attempt.objects.select_for_update().select_related("puzzle").get(pk=attempt_id)
+        if attempt.is_submitted or seq > attempt.max_seq + 1 or attempt.events.filter(seq=seq).exists():
+            return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
+        Event.objects.create(attempt=attempt, seq=seq, index=0, kind=Event.REFUSED, t=received_ms, received=received_ms,
+                             data={"code": code, "message": message[:200]})
+        return _advance(attempt, before=attempt.acked_seq, seq=seq)
+
+
+def _advance(attempt: Attempt, *, before: int, seq: int) -> Appended:
+    """After storing batch `seq`: move the acknowledgement on, and score a submit it reaches."""
+    attempt.max_seq = max(attempt.max_seq, seq)
+    attempt.acked_seq = _contiguous(attempt, before)
+    if attempt.acked_seq > before and _submit_within(attempt, before):
+        attempt_score(attempt=attempt)
+    attempt.save()
+    return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
+
+
+def _contiguous(attempt: Attempt, acked: int) -> int:
+    """The highest batch number n such that batches 1..n are all stored (1..acked are)."""
+    later = attempt.events.filter(seq__gt=acked).values_list("seq", flat=True).distinct().order_by("seq")
+    for seq in later:
+        if seq != acked + 1:
+            break
+        acked = seq
+    return acked
+
+
+def _submit_within(attempt: Attempt, before: int) -> bool:
+    return attempt.events.filter(kind="act.submit", seq__gt=before, seq__lte=attempt.acked_seq).exists()
+

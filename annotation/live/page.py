@@ -1,0 +1,72 @@
+"""What the live page is given: public fields and asset URLs, never the truth."""
+from __future__ import annotations
+
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.models import Attempt, Enrollment
+from puzzles.registry import get_type
+
+
+def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> dict:
+    """Everything the live page needs, and nothing of the truth: public fields and asset URLs only."""
+    puzzle = attempt.puzzle
+    puzzle_type = get_type(puzzle.type)
+    public = puzzle.public
+    data = {
+        "attempt": attempt.uid,
+        "widget": puzzle_type.widget,
+        "auto_submit": puzzle_type.auto_submit,
+        "instruction": public["instruction"],
+        "layout": puzzle_type.layout(public).as_dict(),
+        "images": _image_urls(attempt),
+        "socket": f"/ws/attempts/{attempt.uid}/",
+        "events_url": reverse("annotation:events", args=[attempt.uid]),
+        "flag_url": reverse("annotation:flag", args=[attempt.uid]),
+        "csrf": csrf_token,
+        "submitted": attempt.is_closed,
+        # After every batch the server holds, gaps or not: a reloaded page never reuses a number.
+        "next_seq": attempt.max_seq + 1,
+        "acked": attempt.acked_seq,
+    }
+    bar = study_bar(attempt=attempt)
+    if bar:
+        data["study"] = bar
+    if "piece_size" in public:
+        data["piece"] = {"size": public["piece_size"], "start": public["start_position"]}
+    return data
+
+
+def _image_urls(attempt: Attempt) -> dict:
+    """Asset URLs by their role in the public data (every asset has a random file name)."""
+    public = attempt.puzzle.public
+    url = {asset.key: asset.file.url for asset in attempt.puzzle.assets.all()}
+    images = {"image": url[public["image"]], "reference": url.get(public.get("reference"))}
+    if "options" in public:
+        images["options"] = [url[key] for key in public["options"]]
+    if "rotations" in public:
+        images["rotations"] = {angle: url[key] for angle, key in public["rotations"].items()}
+    if "piece" in public:
+        images["piece"] = url[public["piece"]]
+    return images
+
+
+def study_bar(*, attempt: Attempt) -> dict | None:
+    """The study part of an attempt's page: where the annotator stands, where to go next."""
+    if not attempt.study_id:
+        return None
+    study = attempt.study
+    enrollment = Enrollment.objects.filter(study=study, participant_id=attempt.participant_id).first()
+    if enrollment is None:
+        return None
+    return {
+        "name": study.name,
+        "purpose": attempt.purpose,
+        "done": enrollment.puzzles_done(),
+        "total": study.puzzles_total(),
+        "time_limit_s": study.time_limit_s,
+        # The limit runs from when the puzzle was first shown, across reloads and devices.
+        "elapsed_ms": round((timezone.now() - attempt.created_at).total_seconds() * 1000),
+        "next_url": reverse("annotation:study-next", args=[study.token]),
+        "pause_url": reverse("annotation:study-pause", args=[study.token]),
+    }

@@ -1,0 +1,99 @@
+"""Where a submit is scored: the stored actions reduced to an answer, judged by the type's
+verifier, timed from the logged events, held to the study's time limit.
+
+Nothing here trusts the page: the answer comes from the semantic actions the server stored, the
+verdict from the verifier, and the times from the events, cross-checked against receive times.
+"""
+from __future__ import annotations
+
+from django.utils import timezone
+
+from annotation.live.timing import measure
+from annotation.models import Attempt, Event, Slot
+from puzzles.models import Puzzle
+from puzzles.registry import get_type
+from puzzles.types.base import Action, Unreadable, Verdict, malformed
+
+TIME_LIMIT_GRACE_MS = 1000.0  # the page submits by itself at the limit; its last batch needs a moment
+
+
+def attempt_score(*, attempt: Attempt) -> None:
+    """Reduce the stored actions before the first submit to an answer, verify it, measure time.
+    Called under the attempt's row lock once its acknowledged batches reach a submit; the caller
+    saves the attempt."""
+    events, actions = _submitted_events(attempt)
+    # The truth as it is now, with its row locked: a truth correction running at the same moment
+    # either sees this verdict and re-scores it, or finishes first and this uses the new truth.
+    attempt.puzzle = Puzzle.objects.select_for_update().get(pk=attempt.puzzle_id)
+    answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
+    timing = measure(events, opened_ms=attempt.created_at.timestamp() * 1000)
+    verdict = _within_time_limit(attempt, verdict, wall_ms=timing.wall_ms)
+    attempt.submitted_at = timezone.now()
+    attempt.answer = answer
+    attempt.correct, attempt.reward, attempt.reason = verdict.correct, verdict.reward, verdict.reason[:300]
+    attempt.wall_ms, attempt.active_ms = timing.wall_ms, timing.active_ms
+    attempt.first_action_ms, attempt.action_count = timing.first_action_ms, timing.action_count
+    attempt.clock_ok = timing.clock_ok
+    if attempt.slot_id:
+        _slot_after_submit(attempt)
+
+
+def attempt_rescore(*, attempt: Attempt) -> bool:
+    """Score a submitted attempt again from its stored events (after a truth correction);
+    returns whether its correctness changed. Times are not touched."""
+    _, actions = _submitted_events(attempt)
+    answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
+    verdict = _within_time_limit(attempt, verdict, wall_ms=attempt.wall_ms or 0.0)
+    changed = verdict.correct != attempt.correct
+    attempt.answer, attempt.correct, attempt.reward, attempt.reason = (
+        answer, verdict.correct, verdict.reward, verdict.reason[:300])
+    attempt.save(update_fields=["answer", "correct", "reward", "reason"])
+    return changed
+
+
+
+def _submitted_events(attempt: Attempt) -> tuple[list[Event], list[Action]]:
+    """The events through the first submit, and the semantic actions that make the answer."""
+    events = list(attempt.events.filter(seq__lte=attempt.acked_seq).order_by("seq", "index"))
+    end = next(i for i, e in enumerate(events) if e.kind == "act.submit")
+    events = [e for e in events[: end + 1] if e.kind != Event.REFUSED]
+    # A reload shows the puzzle afresh (no cells selected, the first option...), so the answer
+    # is what was entered since the last page load; the time counts from the first.
+    shown = max((i for i, e in enumerate(events) if e.kind == "load"), default=0)
+    actions = [Action(e.kind[4:], e.t, e.received, e.data) for e in events[shown:] if e.kind.startswith("act.")]
+    return events, actions
+
+
+
+def _within_time_limit(attempt: Attempt, verdict: Verdict, *, wall_ms: float) -> Verdict:
+    """A study's time limit overrules the verifier: too late is wrong, however right."""
+    limit_s = attempt.study.time_limit_s if attempt.study_id else None
+    if limit_s and wall_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
+        return Verdict(False, 0.0, f"submitted after {wall_ms / 1000:.1f} s; the limit is {limit_s} s")
+    return verdict
+
+
+def _slot_after_submit(attempt: Attempt) -> None:
+    """A study place is done when solved, or when its k attempts are used up."""
+    allowed = attempt.study.attempts_per_puzzle if attempt.study_id else 1
+    used = Attempt.objects.filter(slot_id=attempt.slot_id, participant_id=attempt.participant_id,
+                                  submitted_at__isnull=False).count() + 1
+    if attempt.correct or used >= allowed:
+        Slot.objects.filter(pk=attempt.slot_id).update(done=True)
+
+
+def score_actions(*, puzzle: Puzzle, actions: list[Action]) -> tuple[object, Verdict]:
+    """The answer the actions add up to, and its verdict by the type's own verifier."""
+    puzzle_type = get_type(puzzle.type)
+    try:
+        answer = puzzle_type.reduce(actions, puzzle.public)
+    except Unreadable as why:
+        return None, malformed(str(why))
+    return answer, puzzle_type.verify(puzzle.truth, answer, puzzle.load_masks())
+
+
+def hold_progress(*, puzzle: Puzzle, held_ms: float) -> float | None:
+    """The loading bar of a hold widget after held_ms, or None for types without one."""
+    progress = getattr(get_type(puzzle.type), "hold_progress", None)
+    return progress(puzzle.truth, held_ms) if progress else None
+

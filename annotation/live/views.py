@@ -1,0 +1,67 @@
+"""The live page and its HTTP fallback. Thin: look the attempt up, call one service, answer."""
+import time
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, JsonResponse
+from django.middleware.csrf import get_token
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_POST
+
+from annotation.live.attempts import attempt_for, attempt_start, participant_for_user
+from annotation.live.intake import batch_receive
+from annotation.live.page import attempt_page_data
+from puzzles.models import Puzzle
+
+
+@login_required
+def play(request, uid: str):
+    attempt = attempt_for(uid=uid, user=request.user)
+    if attempt is None:
+        raise Http404("no such attempt of yours")
+    data = attempt_page_data(attempt=attempt, csrf_token=get_token(request))
+    return render(request, "annotation/play.html", {"page_data": data})
+
+
+@login_required
+def play_data(request, uid: str):
+    """The page data of another attempt, for moving on without reloading the page."""
+    attempt = attempt_for(uid=uid, user=request.user)
+    if attempt is None:
+        raise Http404("no such attempt of yours")
+    return JsonResponse(attempt_page_data(attempt=attempt, csrf_token=get_token(request)))
+
+
+def _beacon_token(view):
+    """navigator.sendBeacon cannot set headers, so the page puts its CSRF token in the query.
+    The site-wide CSRF check is lifted (it would run first) and done here, with that token."""
+    def wrapped(request, *args, **kwargs):
+        if "HTTP_X_CSRFTOKEN" not in request.META and "csrf" in request.GET:
+            request.META["HTTP_X_CSRFTOKEN"] = request.GET["csrf"]
+        return view(request, *args, **kwargs)
+    return wrapped
+
+
+@csrf_exempt
+@_beacon_token
+@csrf_protect
+@require_POST
+def events(request, uid: str):
+    attempt = attempt_for(uid=uid, user=request.user)
+    if attempt is None:
+        frame = {"type": "error", "code": "not_allowed", "message": "no such attempt of yours; sign in first"}
+        return JsonResponse([frame], safe=False, status=403)
+    replies, _ = batch_receive(attempt=attempt, raw=request.body, received_ms=time.time() * 1000)
+    status = 400 if replies[0]["type"] == "error" else 200
+    return JsonResponse(replies, safe=False, status=status)
+
+
+@login_required
+@require_POST
+def try_puzzle(request, puzzle_uid: str):
+    """Open a practice attempt on one puzzle (staff may try drafts; others verified puzzles)."""
+    statuses = None if request.user.is_staff else [Puzzle.Status.VERIFIED]
+    puzzles = Puzzle.objects.all() if statuses is None else Puzzle.objects.filter(status__in=statuses)
+    puzzle = get_object_or_404(puzzles, uid=puzzle_uid)
+    attempt = attempt_start(participant=participant_for_user(user=request.user), puzzle=puzzle)
+    return redirect("annotation:play", uid=attempt.uid)

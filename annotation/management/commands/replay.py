@@ -1,0 +1,61 @@
+"""`python manage.py replay --split S`: every chosen reference answer acted out on the live page
+in Chromium and scored by the server; a puzzle is verified only by the server's own verdict."""
+from collections import Counter
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.agents.replay import replay_puzzles
+from puzzles.bank import SPLIT_SIZES
+from puzzles.models import Puzzle
+from puzzles.progress import Progress
+from puzzles.registry import UnknownPuzzleType
+from puzzles.selectors import puzzle_selection
+
+
+class Command(BaseCommand):
+    help = "Replay reference answers on the live page in Chromium; the server's verdict verifies each puzzle."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
+        parser.add_argument("--types", nargs="+")
+        parser.add_argument("--per-type", type=int, help="the first N stored puzzles of each type (default: all)")
+        parser.add_argument("--workers", type=int, default=4, help="pages in parallel (default: 4, the fastest on 2 cores)")
+        parser.add_argument("--dataset", help="only this dataset (default: every stored dataset)")
+        parser.add_argument("--unverified", action="store_true", help="only puzzles not yet verified")
+
+    def handle(self, *args, split, types, per_type, workers, dataset, unverified, **_):
+        try:
+            ids = puzzle_selection(split=split, types=types, per_type=per_type, dataset=dataset,
+                                   unverified_only=unverified)
+        except UnknownPuzzleType as error:
+            raise CommandError(str(error)) from None
+        if not ids and unverified:
+            self.stdout.write("replay: 0/0 verified (every chosen puzzle is already verified)")
+            return
+        if not ids:
+            raise CommandError(f"no stored puzzles in split {split!r} for that choice; run `puzzles generate` first")
+        types_by_id = dict(Puzzle.objects.filter(pk__in=ids).values_list("pk", "type"))
+        progress = Progress(len(ids), f"replay {split}", stream=self.stderr._out)
+        outcomes = replay_puzzles(ids, workers=workers, on_result=lambda _: progress.advance())
+        progress.close()
+        for line in _replay_table(outcomes, types_by_id):
+            self.stdout.write(line)
+        verified = sum(o.verified for o in outcomes)
+        self.stdout.write(f"replay: {verified}/{len(ids)} verified")
+
+
+def _replay_table(outcomes, types_by_id: dict[int, str]) -> list[str]:
+    """Per type: puzzles, verified, and the first problem seen."""
+    totals: Counter = Counter()
+    verified: Counter = Counter()
+    first_problem: dict[str, str] = {}
+    for outcome in outcomes:
+        name = types_by_id[outcome.puzzle_id]
+        totals[name] += 1
+        verified[name] += outcome.verified
+        if not outcome.verified:
+            first_problem.setdefault(name, outcome.reason)
+    lines = [f"{'type':<20} {'puzzles':>7} {'verified':>8}  first problem"]
+    for name in sorted(totals):
+        lines.append(f"{name:<20} {totals[name]:>7} {verified[name]:>8}  {first_problem.get(name, '')}")
+    return lines

@@ -1,0 +1,59 @@
+"""Staff pages of reporting: the live dashboard and its JSON twin (the page's fallback when no
+socket opens), report downloads and the raw-event export. Annotators reach none of these."""
+from functools import wraps
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.cache import never_cache
+
+from annotation.models import Study
+from annotation.reporting import render as report_render
+from annotation.reporting.dashboard import dashboard_summary
+from annotation.reporting.exports import event_lines
+from annotation.reporting.reports import study_report
+
+
+def _staff_json(view):
+    """Staff only, refused as JSON: the page polls this with fetch, which should get a 403 it can
+    read rather than a redirect to a login page."""
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not (request.user.is_active and request.user.is_staff):
+            return JsonResponse({"type": "error", "code": "not_allowed"}, status=403)
+        return view(request, *args, **kwargs)
+    return wrapped
+
+
+@staff_member_required
+@never_cache
+def dashboard(request):
+    """The page, with a first summary in it, so it shows numbers before the socket opens."""
+    return render(request, "annotation/dashboard.html", {
+        "summary": dashboard_summary(), "report_formats": list(report_render.FORMATS)})
+
+
+@_staff_json
+@never_cache
+def dashboard_json(request):
+    return JsonResponse({"type": "summary", **dashboard_summary()})
+
+
+@staff_member_required
+def report_download(request, study_id: int, fmt: str):
+    if fmt not in report_render.FORMATS:
+        raise Http404(f"no {fmt} report; one of {', '.join(report_render.FORMATS)}")
+    study = get_object_or_404(Study, pk=study_id)
+    text = report_render.render(study_report(study=study), fmt)
+    response = HttpResponse(text, content_type=f"{report_render.FORMATS[fmt]}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-report.{fmt}"'
+    return response
+
+
+@staff_member_required
+def events_download(request, study_id: int):
+    """Every event of a study's attempts as JSON lines, streamed (constant memory at any size)."""
+    study = get_object_or_404(Study, pk=study_id)
+    response = StreamingHttpResponse(event_lines(study=study), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-events.jsonl"'
+    return response
