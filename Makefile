@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine:
 #   make run    set up, migrate, seed and replay-verify a small bank, serve on http://127.0.0.1:8000
 #   make test   set up, run the whole test suite
+#   make lint   ruff (lint and format check) and mypy; CI runs it before the tests
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml scripts/system-packages.s
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test lint format bench clean
 
 $(STAMP): pyproject.toml scripts/system-packages.sh
 	bash scripts/system-packages.sh
@@ -28,6 +29,14 @@ run: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 bench: setup
 	$(BIN)/python bench/generation.py

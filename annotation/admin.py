@@ -13,8 +13,18 @@ class ParticipantAdmin(admin.ModelAdmin):
 class AttemptAdmin(admin.ModelAdmin):
     """Attempts as the server scored them; nothing here is editable (the events are the record)."""
 
-    list_display = ("uid", "participant", "puzzle", "submitted_at", "correct", "reward", "wall_ms", "active_ms",
-                    "action_count", "clock_ok")
+    list_display = (
+        "uid",
+        "participant",
+        "puzzle",
+        "submitted_at",
+        "correct",
+        "reward",
+        "wall_ms",
+        "active_ms",
+        "action_count",
+        "clock_ok",
+    )
     list_filter = ("participant__kind", "correct", "clock_ok", "puzzle__type")
     search_fields = ("uid", "participant__user__username")
     readonly_fields = [f.name for f in Attempt._meta.fields]

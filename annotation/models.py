@@ -1,4 +1,5 @@
 """Who acts on the live page (participants), what they act on (attempts) and what they did (events)."""
+
 import secrets
 
 from django.conf import settings
@@ -91,8 +92,12 @@ class Enrollment(models.Model):
     def puzzles_done(self) -> int:
         """Places finished (solved, or out of tries) plus gold puzzles answered."""
         scored = self.slots.filter(done=True).count()
-        gold = Attempt.objects.filter(participant_id=self.participant_id, study_id=self.study_id,
-                                      purpose=Attempt.Purpose.GOLD, submitted_at__isnull=False).count()
+        gold = Attempt.objects.filter(
+            participant_id=self.participant_id,
+            study_id=self.study_id,
+            purpose=Attempt.Purpose.GOLD,
+            submitted_at__isnull=False,
+        ).count()
         return scored + gold
 
 
@@ -205,6 +210,9 @@ class AgentOutcome(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "puzzle"], name="agent_outcome_unique")]
 
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.puzzle_id}"
+
 
 class Flag(models.Model):
     """An annotator's report that a puzzle is broken, ambiguous, unsolvable or offensive."""
@@ -230,8 +238,9 @@ class Flag(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
-    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+")
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,4 +1,5 @@
 """Celery tasks of the annotation side: thin wrappers that report progress and call one runner."""
+
 from celery import shared_task
 
 from annotation.agents.replay import replay_puzzles
@@ -6,8 +7,9 @@ from puzzles.selectors import puzzle_selection
 
 
 @shared_task(bind=True)
-def replay_task(self, *, split: str, types: list[str] | None = None, per_type: int | None = None,
-                workers: int = 4) -> dict:
+def replay_task(
+    self, *, split: str, types: list[str] | None = None, per_type: int | None = None, workers: int = 4
+) -> dict:
     """Replay reference answers on the live page; progress as {done, verified, total}."""
     ids = puzzle_selection(split=split, types=types, per_type=per_type)
     done = verified = 0

@@ -1,4 +1,5 @@
 """Every page of the annotation side, by domain; names are stable ("annotation:<name>")."""
+
 from django.urls import path
 
 from annotation.live import views as live
@@ -26,8 +27,11 @@ urlpatterns = [
     path("studies/", study_staff.study_list, name="studies"),
     path("studies/new/", study_staff.study_new, name="study-new"),
     path("studies/<int:study_id>/annotators/", study_staff.study_annotators, name="study-annotators"),
-    path("studies/<int:study_id>/annotators/<int:enrollment_id>/", study_staff.annotator_exclusion,
-         name="annotator-exclusion"),
+    path(
+        "studies/<int:study_id>/annotators/<int:enrollment_id>/",
+        study_staff.annotator_exclusion,
+        name="annotator-exclusion",
+    ),
     # reporting: downloads and the live dashboard
     path("studies/<int:study_id>/report.<str:fmt>", reporting.report_download, name="study-report"),
     path("studies/<int:study_id>/events.jsonl", reporting.events_download, name="study-events"),

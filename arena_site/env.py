@@ -1,4 +1,5 @@
 """Typed readers for settings that come from the environment; bad values fail loudly."""
+
 import os
 from urllib.parse import unquote, urlparse
 

@@ -1,4 +1,5 @@
 """WebSocket routes of every app, gathered in one place."""
+
 from annotation.routing import websocket_urlpatterns as annotation_routes
 
 websocket_urlpatterns: list = [*annotation_routes]

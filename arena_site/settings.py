@@ -3,6 +3,7 @@
 With no environment at all the platform runs embedded: SQLite, an in-memory channel
 layer and Celery tasks run inline. DATABASE_URL and REDIS_URL switch to PostgreSQL and Redis.
 """
+
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -68,15 +69,17 @@ if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
-    DATABASES = {"default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": VAR_DIR / "arena.sqlite3",
-        # Waits out the other process's write instead of failing (the page server, the replay).
-        # IMMEDIATE: a writing transaction takes the lock up front rather than failing midway.
-        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
-        # A file, not memory, so a live page server in a child process sees the test data.
-        "TEST": {"NAME": str(VAR_DIR / "test.sqlite3")},
-    }}
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "arena.sqlite3",
+            # Waits out the other process's write instead of failing (the page server, the replay).
+            # IMMEDIATE: a writing transaction takes the lock up front rather than failing midway.
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            # A file, not memory, so a live page server in a child process sees the test data.
+            "TEST": {"NAME": str(VAR_DIR / "test.sqlite3")},
+        }
+    }
 if RUNNING_IN_CI and DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     # CI must prove the PostgreSQL path; silently falling back to SQLite would hide breakage.
     raise ImproperlyConfigured("CI=true requires DATABASE_URL to point at PostgreSQL")

@@ -11,6 +11,9 @@ urlpatterns = [
     path("", include("puzzles.urls")),
     # Public puzzle images under random names; masks and truth are never files here.
     # Asset files never change (a new image gets a new random name), so browsers may keep them.
-    re_path(rf"^{settings.MEDIA_URL.strip('/')}/(?P<path>.*)$", cache_control(max_age=31536000, immutable=True)(serve),
-            {"document_root": settings.MEDIA_ROOT}),
+    re_path(
+        rf"^{settings.MEDIA_URL.strip('/')}/(?P<path>.*)$",
+        cache_control(max_age=31536000, immutable=True)(serve),
+        {"document_root": settings.MEDIA_ROOT},
+    ),
 ]

@@ -1,4 +1,5 @@
 """Bench scripts run against a throwaway SQLite database and media folder unless DATABASE_URL is set."""
+
 import os
 import sys
 import tempfile

@@ -12,6 +12,7 @@ submit time, so that frame is the first summary that included it).
 
 Uses a throwaway SQLite database unless DATABASE_URL is set (use PostgreSQL for real figures).
 """
+
 import argparse
 import asyncio
 import bisect
@@ -41,8 +42,13 @@ def make_study(per_type: int, annotators: int):
     seed = 4242
     bank_generate(split="test", per_type=per_type, types=list(TYPES), bank_seed=seed, workers=2)
     Puzzle.objects.filter(dataset=f"generated:{seed}", split="test").update(status=Puzzle.Status.VERIFIED)
-    return study_create(name=f"dashboard bench {time.strftime('%H:%M:%S')}", split="test", types=list(TYPES),
-                        puzzles_per_annotator=per_type * len(TYPES), overlap=annotators)
+    return study_create(
+        name=f"dashboard bench {time.strftime('%H:%M:%S')}",
+        split="test",
+        types=list(TYPES),
+        puzzles_per_annotator=per_type * len(TYPES),
+        overlap=annotators,
+    )
 
 
 def make_people(study, count: int) -> tuple[list[tuple], str]:
@@ -71,7 +77,7 @@ def next_attempt(enrollment):
     step = enrollment_next(enrollment=enrollment)
     if step.attempt is None:
         return None
-    step.attempt.puzzle.truth  # loaded here: the async side must not touch the database
+    _ = step.attempt.puzzle.truth  # loaded here: the async side must not touch the database
     return step.attempt
 
 
@@ -85,8 +91,9 @@ def answer_events(attempt, now_ms: float, correct: bool) -> list[dict]:
 
 
 # --- the run -----------------------------------------------------------------------------------
-async def annotate(base: str, enrollment, session: str, deadline: float, submits: list, rng: random.Random,
-                   batch_s: float):
+async def annotate(
+    base: str, enrollment, session: str, deadline: float, submits: list, rng: random.Random, batch_s: float
+):
     """One annotator: puzzle after puzzle until the deadline, events streaming meanwhile."""
     attempt = await asyncio.to_thread(next_attempt, enrollment)
     while attempt is not None and time.monotonic() < deadline:
@@ -105,14 +112,23 @@ async def solve(base: str, attempt, session: str, rng: random.Random, submits: l
         reader = asyncio.create_task(_read_until_submitted(socket, submitted))
         now = time.time() * 1000
         seq = 1
-        await socket.send(json.dumps({"type": "batch", "seq": seq, "events": [
-            {"k": "load", "t": now, "w": 1280, "h": 1080, "scale": 1, "state": "visible"}]}))
+        await socket.send(
+            json.dumps(
+                {
+                    "type": "batch",
+                    "seq": seq,
+                    "events": [{"k": "load", "t": now, "w": 1280, "h": 1080, "scale": 1, "state": "visible"}],
+                }
+            )
+        )
         until = time.monotonic() + rng.uniform(*SUBMIT_EVERY_S)
         while time.monotonic() < until:
             await asyncio.sleep(batch_s)
             seq += 1
             now = time.time() * 1000
-            moves = [{"k": "pointermove", "t": now + i, "x": 100.0 + i, "y": 200.0, "pointer": "mouse"} for i in range(3)]
+            moves = [
+                {"k": "pointermove", "t": now + i, "x": 100.0 + i, "y": 200.0, "pointer": "mouse"} for i in range(3)
+            ]
             await socket.send(json.dumps({"type": "batch", "seq": seq, "events": moves}))
         now = time.time() * 1000
         events = answer_events(attempt, now, rng.random() < 0.8) + [{"k": "act.submit", "t": now + 1}]
@@ -134,12 +150,13 @@ async def watch(base: str, session: str, stop: asyncio.Event, frames: list) -> N
     import websockets
 
     url = base.replace("http", "ws") + "/ws/dashboard/"
-    async with websockets.connect(url, additional_headers={"Cookie": f"sessionid={session}", "Origin": base},
-                                  max_queue=None) as socket:
+    async with websockets.connect(
+        url, additional_headers={"Cookie": f"sessionid={session}", "Origin": base}, max_queue=None
+    ) as socket:
         while not stop.is_set():
             try:
                 raw = await asyncio.wait_for(socket.recv(), 0.5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
             frame = json.loads(raw)
             assert frame["type"] == "summary", frame
@@ -153,8 +170,9 @@ async def run(base: str, people, staff_session: str, seconds: float, batch_s: fl
     watcher = asyncio.create_task(watch(base, staff_session, stop, frames))
     deadline = time.monotonic() + seconds
     rng = random.Random(7)
-    await asyncio.gather(*(annotate(base, e, s, deadline, submits, random.Random(rng.random()), batch_s)
-                           for e, s in people))
+    await asyncio.gather(
+        *(annotate(base, e, s, deadline, submits, random.Random(rng.random()), batch_s) for e, s in people)
+    )
     await asyncio.sleep(3)  # the last submits' frames
     stop.set()
     await watcher
@@ -168,8 +186,10 @@ def delays(submits: list, frames: list) -> tuple[list[float], list[float], int]:
     dashboard's own part, without the time the write waited in the server)."""
     from annotation.models import Attempt
 
-    stored = {uid: at.timestamp() * 1000 for uid, at in Attempt.objects.filter(
-        uid__in=[uid for uid, _, _ in submits]).values_list("uid", "submitted_at")}
+    stored = {
+        uid: at.timestamp() * 1000
+        for uid, at in Attempt.objects.filter(uid__in=[uid for uid, _, _ in submits]).values_list("uid", "submitted_at")
+    }
     arrivals, reached, newest = [], [], 0.0
     for arrival, latest in frames:
         newest = max(newest, latest)  # frames only ever include more submits
@@ -206,8 +226,8 @@ def main() -> None:
     parser.add_argument("--batch-ms", type=float, default=100, help="each page sends a batch this often")
     args = parser.parse_args()
     django_for_bench()
-    from annotation.models import Attempt, Event
     from annotation.agents.server import live_server
+    from annotation.models import Attempt, Event
 
     study = make_study(args.per_type, args.annotators)
     people, staff_session = make_people(study, args.annotators)
@@ -218,13 +238,19 @@ def main() -> None:
     measured, after_store, missed = delays(submits, frames)
     verdicts = [v for _, _, v in submits]
     events = Event.objects.filter(attempt__study=study).count()
-    print(f"annotators {args.annotators}, a batch every {args.batch_ms:.0f} ms, {elapsed:.0f} s: {len(submits)} submits "
-          f"({len(submits) / elapsed:.1f}/s), {events} events stored ({events / elapsed:.0f}/s)")
+    print(
+        f"annotators {args.annotators}, a batch every {args.batch_ms:.0f} ms, {elapsed:.0f} s: {len(submits)} submits "
+        f"({len(submits) / elapsed:.1f}/s), {events} events stored ({events / elapsed:.0f}/s)"
+    )
     print(f"dashboard frames {len(frames)} ({len(frames) / elapsed:.2f}/s)")
-    print(f"dashboard update delay: p50 {statistics.median(measured):.0f} ms, p99 {percentile(measured, 0.99):.0f} ms "
-          f"(n={len(measured)}, {missed} submits after the last frame)")
-    print(f"  of which after the submit was stored: p50 {statistics.median(after_store):.0f} ms, "
-          f"p99 {percentile(after_store, 0.99):.0f} ms")
+    print(
+        f"dashboard update delay: p50 {statistics.median(measured):.0f} ms, p99 {percentile(measured, 0.99):.0f} ms "
+        f"(n={len(measured)}, {missed} submits after the last frame)"
+    )
+    print(
+        f"  of which after the submit was stored: p50 {statistics.median(after_store):.0f} ms, "
+        f"p99 {percentile(after_store, 0.99):.0f} ms"
+    )
     print(f"submit to verdict: p50 {statistics.median(verdicts):.0f} ms, p99 {percentile(verdicts, 0.99):.0f} ms")
     print(f"one summary on {Attempt.objects.count()} attempts: {summary_cost():.1f} ms (median)")
 

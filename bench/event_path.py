@@ -9,6 +9,7 @@
 
 Uses a throwaway SQLite database unless DATABASE_URL is set (use PostgreSQL for real figures).
 """
+
 import argparse
 import asyncio
 import json
@@ -49,6 +50,7 @@ async def stream(base: str, attempt, session: str, seconds: float, latencies: li
     sent_at: dict[int, float] = {}
     acked = 0
     async with websockets.connect(url, additional_headers=headers, max_queue=None) as socket:
+
         async def receive():
             nonlocal acked
             async for raw in socket:
@@ -66,8 +68,9 @@ async def stream(base: str, attempt, session: str, seconds: float, latencies: li
         while time.perf_counter() - start < seconds:
             seq += 1
             now_ms = time.time() * 1000
-            events = [{"k": "pointermove", "t": now_ms + i, "x": 10.0 + i, "y": 20.0, "pointer": "mouse"}
-                      for i in range(6)]
+            events = [
+                {"k": "pointermove", "t": now_ms + i, "x": 10.0 + i, "y": 20.0, "pointer": "mouse"} for i in range(6)
+            ]
             sent_at[seq] = time.perf_counter()
             await socket.send(json.dumps({"type": "batch", "seq": seq, "events": events}))
             counts["sent"] += len(events)
@@ -84,9 +87,11 @@ async def submit_once(base: str, attempt, session: str, point) -> float:
     url = base.replace("http", "ws") + f"/ws/attempts/{attempt.uid}/"
     async with websockets.connect(url, additional_headers={"Cookie": f"sessionid={session}", "Origin": base}) as socket:
         now = time.time() * 1000
-        events = [{"k": "load", "t": now, "w": 1280, "h": 1080, "scale": 1, "state": "visible"},
-                  {"k": "act.click", "t": now + 1, "x": point[0], "y": point[1]},
-                  {"k": "act.submit", "t": now + 2}]
+        events = [
+            {"k": "load", "t": now, "w": 1280, "h": 1080, "scale": 1, "state": "visible"},
+            {"k": "act.click", "t": now + 1, "x": point[0], "y": point[1]},
+            {"k": "act.submit", "t": now + 2},
+        ]
         started = time.perf_counter()
         await socket.send(json.dumps({"type": "batch", "seq": 1, "events": events}))
         async for raw in socket:
@@ -114,8 +119,8 @@ def main() -> None:
     parser.add_argument("--submits", type=int, default=200)
     args = parser.parse_args()
     django_for_bench()
-    from annotation.models import Event
     from annotation.agents.server import live_server
+    from annotation.models import Event
 
     _, streams = make_attempts("Dice_Count", args.sockets, "stream")
     mask_puzzle, submitters = make_attempts("Geometry_Click", args.submits, "submit")
@@ -130,10 +135,14 @@ def main() -> None:
     print(f"sockets {args.sockets} x 60 events/s for {args.seconds:.0f} s")
     print(f"events sent {counts['sent']}, stored {stored}, lost {counts['sent'] - stored}, errors {counts['errors']}")
     print(f"sustained {stored / elapsed:.0f} events/s stored ({counts['sent'] / elapsed:.0f} sent/s)")
-    print(f"batch to ack: p50 {statistics.median(latencies):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms "
-          f"(n={len(latencies)})")
-    print(f"submit to verdict: p50 {statistics.median(verdicts):.1f} ms, p99 {percentile(verdicts, 0.99):.1f} ms "
-          f"(n={len(verdicts)})")
+    print(
+        f"batch to ack: p50 {statistics.median(latencies):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms "
+        f"(n={len(latencies)})"
+    )
+    print(
+        f"submit to verdict: p50 {statistics.median(verdicts):.1f} ms, p99 {percentile(verdicts, 0.99):.1f} ms "
+        f"(n={len(verdicts)})"
+    )
 
 
 async def _all_streams(base, streams, seconds, latencies, counts):

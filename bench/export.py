@@ -10,6 +10,7 @@ its elapsed time and peak RSS (getrusage ru_maxrss), so the sizes' peaks can be 
 
 Uses a throwaway SQLite database unless DATABASE_URL is set (use PostgreSQL for real figures).
 """
+
 import argparse
 import json
 import os
@@ -53,8 +54,8 @@ def child(study_id: int) -> None:
     import django
 
     django.setup()
-    from annotation.reporting.exports import event_lines
     from annotation.models import Study
+    from annotation.reporting.exports import event_lines
 
     study = Study.objects.get(pk=study_id)
     setup_peak = peak_rss_kib()  # imports and Django setup
@@ -68,8 +69,19 @@ def child(study_id: int) -> None:
             count += 1
             size += len(line)
     elapsed = time.perf_counter() - started
-    print(json.dumps({"events": count, "seconds": elapsed, "bytes": size, "setup_peak_kib": setup_peak,
-                      "reset": reset, "baseline_kib": baseline, "peak_kib": peak_rss_kib()}))
+    print(
+        json.dumps(
+            {
+                "events": count,
+                "seconds": elapsed,
+                "bytes": size,
+                "setup_peak_kib": setup_peak,
+                "reset": reset,
+                "baseline_kib": baseline,
+                "peak_kib": peak_rss_kib(),
+            }
+        )
+    )
 
 
 def event_rows(attempt_ids: list[int], events: int, rng: random.Random):
@@ -81,8 +93,15 @@ def event_rows(attempt_ids: list[int], events: int, rng: random.Random):
         for i in range(per + (n < extra)):
             seq, index = divmod(i, BATCH_EVENTS)
             t += rng.uniform(5, 30)
-            yield (attempt_id, seq + 1, index, rng.choice(KINDS), round(t, 1), round(t + 40 + seq % 7, 1),
-                   {"x": round(rng.uniform(0, 1280), 1), "y": round(rng.uniform(0, 1080), 1), "pointer": "mouse"})
+            yield (
+                attempt_id,
+                seq + 1,
+                index,
+                rng.choice(KINDS),
+                round(t, 1),
+                round(t + 40 + seq % 7, 1),
+                {"x": round(rng.uniform(0, 1280), 1), "y": round(rng.uniform(0, 1080), 1), "pointer": "mouse"},
+            )
 
 
 def insert_events(attempt_ids: list[int], events: int, rng: random.Random) -> None:
@@ -92,12 +111,15 @@ def insert_events(attempt_ids: list[int], events: int, rng: random.Random) -> No
 
     rows = event_rows(attempt_ids, events, rng)
     if connection.vendor == "postgresql":
-        with transaction.atomic(), connection.cursor() as cursor:
-            with cursor.connection.cursor() as cur:
-                with cur.copy("COPY annotation_event (attempt_id, seq, index, kind, t, received, data) "
-                              "FROM STDIN") as copy:
-                    for attempt_id, seq, index, kind, t, received, data in rows:
-                        copy.write_row((attempt_id, seq, index, kind, t, received, json.dumps(data)))
+        copy_sql = "COPY annotation_event (attempt_id, seq, index, kind, t, received, data) FROM STDIN"
+        with (
+            transaction.atomic(),
+            connection.cursor() as cursor,
+            cursor.connection.cursor() as cur,
+            cur.copy(copy_sql) as copy,
+        ):
+            for attempt_id, seq, index, kind, t, received, data in rows:
+                copy.write_row((attempt_id, seq, index, kind, t, received, json.dumps(data)))
         return
     batch = []
     for attempt_id, seq, index, kind, t, received, data in rows:
@@ -123,21 +145,34 @@ def setup(sizes: list[int], attempts: int, seed: int) -> dict[int, int]:
     puzzles = list(Puzzle.objects.filter(split="test", status=Puzzle.Status.VERIFIED))
     stamp = time.time_ns()
     users = get_user_model().objects.bulk_create(
-        [get_user_model()(username=f"bench-export-{stamp}-{i}") for i in range(20)])
+        [get_user_model()(username=f"bench-export-{stamp}-{i}") for i in range(20)]
+    )
     participants = Participant.objects.bulk_create([Participant(user=u) for u in users])
     rng = random.Random(seed)
     out = {}
     for events in sizes:
         study = study_create(name=f"bench-export-{events}", split="test", puzzles_per_annotator=len(puzzles))
         made = Attempt.objects.bulk_create(
-            [Attempt(participant=participants[i % len(participants)], puzzle=puzzles[i % len(puzzles)], study=study,
-                     submitted_at=timezone.now(), correct=rng.random() < 0.8) for i in range(attempts)],
-            batch_size=5000)
+            [
+                Attempt(
+                    participant=participants[i % len(participants)],
+                    puzzle=puzzles[i % len(puzzles)],
+                    study=study,
+                    submitted_at=timezone.now(),
+                    correct=rng.random() < 0.8,
+                )
+                for i in range(attempts)
+            ],
+            batch_size=5000,
+        )
         started = time.perf_counter()
         insert_events([a.pk for a in made], events, rng)
         elapsed = time.perf_counter() - started
-        print(f"setup: {events} events over {attempts} attempts inserted in {elapsed:.1f} s "
-              f"({events / elapsed:,.0f} rows/s)", flush=True)
+        print(
+            f"setup: {events} events over {attempts} attempts inserted in {elapsed:.1f} s "
+            f"({events / elapsed:,.0f} rows/s)",
+            flush=True,
+        )
         out[events] = study.pk
     return out
 
@@ -160,24 +195,40 @@ def main() -> None:
     connection.close()
     results = []
     for events in sorted(studies):
-        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(studies[events])],
-                              env=dict(os.environ), capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--child", str(studies[events])],
+            env=dict(os.environ),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    print("RSS at start: after Django setup, before the export; peak RSS: ru_maxrss"
-          + (" during the export (peak reset at its start)" if all(r["reset"] for r in results)
-             else " of the whole child process"))
-    print(f"{'events':>10} {'seconds':>8} {'events/s':>10} {'MiB out':>8} {'RSS at start MiB':>16} "
-          f"{'peak RSS MiB':>12} {'growth MiB':>10}")
+    print(
+        "RSS at start: after Django setup, before the export; peak RSS: ru_maxrss"
+        + (
+            " during the export (peak reset at its start)"
+            if all(r["reset"] for r in results)
+            else " of the whole child process"
+        )
+    )
+    print(
+        f"{'events':>10} {'seconds':>8} {'events/s':>10} {'MiB out':>8} {'RSS at start MiB':>16} "
+        f"{'peak RSS MiB':>12} {'growth MiB':>10}"
+    )
     for r in results:
-        print(f"{r['events']:>10} {r['seconds']:>8.1f} {r['events'] / r['seconds']:>10,.0f} "
-              f"{r['bytes'] / 2**20:>8.0f} {r['baseline_kib'] / 1024:>16.1f} {r['peak_kib'] / 1024:>12.1f} "
-              f"{(r['peak_kib'] - r['baseline_kib']) / 1024:>10.1f}")
+        print(
+            f"{r['events']:>10} {r['seconds']:>8.1f} {r['events'] / r['seconds']:>10,.0f} "
+            f"{r['bytes'] / 2**20:>8.0f} {r['baseline_kib'] / 1024:>16.1f} {r['peak_kib'] / 1024:>12.1f} "
+            f"{(r['peak_kib'] - r['baseline_kib']) / 1024:>10.1f}"
+        )
     if len(results) >= 2:
         small, large = results[0], results[-1]
-        print(f"peak RSS {large['peak_kib'] / 1024:.1f} MiB at {large['events']} events vs "
-              f"{small['peak_kib'] / 1024:.1f} MiB at {small['events']} "
-              f"({large['events'] / small['events']:.0f}x the events, "
-              f"{large['peak_kib'] / small['peak_kib']:.2f}x the peak)")
+        print(
+            f"peak RSS {large['peak_kib'] / 1024:.1f} MiB at {large['events']} events vs "
+            f"{small['peak_kib'] / 1024:.1f} MiB at {small['events']} "
+            f"({large['events'] / small['events']:.0f}x the events, "
+            f"{large['peak_kib'] / small['peak_kib']:.2f}x the peak)"
+        )
     shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -3,6 +3,7 @@
 Goal (issue 2): the full published bank, 50,000 puzzles, in under 15 minutes = 56 puzzles/s overall.
 Usage: python bench/generation.py [--per-type N] [--stored-per-type M] [--workers W]
 """
+
 import argparse
 import os
 import statistics
@@ -40,8 +41,10 @@ def main() -> None:
     bank_generate(split="train", per_type=args.stored_per_type, bank_seed=2, workers=args.workers)
     elapsed = time.perf_counter() - started
     rate = total / elapsed
-    print(f"overall, stored in the database with {args.workers} workers: {total} puzzles in {elapsed:.1f} s "
-          f"= {rate:.1f} puzzles/s")
+    print(
+        f"overall, stored in the database with {args.workers} workers: {total} puzzles in {elapsed:.1f} s "
+        f"= {rate:.1f} puzzles/s"
+    )
     print(f"projected full bank (50,000 puzzles): {50000 / rate / 60:.1f} min (goal: under 15 min, 56/s)")
 
 

@@ -7,6 +7,7 @@ per W through the live page and the server's verdict. Uses a throwaway SQLite da
 DATABASE_URL is set (use PostgreSQL for deployment figures). The goal: the full test split
 (4,000 puzzles) in 10 minutes, 6.7 puzzles/s.
 """
+
 import argparse
 import time
 
@@ -30,8 +31,11 @@ def main() -> None:
         outcomes = replay_puzzles(ids, workers=workers)
         elapsed = time.perf_counter() - started
         verified = sum(o.verified for o in outcomes)
-        print(f"W={workers:<3} {len(ids)} puzzles in {elapsed:.1f} s: {len(ids) / elapsed:.2f} puzzles/s, "
-              f"{verified}/{len(ids)} verified; full test split (4,000) would take {4000 / (len(ids) / elapsed) / 60:.1f} min")
+        print(
+            f"W={workers:<3} {len(ids)} puzzles in {elapsed:.1f} s: {len(ids) / elapsed:.2f} puzzles/s, "
+            f"{verified}/{len(ids)} verified; the full test split (4,000) would take "
+            f"{4000 / (len(ids) / elapsed) / 60:.1f} min"
+        )
 
 
 if __name__ == "__main__":

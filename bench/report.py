@@ -9,6 +9,7 @@ Then study_report() is timed --runs times (best and median) and each format's re
 
 Uses a throwaway SQLite database unless DATABASE_URL is set (use PostgreSQL for real figures).
 """
+
 import argparse
 import random
 import shutil
@@ -40,12 +41,15 @@ def setup(per_type: int, annotators: int, seed: int):
     study = study_create(name="bench-report", split="test", puzzles_per_annotator=puzzles, overlap=annotators)
     stamp = time.time_ns()
     users = get_user_model().objects.bulk_create(
-        [get_user_model()(username=f"bench-report-{stamp}-{i}") for i in range(annotators)])
+        [get_user_model()(username=f"bench-report-{stamp}-{i}") for i in range(annotators)]
+    )
     participants = Participant.objects.bulk_create(
-        [Participant(user=user, kind=Participant.Kind.HUMAN) for user in users])
+        [Participant(user=user, kind=Participant.Kind.HUMAN) for user in users]
+    )
     now = timezone.now()
     enrollments = Enrollment.objects.bulk_create(
-        [Enrollment(study=study, participant=p, consented_at=now, finished_at=now) for p in participants])
+        [Enrollment(study=study, participant=p, consented_at=now, finished_at=now) for p in participants]
+    )
 
     rng = random.Random(seed)
     # Copy c of every puzzle goes to annotator c. One UPDATE per copy: bulk_update's CASE WHEN
@@ -58,12 +62,24 @@ def setup(per_type: int, annotators: int, seed: int):
         enrollment = enrollments[copy]
         correct = rng.random() < 0.8
         wall = rng.lognormvariate(9.0, 0.6)  # median ~8.1 s
-        attempts.append(Attempt(
-            participant_id=enrollment.participant_id, puzzle_id=puzzle_id, study=study, slot_id=slot_id,
-            purpose=Attempt.Purpose.SCORED, submitted_at=now + timedelta(milliseconds=wall), correct=correct,
-            reward=1.0 if correct else 0.0, wall_ms=wall, active_ms=wall * rng.uniform(0.8, 1.0),
-            first_action_ms=wall * rng.uniform(0.2, 0.6), action_count=rng.randint(1, 8), clock_ok=True,
-            answer={"point": [rng.randint(0, 400), rng.randint(0, 400)]}))
+        attempts.append(
+            Attempt(
+                participant_id=enrollment.participant_id,
+                puzzle_id=puzzle_id,
+                study=study,
+                slot_id=slot_id,
+                purpose=Attempt.Purpose.SCORED,
+                submitted_at=now + timedelta(milliseconds=wall),
+                correct=correct,
+                reward=1.0 if correct else 0.0,
+                wall_ms=wall,
+                active_ms=wall * rng.uniform(0.8, 1.0),
+                first_action_ms=wall * rng.uniform(0.2, 0.6),
+                action_count=rng.randint(1, 8),
+                clock_ok=True,
+                answer={"point": [rng.randint(0, 400), rng.randint(0, 400)]},
+            )
+        )
     Attempt.objects.bulk_create(attempts, batch_size=BATCH)
     stored = time.perf_counter() - started
     return study, puzzles, len(attempts), generated, stored
@@ -84,8 +100,10 @@ def main() -> None:
 
     study, puzzles, attempts, generated, stored = setup(args.per_type, args.annotators, args.seed)
     print(f"database: {connection.vendor}")
-    print(f"setup: {puzzles} puzzles generated in {generated:.1f} s; study, {args.annotators} annotators and "
-          f"{attempts} attempts stored in {stored:.1f} s")
+    print(
+        f"setup: {puzzles} puzzles generated in {generated:.1f} s; study, {args.annotators} annotators and "
+        f"{attempts} attempts stored in {stored:.1f} s"
+    )
 
     times = []
     for _ in range(args.runs):
@@ -93,11 +111,15 @@ def main() -> None:
         report = study_report(study=study)
         times.append(time.perf_counter() - started)
     overall = report["overall"]
-    print(f"report saw: {overall['attempts']} attempts, {overall['puzzles']} puzzles, "
-          f"{report['annotators']} annotators, {len(report['types'])} types "
-          f"(pooled Pass@1 {overall['pass1_pooled']:.3f})")
-    print(f"study_report x{args.runs}: best {min(times):.3f} s, median {statistics.median(times):.3f} s "
-          f"(runs: {', '.join(f'{t:.3f}' for t in times)}; goal: 2 s or less)")
+    print(
+        f"report saw: {overall['attempts']} attempts, {overall['puzzles']} puzzles, "
+        f"{report['annotators']} annotators, {len(report['types'])} types "
+        f"(pooled Pass@1 {overall['pass1_pooled']:.3f})"
+    )
+    print(
+        f"study_report x{args.runs}: best {min(times):.3f} s, median {statistics.median(times):.3f} s "
+        f"(runs: {', '.join(f'{t:.3f}' for t in times)}; goal: 2 s or less)"
+    )
     for fmt in ("json", "csv", "md", "html"):
         started = time.perf_counter()
         text = render(report, fmt)

@@ -3,12 +3,15 @@
 Goal (issue 2): 100,000 verdicts/s or more for mask types.
 Usage: python bench/verification.py [--puzzles N] [--answers M]
 """
+
 import argparse
 import time
 
 import numpy as np
-from _setup import ROOT  # noqa: F401  (puts the project on sys.path)
-from _setup import django_for_bench
+from _setup import (
+    ROOT,  # noqa: F401  (puts the project on sys.path)
+    django_for_bench,
+)
 
 django_for_bench()
 

@@ -1,4 +1,5 @@
 """Deterministic puzzle identity: a puzzle is a pure function of (type, split, index, bank seed)."""
+
 import zlib
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Read-only checks over generated puzzles: selfcheck and the mask-versus-box report."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Turning generated puzzles into bytes, in worker processes (pure: no database)."""
+
 import io
 import json
 from dataclasses import dataclass

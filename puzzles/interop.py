@@ -8,6 +8,7 @@ Exports carry, beside the published fields, `arena_public` and `arena_assets` so
 import restores every puzzle exactly; published datasets without them are read from their
 published fields alone.
 """
+
 from __future__ import annotations
 
 import io
@@ -39,10 +40,12 @@ class ExportResult:
     types: int = 0
 
 
-def export_captchaarena(root: str | Path, *, split: str, types: list[str] | None = None,
-                        dataset: str | None = None) -> ExportResult:
-    from puzzles.services import generated_dataset
+def export_captchaarena(
+    root: str | Path, *, split: str, types: list[str] | None = None, dataset: str | None = None
+) -> ExportResult:
     from django.conf import settings
+
+    from puzzles.services import generated_dataset
 
     dataset = dataset or generated_dataset(settings.PUZZLE_BANK_SEED)
     puzzles = Puzzle.objects.filter(dataset=dataset, split=split).exclude(status=Puzzle.Status.RETIRED)
@@ -122,9 +125,13 @@ class BrokenEntry(ValueError):
     pass
 
 
-def import_captchaarena(root: str | Path, *, name: str | None = None,
-                        on_progress: Callable[[int], None] | None = None,
-                        warn: Callable[[str], None] | None = None) -> ImportResult:
+def import_captchaarena(
+    root: str | Path,
+    *,
+    name: str | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> ImportResult:
     """Import every <split>/<Type>_<n>/ground_truth.json under root; broken entries are named and skipped."""
     root = Path(root)
     if not root.is_dir():
@@ -162,8 +169,9 @@ def _import_type_dir(type_dir: Path, split: str, dataset: str, result: ImportRes
     except (OSError, ValueError) as error:
         broken(f"{gt_file}: {error}")
         return
-    existing = set(Puzzle.objects.filter(dataset=dataset, type=puzzle_type.name, split=split)
-                   .values_list("source_id", flat=True))
+    existing = set(
+        Puzzle.objects.filter(dataset=dataset, type=puzzle_type.name, split=split).values_list("source_id", flat=True)
+    )
     for puzzle_id, entry in entries.items():
         if puzzle_id in existing:
             result.skipped += 1
@@ -207,8 +215,15 @@ def _import_entry(puzzle_type: PuzzleType, folder: Path, split: str, dataset: st
         public.setdefault("start_position", truth["start_position"])
     _check_solution(puzzle_type, truth, masks)
     with transaction.atomic():
-        puzzle = Puzzle.objects.create(type=puzzle_type.name, split=split, dataset=dataset, source_id=puzzle_id,
-                                       public=public, truth=truth, masks=masks_to_bytes(masks))
+        puzzle = Puzzle.objects.create(
+            type=puzzle_type.name,
+            split=split,
+            dataset=dataset,
+            source_id=puzzle_id,
+            public=public,
+            truth=truth,
+            masks=masks_to_bytes(masks),
+        )
         for key, (data, image) in files.items():
             asset = Asset(puzzle=puzzle, key=key, width=image.width, height=image.height)
             asset.file.save(f"x{Path(asset_paths[key]).suffix or '.png'}", ContentFile(data), save=False)
@@ -240,7 +255,8 @@ def _public_from_entry(puzzle_type: PuzzleType, puzzle_id: str, entry: dict) -> 
     if entry.get("object_base_image"):
         base = Path(entry["object_base_image"])
         rotations = entry.get("rotation_images") or {
-            str(a): str(base.with_name(f"{base.stem}_{a}{base.suffix}")) for a in range(0, 360, 45)}
+            str(a): str(base.with_name(f"{base.stem}_{a}{base.suffix}")) for a in range(0, 360, 45)
+        }
         public["rotations"] = {angle: f"rotation_{angle}" for angle in rotations}
         paths.update({f"rotation_{angle}": path for angle, path in rotations.items()})
         paths.pop("image", None)

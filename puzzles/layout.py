@@ -4,6 +4,7 @@ The page places every element at these rectangles (scaled to the window as a who
 compile_actions aims at the same rectangles, so a reference answer and a person's hand hit
 the same pixels. Image coordinates are "natural": pixels of the puzzle image, origin top-left.
 """
+
 from dataclasses import dataclass, field
 
 STAGE_W, STAGE_H = 1280, 1080

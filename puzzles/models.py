@@ -1,4 +1,5 @@
 """The puzzle bank. Truth (answer data and masks) lives only in Puzzle.truth and Puzzle.masks."""
+
 import io
 import secrets
 from functools import lru_cache
@@ -24,7 +25,7 @@ def validate_puzzle_type(value: str) -> None:
 def asset_upload_to(instance, filename: str) -> str:
     # Random names: nothing about the puzzle, its type or its answer can be read from a URL.
     token = secrets.token_hex(16)
-    return f"a/{token[:2]}/{token}{filename[filename.rfind('.'):]}"
+    return f"a/{token[:2]}/{token}{filename[filename.rfind('.') :]}"
 
 
 class Puzzle(models.Model):
@@ -64,8 +65,11 @@ def masks_to_bytes(masks: dict[str, np.ndarray]) -> bytes:
     if not masks:
         return b""
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **{name: np.packbits(mask, axis=None) for name, mask in masks.items()},
-                        **{f"{name}__shape": np.array(mask.shape) for name, mask in masks.items()})
+    np.savez_compressed(
+        buffer,
+        **{name: np.packbits(mask, axis=None) for name, mask in masks.items()},
+        **{f"{name}__shape": np.array(mask.shape) for name, mask in masks.items()},
+    )
     return buffer.getvalue()
 
 

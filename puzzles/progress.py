@@ -1,4 +1,5 @@
 """A small progress bar for long commands (stderr, redrawn in place on a terminal)."""
+
 import sys
 import time
 from typing import TextIO
@@ -21,7 +22,9 @@ class Progress:
             self._last_draw = now
             self.stream.write("\r" + self.line())
             self.stream.flush()
-        elif not self._tty and self.total and (self.done * 10 // self.total) != ((self.done - count) * 10 // self.total):
+        elif (
+            not self._tty and self.total and (self.done * 10 // self.total) != ((self.done - count) * 10 // self.total)
+        ):
             self.stream.write(self.line() + "\n")
 
     def line(self) -> str:
@@ -30,8 +33,10 @@ class Progress:
         elapsed = time.monotonic() - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
-        return (f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} "
-                f"{fraction:4.0%} {rate:6.1f}/s eta {int(eta // 60)}:{int(eta % 60):02d}")
+        return (
+            f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} "
+            f"{fraction:4.0%} {rate:6.1f}/s eta {int(eta // 60)}:{int(eta % 60):02d}"
+        )
 
     def close(self) -> None:
         if self._tty:

@@ -2,6 +2,7 @@
 
 Adding a type means adding one module there that defines a PuzzleType subclass with a name.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -1,4 +1,5 @@
 """Read paths over the puzzle bank."""
+
 from collections import defaultdict
 from itertools import zip_longest
 
@@ -13,16 +14,32 @@ def bank_overview() -> list[dict]:
     counts: dict[str, dict[str, int]] = defaultdict(dict)
     for row in Puzzle.objects.values("type", "split").annotate(n=Count("id")):
         counts[row["type"]][row["split"]] = row["n"]
-    replayed = {row["type"]: row for row in Puzzle.objects.values("type").annotate(
-        verified=Count("id", filter=Q(status=Puzzle.Status.VERIFIED)),
-        failed=Count("id", filter=Q(status=Puzzle.Status.FAILED)))}
-    return [{**t.describe(), "counts": counts.get(t.name, {}),
-             "verified": replayed.get(t.name, {}).get("verified", 0), "failed": replayed.get(t.name, {}).get("failed", 0)}
-            for t in registry().all()]
+    replayed = {
+        row["type"]: row
+        for row in Puzzle.objects.values("type").annotate(
+            verified=Count("id", filter=Q(status=Puzzle.Status.VERIFIED)),
+            failed=Count("id", filter=Q(status=Puzzle.Status.FAILED)),
+        )
+    }
+    return [
+        {
+            **t.describe(),
+            "counts": counts.get(t.name, {}),
+            "verified": replayed.get(t.name, {}).get("verified", 0),
+            "failed": replayed.get(t.name, {}).get("failed", 0),
+        }
+        for t in registry().all()
+    ]
 
 
-def puzzle_selection(*, split: str, types: list[str] | None = None, per_type: int | None = None,
-                     dataset: str | None = None, unverified_only: bool = False) -> list[int]:
+def puzzle_selection(
+    *,
+    split: str,
+    types: list[str] | None = None,
+    per_type: int | None = None,
+    dataset: str | None = None,
+    unverified_only: bool = False,
+) -> list[int]:
     """Ids of the first per_type stored puzzles of each type in a split (all when per_type is None),
     interleaved across types, so slow types (a hold takes seconds) spread over parallel workers."""
     names = [get_type(t).name for t in types] if types else registry().names()

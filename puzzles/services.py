@@ -1,4 +1,5 @@
 """Writes to the puzzle bank."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -53,8 +54,16 @@ def _store(batch: list[EncodedPuzzle], dataset: str) -> None:
     with transaction.atomic():
         puzzles = Puzzle.objects.bulk_create(
             [
-                Puzzle(type=p.type, split=p.split, dataset=dataset, source_id=f"{p.index:05d}", index=p.index,
-                       public=p.public, truth=p.truth, masks=p.masks)
+                Puzzle(
+                    type=p.type,
+                    split=p.split,
+                    dataset=dataset,
+                    source_id=f"{p.index:05d}",
+                    index=p.index,
+                    public=p.public,
+                    truth=p.truth,
+                    masks=p.masks,
+                )
                 for p in batch
             ]
         )
@@ -83,11 +92,13 @@ def bank_generate(
     per_type = SPLIT_SIZES[split] if per_type is None else per_type
     names = [get_type(t).name for t in types] if types else registry().names()
     dataset = generated_dataset(bank_seed)
-    existing = set(
-        Puzzle.objects.filter(dataset=dataset, split=split, type__in=names).values_list("type", "index")
-    )
-    jobs = [(name, split, i, bank_seed) for name in names for i in range(start, start + per_type)
-            if (name, i) not in existing]
+    existing = set(Puzzle.objects.filter(dataset=dataset, split=split, type__in=names).values_list("type", "index"))
+    jobs = [
+        (name, split, i, bank_seed)
+        for name in names
+        for i in range(start, start + per_type)
+        if (name, i) not in existing
+    ]
     skipped = len(names) * per_type - len(jobs)
     if on_progress and skipped:
         on_progress(skipped)
@@ -103,8 +114,7 @@ def replay_record(
     *, puzzle: Puzzle, verified: bool, reason: str, attempt_uid: str, seconds: float, screenshot: bytes | None = None
 ) -> ReplayCheck:
     """Record a replay's verdict; the puzzle is publishable only while its last replay verified."""
-    check = ReplayCheck(puzzle=puzzle, verified=verified, reason=reason[:300], attempt_uid=attempt_uid,
-                        seconds=seconds)
+    check = ReplayCheck(puzzle=puzzle, verified=verified, reason=reason[:300], attempt_uid=attempt_uid, seconds=seconds)
     if screenshot:
         check.screenshot.save(f"{puzzle.uid}.png", ContentFile(screenshot), save=False)
     with transaction.atomic():

@@ -1,4 +1,5 @@
 """Celery tasks over the bank: thin wrappers that report progress and call one service."""
+
 from celery import shared_task
 
 from puzzles.bank import SPLIT_SIZES
@@ -7,8 +8,9 @@ from puzzles.services import bank_generate
 
 
 @shared_task(bind=True)
-def bank_generate_task(self, *, split: str, per_type: int | None = None, types: list[str] | None = None,
-                       bank_seed: int | None = None) -> dict:
+def bank_generate_task(
+    self, *, split: str, per_type: int | None = None, types: list[str] | None = None, bank_seed: int | None = None
+) -> dict:
     total = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(types or registry().names())
     done = 0
 

@@ -1,4 +1,5 @@
 """docker-compose.yml is read by tests, and each of its services is started here with its own command."""
+
 import os
 import secrets
 import socket
@@ -40,14 +41,24 @@ def _free_port() -> int:
 def service_env(tmp_path):
     """Environment for a service process: its own database (PostgreSQL when the suite runs on it)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
-    env.update(SECRET_KEY="test", DEBUG="false", ALLOWED_HOSTS="127.0.0.1,localhost",
-               MEDIA_ROOT=str(tmp_path / "media"), ARENA_VAR_DIR=str(tmp_path))
+    env.update(
+        SECRET_KEY="test",
+        DEBUG="false",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        MEDIA_ROOT=str(tmp_path / "media"),
+        ARENA_VAR_DIR=str(tmp_path),
+    )
     db = settings.DATABASES["default"]
     if db["ENGINE"].endswith("postgresql"):
         import psycopg
 
         name = f"arena_service_{secrets.token_hex(4)}"
-        params = dict(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], dbname="postgres")
+        params = {
+            "host": db["HOST"] or "127.0.0.1",
+            "port": db["PORT"] or 5432,
+            "user": db["USER"],
+            "dbname": "postgres",
+        }
         with psycopg.connect(**params, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         env["DATABASE_URL"] = f"postgres://{db['USER']}@{params['host']}:{params['port']}/{name}"
@@ -116,8 +127,13 @@ def test_worker_service_runs_bank_generation(service_env):
     command = _compose_command("worker")
     command[0] = str(Path(sys.executable).parent / "celery")
     queue = f"test-{secrets.token_hex(4)}"  # our own queue: no other worker on this Redis takes the task
-    worker = subprocess.Popen(command + ["-Q", queue, "--pool", "solo"], cwd=ROOT, env=service_env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    worker = subprocess.Popen(
+        command + ["-Q", queue, "--pool", "solo"],
+        cwd=ROOT,
+        env=service_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         from celery import Celery
 
@@ -142,16 +158,18 @@ def test_worker_service_as_composed_replays_reference_answers_in_chromium(servic
     command = _compose_command("worker")
     command[0] = str(Path(sys.executable).parent / "celery")
     queue = f"test-{secrets.token_hex(4)}"
-    worker = subprocess.Popen(command + ["-Q", queue], cwd=ROOT, env=service_env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    worker = subprocess.Popen(
+        command + ["-Q", queue], cwd=ROOT, env=service_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     try:
         from celery import Celery
 
         client = Celery(broker=redis_url, backend=redis_url)
         kwargs = {"split": "test", "per_type": 1, "types": ["Dice_Count", "Bingo"]}
         _result(client.send_task("puzzles.tasks.bank_generate_task", kwargs=kwargs, queue=queue), worker)
-        outcome = _result(client.send_task("annotation.tasks.replay_task", kwargs={**kwargs, "workers": 2},
-                                           queue=queue), worker)
+        outcome = _result(
+            client.send_task("annotation.tasks.replay_task", kwargs={**kwargs, "workers": 2}, queue=queue), worker
+        )
         assert outcome == {"total": 2, "verified": 2, "failures": []}
     finally:
         worker.terminate()

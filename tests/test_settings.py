@@ -1,4 +1,5 @@
 """Settings from the environment fail loudly on bad values."""
+
 import os
 import subprocess
 import sys
@@ -35,7 +36,13 @@ def test_integers_and_lists(monkeypatch):
 def test_database_urls():
     pg = database_from_url("postgres://user:p%40ss@db.local:5433/arena")
     assert (pg["ENGINE"], pg["NAME"], pg["USER"], pg["PASSWORD"], pg["HOST"], pg["PORT"]) == (
-        "django.db.backends.postgresql", "arena", "user", "p@ss", "db.local", "5433")
+        "django.db.backends.postgresql",
+        "arena",
+        "user",
+        "p@ss",
+        "db.local",
+        "5433",
+    )
     assert database_from_url("sqlite:////tmp/x.sqlite3")["NAME"] == "/tmp/x.sqlite3"
     with pytest.raises(ImproperlyConfigured, match="names no database"):
         database_from_url("postgres://db.local/")
@@ -46,8 +53,14 @@ def test_database_urls():
 def _settings_error(**env):
     full = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CI", "DEBUG", "SECRET_KEY")}
     full.update(env)
-    done = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=full,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return done.returncode, done.stderr
 
 

@@ -3,11 +3,12 @@
 Replay, agents and the browser tests all act through `perform`: computer-use actions in stage
 pixels, which at a 1280x1080 viewport are viewport pixels.
 """
+
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -20,23 +21,35 @@ from annotation.agents.server import live_server
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
     # Pages in background contexts must keep their timers running at full speed.
-    "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
     "--disable-backgrounding-occluded-windows",
     # Less work per navigation: no back-forward cache of the page just left, no paint holding,
     # no browser features a puzzle page never uses.
-    "--disable-back-forward-cache", "--disable-features=BackForwardCache,PaintHolding,Translate,MediaRouter,"
-    "OptimizationHints,AutofillServerCommunication", "--disable-extensions", "--disable-default-apps",
-    "--mute-audio", "--disable-renderer-accessibility", "--disable-ipc-flooding-protection",
+    "--disable-back-forward-cache",
+    "--disable-features=BackForwardCache,PaintHolding,Translate,MediaRouter,"
+    "OptimizationHints,AutofillServerCommunication",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--mute-audio",
+    "--disable-renderer-accessibility",
+    "--disable-ipc-flooding-protection",
 ]
 VIEWPORT = {"width": 1280, "height": 1080}
 DRAG_STEPS = 12
 
 
-def on_pages(jobs: list, *, user, workers: int, act: Callable[[Page, object], Awaitable],
-             on_result: Callable | None = None) -> list:
+def on_pages(
+    jobs: list, *, user, workers: int, act: Callable[[Page, object], Awaitable], on_result: Callable | None = None
+) -> list:
     """act(page, job) for every job, in W pages of one Chromium signed in as `user`, against a
     live page server started for the run. Results come back in the order they finish."""
     with live_server() as base_url:
@@ -47,6 +60,7 @@ async def _on_pages(jobs, user, base_url, workers, act, on_result) -> list:
     pending = list(reversed(jobs))  # popped from the end: jobs start in the order given
     results = []
     async with chromium() as browser:
+
         async def worker():
             context = await signed_in_context(browser, base_url, user)
             page = await context.new_page()
@@ -134,4 +148,3 @@ async def perform(page: Page, action: dict) -> None:
         await page.keyboard.type(args["text"])
     else:
         raise ValueError(f"unknown action {kind!r}")
-

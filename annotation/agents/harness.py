@@ -5,6 +5,7 @@ people. The agent sees 1280x1080 screenshots only and has at most 15 turns; subm
 episode. Providers: `replay` (the reference answer as tool calls, to test the harness itself)
 and `openai` (chat completions with tool calls, to any compatible server).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -12,14 +13,15 @@ import base64
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
 from asgiref.sync import sync_to_async
 
-from annotation.models import Attempt, Participant
 from annotation.agents.browser import on_pages, open_attempt, perform
 from annotation.live.attempts import attempt_start, system_participant
+from annotation.models import Attempt, Participant
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 
@@ -29,23 +31,58 @@ MAX_HOLD_MS = 30_000  # nor does a hold of an hour
 SETTLE_S = 0.15  # let the page draw the effect of an action before the next screenshot
 
 TOOLS = [
-    {"type": "function", "function": {"name": "screenshot", "description": "See the page (1280x1080).",
-                                      "parameters": {"type": "object", "properties": {}}}},
-    {"type": "function", "function": {
-        "name": "click", "description": "Click at a point of the 1280x1080 page.",
-        "parameters": {"type": "object", "required": ["x", "y"],
-                       "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}}}},
-    {"type": "function", "function": {
-        "name": "drag", "description": "Press at the start point, move to the end point, release.",
-        "parameters": {"type": "object", "required": ["start_x", "start_y", "end_x", "end_y"],
-                       "properties": {k: {"type": "integer"} for k in ("start_x", "start_y", "end_x", "end_y")}}}},
-    {"type": "function", "function": {
-        "name": "hold", "description": "Press at a point for duration_ms milliseconds, then release.",
-        "parameters": {"type": "object", "required": ["x", "y", "duration_ms"],
-                       "properties": {k: {"type": "integer"} for k in ("x", "y", "duration_ms")}}}},
-    {"type": "function", "function": {
-        "name": "type_text", "description": "Type text with the keyboard into the focused field.",
-        "parameters": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "screenshot",
+            "description": "See the page (1280x1080).",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "click",
+            "description": "Click at a point of the 1280x1080 page.",
+            "parameters": {
+                "type": "object",
+                "required": ["x", "y"],
+                "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "drag",
+            "description": "Press at the start point, move to the end point, release.",
+            "parameters": {
+                "type": "object",
+                "required": ["start_x", "start_y", "end_x", "end_y"],
+                "properties": {k: {"type": "integer"} for k in ("start_x", "start_y", "end_x", "end_y")},
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "hold",
+            "description": "Press at a point for duration_ms milliseconds, then release.",
+            "parameters": {
+                "type": "object",
+                "required": ["x", "y", "duration_ms"],
+                "properties": {k: {"type": "integer"} for k in ("x", "y", "duration_ms")},
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "type_text",
+            "description": "Type text with the keyboard into the focused field.",
+            "parameters": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+        },
+    },
 ]
 TOOL_NAMES = {tool["function"]["name"] for tool in TOOLS}
 SYSTEM_PROMPT = (
@@ -80,8 +117,11 @@ class ReplayProvider:
         if not self.actions:
             return {"role": "assistant", "content": "done"}
         action = self.actions.pop(0)
-        call = {"id": f"call_{len(messages)}", "type": "function",
-                "function": {"name": action["action"], "arguments": json.dumps(action["arguments"])}}
+        call = {
+            "id": f"call_{len(messages)}",
+            "type": "function",
+            "function": {"name": action["action"], "arguments": json.dumps(action["arguments"])},
+        }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
@@ -114,7 +154,10 @@ class OpenAIProvider:
 
 def _image_message(png: bytes, text: str) -> dict:
     url = "data:image/png;base64," + base64.b64encode(png).decode()
-    return {"role": "user", "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": url}}]}
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": url}}],
+    }
 
 
 def _parse_call(call: dict) -> tuple[str, dict]:
@@ -136,8 +179,10 @@ async def run_episode(page, attempt_uid: str, provider: Provider) -> Episode:
     """Up to MAX_TURNS model turns on one attempt's page; ends when the page reports submitted."""
     episode = Episode(attempt_uid)
     await open_attempt(page, attempt_uid)
-    messages = [{"role": "system", "content": SYSTEM_PROMPT},
-                _image_message(await page.screenshot(), "Here is the page. Solve the puzzle.")]
+    messages = [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        _image_message(await page.screenshot(), "Here is the page. Solve the puzzle."),
+    ]
     while episode.turns < MAX_TURNS and not await _submitted(page):
         episode.turns += 1
         message = await provider.decide(messages)
@@ -147,8 +192,11 @@ async def run_episode(page, attempt_uid: str, provider: Provider) -> Episode:
             break
         for number, call in enumerate(calls):
             # Every call gets an answer (the API requires one per call id), only the first few act.
-            result = (await _act(page, call, episode) if number < MAX_CALLS_PER_TURN
-                      else f"error: at most {MAX_CALLS_PER_TURN} tool calls per turn")
+            result = (
+                await _act(page, call, episode)
+                if number < MAX_CALLS_PER_TURN
+                else f"error: at most {MAX_CALLS_PER_TURN} tool calls per turn"
+            )
             messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": result})
         if not await _submitted(page):
             messages.append(_image_message(await page.screenshot(), "The page now."))
@@ -185,14 +233,24 @@ class RolloutResult:
 
 
 def run_agent(
-    puzzle_ids: Iterable[int], *, provider_factory: Callable[[Puzzle], Provider], label: str,
-    rollouts: int = 1, workers: int = 2, on_result: Callable[[RolloutResult], None] | None = None,
+    puzzle_ids: Iterable[int],
+    *,
+    provider_factory: Callable[[Puzzle], Provider],
+    label: str,
+    rollouts: int = 1,
+    workers: int = 2,
+    on_result: Callable[[RolloutResult], None] | None = None,
 ) -> list[RolloutResult]:
     """K rollouts of an agent on each puzzle, W pages in parallel; each rollout is one attempt."""
     participant = system_participant(kind=Participant.Kind.AGENT, label=label)
     jobs = [puzzle_id for puzzle_id in puzzle_ids for _ in range(rollouts)]
-    return on_pages(jobs, user=participant.user, workers=workers, on_result=on_result,
-                    act=lambda page, puzzle_id: _rollout(page, participant, puzzle_id, provider_factory))
+    return on_pages(
+        jobs,
+        user=participant.user,
+        workers=workers,
+        on_result=on_result,
+        act=lambda page, puzzle_id: _rollout(page, participant, puzzle_id, provider_factory),
+    )
 
 
 async def _rollout(page, participant, puzzle_id, provider_factory) -> RolloutResult:

@@ -4,6 +4,7 @@ The published client writes a summary.json per puzzle (in rollout_<n>/ folders, 
 <id>.json files); each is matched to a puzzle on the file stem. Unreadable files and unknown
 ids are named and skipped, never fatal.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,6 @@ from django.db import models, transaction
 
 from annotation.models import AgentOutcome, AgentRun
 from puzzles.models import Puzzle
-
 
 OUTCOME_KEYS = ("correct", "success", "is_correct", "passed")  # booleans
 SCORE_KEYS = ("reward", "score")  # numbers: correct when >= 1.0
@@ -69,15 +69,19 @@ def read_agent_outputs(root: Path) -> AgentOutputs:
 
 def _candidates(root: Path) -> list[Path]:
     """The JSON files below root that may be summaries, in path order."""
-    return [p for p in sorted(root.rglob("*.json"))
-            if p.is_file() and (p.name == "summary.json" or not _in_puzzle_folder(p))]
+    return [
+        p
+        for p in sorted(root.rglob("*.json"))
+        if p.is_file() and (p.name == "summary.json" or not _in_puzzle_folder(p))
+    ]
 
 
 def _in_puzzle_folder(path: Path) -> bool:
     """Whether a non-summary JSON file sits in a puzzle's folder or in one of its rollout folders."""
     folder = path.parent
     return (folder / "summary.json").is_file() or any(
-        ROLLOUT_DIR.fullmatch(p.parent.name) for p in folder.glob("rollout_*/summary.json"))
+        ROLLOUT_DIR.fullmatch(p.parent.name) for p in folder.glob("rollout_*/summary.json")
+    )
 
 
 def _puzzle_and_rollout(path: Path, root: Path) -> tuple[str, int] | None:
@@ -145,9 +149,11 @@ def agent_run_import(*, path, name: str, dataset: str | None = None) -> AgentImp
     problems += [(key, f"matches {len(pks)} puzzles; name the dataset") for key, pks in by_id.items() if len(pks) > 1]
     matched = {key: pks[0] for key, pks in by_id.items() if len(pks) == 1}
     with transaction.atomic():
-        run, _ = AgentRun.objects.update_or_create(name=name, defaults={"model": outputs.model or "",
-                                                                         "source_path": str(path)})
+        run, _ = AgentRun.objects.update_or_create(
+            name=name, defaults={"model": outputs.model or "", "source_path": str(path)}
+        )
         run.outcomes.all().delete()
-        AgentOutcome.objects.bulk_create(AgentOutcome(run=run, puzzle_id=pk, rollouts=outputs.rollouts[key])
-                                         for key, pk in matched.items())
+        AgentOutcome.objects.bulk_create(
+            AgentOutcome(run=run, puzzle_id=pk, rollouts=outputs.rollouts[key]) for key, pk in matched.items()
+        )
     return AgentImport(run.pk, len(matched), sorted(set(ids) - set(by_id)), problems)

@@ -3,17 +3,18 @@
 A puzzle is verified only when the server's own verdict on the replay's attempt is correct; the
 runner never judges anything itself.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from asgiref.sync import sync_to_async
 
-from annotation.models import Attempt, Participant
 from annotation.agents.browser import on_pages, open_attempt, perform, wait_submitted
 from annotation.live.attempts import attempt_start, system_participant
+from annotation.models import Attempt, Participant
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 from puzzles.services import replay_record
@@ -33,8 +34,13 @@ def replay_puzzles(
 ) -> list[ReplayOutcome]:
     """Replay each puzzle's reference answer in W parallel pages; record and return the outcomes."""
     participant = system_participant(kind=Participant.Kind.REPLAY, label="reference answers")
-    return on_pages(list(puzzle_ids), user=participant.user, workers=workers, on_result=on_result,
-                    act=lambda page, puzzle_id: _replay_one(page, participant, puzzle_id))
+    return on_pages(
+        list(puzzle_ids),
+        user=participant.user,
+        workers=workers,
+        on_result=on_result,
+        act=lambda page, puzzle_id: _replay_one(page, participant, puzzle_id),
+    )
 
 
 async def _replay_one(page, participant, puzzle_id: int) -> ReplayOutcome:
@@ -68,8 +74,9 @@ async def _record(page, puzzle, attempt, problem, seconds) -> ReplayOutcome:
     screenshot = None if verified else await _screenshot(page)
     if not verified:  # start the next puzzle from a freshly loaded page, not this one
         await page.goto("about:blank")
-    await sync_to_async(replay_record)(puzzle=puzzle, verified=verified, reason=reason, attempt_uid=attempt.uid,
-                                       seconds=seconds, screenshot=screenshot)
+    await sync_to_async(replay_record)(
+        puzzle=puzzle, verified=verified, reason=reason, attempt_uid=attempt.uid, seconds=seconds, screenshot=screenshot
+    )
     return ReplayOutcome(puzzle.pk, verified, reason)
 
 
@@ -78,4 +85,3 @@ async def _screenshot(page) -> bytes | None:
         return await page.screenshot()
     except Exception:  # the page may be gone; the reason is recorded anyway
         return None
-

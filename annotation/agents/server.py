@@ -5,6 +5,7 @@ not fork children, and a fresh process has no threads or connections inherited b
 gets this process's settings that matter through its environment: the database in use (the
 test database, in tests), the media and private folders, the secret key.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -14,8 +15,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import quote
 
 from django.conf import settings
@@ -72,8 +73,9 @@ def live_server(host: str = "127.0.0.1") -> Iterator[str]:
     daphne = Path(sys.executable).with_name("daphne")
     command = [str(daphne), "-b", host, "-p", str(port), "arena_site.asgi:application"]
     with tempfile.TemporaryFile("w+") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=_environment(), stdout=log, stderr=subprocess.STDOUT,
-                                   text=True)
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=_environment(), stdout=log, stderr=subprocess.STDOUT, text=True
+        )
         try:
             _wait_until_listening(process, host, port, log)
             yield f"http://{host}:{port}"

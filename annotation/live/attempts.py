@@ -3,6 +3,7 @@
 An attempt belongs to one participant; `attempt_for` is the only way a request or a socket gets
 hold of one, and it answers None for anyone but the attempt's own signed-in participant.
 """
+
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model

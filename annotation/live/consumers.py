@@ -1,7 +1,9 @@
 """The WebSocket end of the live page: thin, every batch goes through intake.batch_receive."""
+
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -10,7 +12,6 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from annotation.live.attempts import attempt_for
-
 from annotation.live.intake import batch_receive
 from annotation.live.scoring import hold_progress
 
@@ -36,8 +37,13 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.writer = asyncio.create_task(self._write_all())
         if self.attempt is None:
-            await self._send({"type": "error", "code": "not_allowed",
-                              "message": "no such attempt of yours; sign in as its participant"})
+            await self._send(
+                {
+                    "type": "error",
+                    "code": "not_allowed",
+                    "message": "no such attempt of yours; sign in as its participant",
+                }
+            )
             await self.close(code=4403)
         elif self.attempt.is_closed:
             await self._send({"type": "error", "code": "closed", "message": "this attempt is closed"})
@@ -46,10 +52,8 @@ class AttemptConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code):
         self._stop_hold()
-        try:  # what was received is stored, even if the page is gone before its ack
+        with contextlib.suppress(TimeoutError):  # what was received is stored, even if the page is gone before its ack
             await asyncio.wait_for(self.inbox.join(), DRAIN_S)
-        except asyncio.TimeoutError:
-            pass
         self.writer.cancel()
 
     async def receive(self, text_data=None, bytes_data=None):

@@ -3,12 +3,14 @@
 Every field of every event kind is declared here; anything else is refused with a message that
 names the problem, so a broken or forged client learns exactly what was wrong.
 """
+
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 MAX_FRAME_BYTES = 256 * 1024
 MAX_EVENTS = 500
@@ -60,6 +62,7 @@ def _number(low: float, high: float) -> Callable[[Any, Limits], float]:
         if not low <= value <= high:
             raise ValueError(f"{value:g} is outside {low:g}..{high:g}")
         return float(value)
+
     return check
 
 
@@ -68,6 +71,7 @@ def _choice(*options) -> Callable[[Any, Limits], Any]:
         if value not in options:
             raise ValueError(f"must be one of {', '.join(map(str, options))}")
         return value
+
     return check
 
 
@@ -78,6 +82,7 @@ def _text(max_length: int) -> Callable[[Any, Limits], str]:
         if "\x00" in value:  # the database cannot store it; refused here, not stuck there
             raise ValueError("must not contain NUL characters")
         return value
+
     return check
 
 

@@ -3,6 +3,7 @@
 A batch is validated (live.frames), stored once under its number, acknowledged, and when the
 acknowledged run of batches reaches a submit, the attempt is scored (live.scoring).
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,9 @@ def batch_receive(*, attempt: Attempt, raw: str | bytes, received_ms: float) -> 
         if error.seq is None:
             return [error.as_frame()], None
         # The page drops a batch refused by number; its place is kept so later ones count.
-        kept = batch_refuse(attempt_id=attempt.pk, seq=error.seq, code=error.code, message=error.message,
-                            received_ms=received_ms)
+        kept = batch_refuse(
+            attempt_id=attempt.pk, seq=error.seq, code=error.code, message=error.message, received_ms=received_ms
+        )
         return [error.as_frame(), *_acknowledged(kept, attempt)], None
     try:
         appended = events_append(attempt_id=attempt.pk, batch=batch, received_ms=received_ms)
@@ -92,26 +94,40 @@ FROM advanced, unnest(%(indexes)s::int[], %(kinds)s::text[], %(ts)s::float8[], %
 def _append_next_in_one_statement(attempt_id: int, batch: Batch, received_ms: float) -> bool:
     events = batch.events
     with connection.cursor() as cursor:
-        cursor.execute(_NEXT_BATCH_SQL, {
-            "seq": batch.seq, "attempt": attempt_id, "received": received_ms,
-            "indexes": list(range(len(events))), "kinds": [e["k"] for e in events],
-            "ts": [e["t"] for e in events], "data": [json.dumps(_fields(e)) for e in events]})
+        cursor.execute(
+            _NEXT_BATCH_SQL,
+            {
+                "seq": batch.seq,
+                "attempt": attempt_id,
+                "received": received_ms,
+                "indexes": list(range(len(events))),
+                "kinds": [e["k"] for e in events],
+                "ts": [e["t"] for e in events],
+                "data": [json.dumps(_fields(e)) for e in events],
+            },
+        )
         return cursor.rowcount == len(events)
 
 
 def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appended:
     """Store a batch (idempotent on its number), advance the acknowledgement, score on submit."""
-    if connection.vendor == "postgresql" and not batch.has_submit:
-        if _append_next_in_one_statement(attempt_id, batch, received_ms):
-            return Appended(batch.seq, False)
-    rows = [Event(attempt_id=attempt_id, seq=batch.seq, index=i, kind=e["k"], t=e["t"], received=received_ms,
-                  data=_fields(e))
-            for i, e in enumerate(batch.events)]
+    one_statement = connection.vendor == "postgresql" and not batch.has_submit
+    if one_statement and _append_next_in_one_statement(attempt_id, batch, received_ms):
+        return Appended(batch.seq, False)
+    rows = [
+        Event(
+            attempt_id=attempt_id, seq=batch.seq, index=i, kind=e["k"], t=e["t"], received=received_ms, data=_fields(e)
+        )
+        for i, e in enumerate(batch.events)
+    ]
     with transaction.atomic():
         # The usual case, in one statement that also locks the row: the next batch of an open
         # attempt with nothing stored beyond it.
         advanced = Attempt.objects.filter(
-            pk=attempt_id, acked_seq=batch.seq - 1, max_seq__lt=batch.seq, submitted_at__isnull=True,
+            pk=attempt_id,
+            acked_seq=batch.seq - 1,
+            max_seq__lt=batch.seq,
+            submitted_at__isnull=True,
             abandoned_at__isnull=True,
         ).update(acked_seq=batch.seq, max_seq=batch.seq)
         if advanced and not batch.has_submit:
@@ -132,8 +148,9 @@ def _append_slowly(attempt_id: int, batch: Batch, rows: list[Event], *, advanced
     if not advanced:
         stored = list(attempt.events.filter(seq=batch.seq).order_by("index").values_list("kind", flat=True))
         if stored and stored != [e["k"] for e in batch.events]:
-            raise BatchConflict(f"batch {batch.seq} is already stored with other events; "
-                                "is this puzzle open in two tabs?")
+            raise BatchConflict(
+                f"batch {batch.seq} is already stored with other events; is this puzzle open in two tabs?"
+            )
         if stored:  # a resend of a batch already held: nothing new
             return Appended(attempt.acked_seq, False)
     Event.objects.bulk_create(rows)
@@ -147,8 +164,15 @@ def batch_refuse(*, attempt_id: int, seq: int, code: str, message: str, received
         attempt = Attempt.objects.select_for_update().select_related("puzzle").get(pk=attempt_id)
         if attempt.is_submitted or seq > attempt.max_seq + 1 or attempt.events.filter(seq=seq).exists():
             return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
-        Event.objects.create(attempt=attempt, seq=seq, index=0, kind=Event.REFUSED, t=received_ms, received=received_ms,
-                             data={"code": code, "message": message[:200]})
+        Event.objects.create(
+            attempt=attempt,
+            seq=seq,
+            index=0,
+            kind=Event.REFUSED,
+            t=received_ms,
+            received=received_ms,
+            data={"code": code, "message": message[:200]},
+        )
         return _advance(attempt, before=attempt.acked_seq, seq=seq)
 
 
@@ -174,4 +198,3 @@ def _contiguous(attempt: Attempt, acked: int) -> int:
 
 def _submit_within(attempt: Attempt, before: int) -> bool:
     return attempt.events.filter(kind="act.submit", seq__gt=before, seq__lte=attempt.acked_seq).exists()
-

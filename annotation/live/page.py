@@ -1,4 +1,5 @@
 """What the live page is given: public fields and asset URLs, never the truth."""
+
 from __future__ import annotations
 
 from django.urls import reverse

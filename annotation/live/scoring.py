@@ -4,6 +4,7 @@ verifier, timed from the logged events, held to the study's time limit.
 Nothing here trusts the page: the answer comes from the semantic actions the server stored, the
 verdict from the verifier, and the times from the events, cross-checked against receive times.
 """
+
 from __future__ import annotations
 
 from django.utils import timezone
@@ -46,10 +47,13 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
     verdict = _within_time_limit(attempt, verdict, wall_ms=attempt.wall_ms or 0.0)
     changed = verdict.correct != attempt.correct
     attempt.answer, attempt.correct, attempt.reward, attempt.reason = (
-        answer, verdict.correct, verdict.reward, verdict.reason[:300])
+        answer,
+        verdict.correct,
+        verdict.reward,
+        verdict.reason[:300],
+    )
     attempt.save(update_fields=["answer", "correct", "reward", "reason"])
     return changed
-
 
 
 def _submitted_events(attempt: Attempt) -> tuple[list[Event], list[Action]]:
@@ -64,7 +68,6 @@ def _submitted_events(attempt: Attempt) -> tuple[list[Event], list[Action]]:
     return events, actions
 
 
-
 def _within_time_limit(attempt: Attempt, verdict: Verdict, *, wall_ms: float) -> Verdict:
     """A study's time limit overrules the verifier: too late is wrong, however right."""
     limit_s = attempt.study.time_limit_s if attempt.study_id else None
@@ -76,8 +79,12 @@ def _within_time_limit(attempt: Attempt, verdict: Verdict, *, wall_ms: float) ->
 def _slot_after_submit(attempt: Attempt) -> None:
     """A study place is done when solved, or when its k attempts are used up."""
     allowed = attempt.study.attempts_per_puzzle if attempt.study_id else 1
-    used = Attempt.objects.filter(slot_id=attempt.slot_id, participant_id=attempt.participant_id,
-                                  submitted_at__isnull=False).count() + 1
+    used = (
+        Attempt.objects.filter(
+            slot_id=attempt.slot_id, participant_id=attempt.participant_id, submitted_at__isnull=False
+        ).count()
+        + 1
+    )
     if attempt.correct or used >= allowed:
         Slot.objects.filter(pk=attempt.slot_id).update(done=True)
 
@@ -96,4 +103,3 @@ def hold_progress(*, puzzle: Puzzle, held_ms: float) -> float | None:
     """The loading bar of a hold widget after held_ms, or None for types without one."""
     progress = getattr(get_type(puzzle.type), "hold_progress", None)
     return progress(puzzle.truth, held_ms) if progress else None
-

@@ -4,10 +4,13 @@ The page's timestamps are precise but the page could lie; the server's receive t
 but coarse. A duration is taken from the page's clock only when the receive times allow it: no
 event can have happened before the attempt was opened or after the server received it.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from itertools import pairwise
+from typing import Protocol
 
 CLOCK_SLACK_MS = 250.0  # clock granularity and network jitter between the page and the server
 # The submit goes out at once, so it reaches the server soon after it happened; a page that
@@ -51,7 +54,7 @@ def _clock_agrees(events: Sequence[LoggedEvent], opened_ms: float) -> bool:
     """The page's clock runs forward, claims no more time than the server could have seen pass,
     and no less than it saw pass before the submit."""
     start, end = events[0], events[-1]
-    forward = all(later.t >= earlier.t - CLOCK_SLACK_MS for earlier, later in zip(events, events[1:]))
+    forward = all(later.t >= earlier.t - CLOCK_SLACK_MS for earlier, later in pairwise(events))
     not_longer = all(e.t - start.t <= e.received - opened_ms + CLOCK_SLACK_MS for e in events)
     not_shorter = end.t - start.t >= end.received - start.received - SUBMIT_DELAY_MS
     return forward and not_longer and not_shorter

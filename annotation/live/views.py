@@ -1,4 +1,5 @@
 """The live page and its HTTP fallback. Thin: look the attempt up, call one service, answer."""
+
 import time
 
 from django.contrib.auth.decorators import login_required
@@ -35,10 +36,12 @@ def play_data(request, uid: str):
 def _beacon_token(view):
     """navigator.sendBeacon cannot set headers, so the page puts its CSRF token in the query.
     The site-wide CSRF check is lifted (it would run first) and done here, with that token."""
+
     def wrapped(request, *args, **kwargs):
         if "HTTP_X_CSRFTOKEN" not in request.META and "csrf" in request.GET:
             request.META["HTTP_X_CSRFTOKEN"] = request.GET["csrf"]
         return view(request, *args, **kwargs)
+
     return wrapped
 
 

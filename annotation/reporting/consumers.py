@@ -1,4 +1,5 @@
 """The live admin dashboard's socket: a summary on connect, then a new one whenever it changes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,8 +18,11 @@ DASHBOARD_INTERVAL_S = 1.0
 # A thread of its own, off both the single shared thread (sessions, attempt lookups) and the pool
 # that stores annotators' batches: a summary neither holds up their writes nor queues behind them
 # when the server is busy. One thread is enough: at most one summary runs at a time.
-_summarise = database_sync_to_async(dashboard_summary, thread_sensitive=False,
-                                    executor=ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard"))
+_summarise = database_sync_to_async(
+    dashboard_summary,
+    thread_sensitive=False,
+    executor=ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard"),
+)
 # One summary serves every dashboard open in this process within half an interval, so five staff
 # watching cost about what one does.
 _shared: dict = {"at": float("-inf"), "summary": None}

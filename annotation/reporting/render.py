@@ -9,30 +9,53 @@ markup.
     to_markdown(report) -> str  tables and lines for a README, an issue or a pull request
     to_html(report) -> str      a whole page: inline CSS and inline SVG charts, no scripts, no URLs
 """
+
 from __future__ import annotations
 
 import csv
-import json
 import io
+import json
 import math
 from html import escape
 
 DASH = "–"
 MEAN_ROW_LABEL = "MEAN OVER TYPES"
 CSV_TYPE_COLUMNS = (
-    "type", "attempts", "puzzles", "correct", "pass1", "ci_low", "ci_high", "submission_rate",
-    "wall_median_ms", "wall_q1_ms", "wall_q3_ms", "active_median_ms", "active_q1_ms", "active_q3_ms",
+    "type",
+    "attempts",
+    "puzzles",
+    "correct",
+    "pass1",
+    "ci_low",
+    "ci_high",
+    "submission_rate",
+    "wall_median_ms",
+    "wall_q1_ms",
+    "wall_q3_ms",
+    "active_median_ms",
+    "active_q1_ms",
+    "active_q3_ms",
     "mean_actions",
 )
 TYPE_TABLE_HEADERS = (
-    "Type", "Pass@1 [95% CI]", "Correct", "Attempts / puzzles", "Submitted",
-    "Wall time, s: median (IQR)", "Active time, s: median (IQR)", "Mean actions",
+    "Type",
+    "Pass@1 [95% CI]",
+    "Correct",
+    "Attempts / puzzles",
+    "Submitted",
+    "Wall time, s: median (IQR)",
+    "Active time, s: median (IQR)",
+    "Mean actions",
 )
 PASS1_NOTE = "Pass@1: share of attempts solved, with its 95% Wilson interval in brackets."
-BOX_NOTE = ("Box: interquartile range; line: median; whiskers: the furthest attempt within 1.5 IQR "
-            "of the box; circles: attempts beyond. Log scale, so that slow outliers leave the rest readable.")
-TIME_DEFINITION = ("Wall time runs from the first event of an attempt to its submit; active time "
-                   "leaves out the time the page was hidden.")
+BOX_NOTE = (
+    "Box: interquartile range; line: median; whiskers: the furthest attempt within 1.5 IQR "
+    "of the box; circles: attempts beyond. Log scale, so that slow outliers leave the rest readable."
+)
+TIME_DEFINITION = (
+    "Wall time runs from the first event of an attempt to its submit; active time "
+    "leaves out the time the page was hidden."
+)
 TIME_NOTE = TIME_DEFINITION + " Times in seconds: median with the interquartile range (Q1–Q3)."
 
 # Colours, shared by the tables, the legend and the charts.
@@ -91,6 +114,7 @@ footer{color:#9ca3af;font-size:12px;text-align:center}
 
 
 # --- small formatters -------------------------------------------------------------------------
+
 
 def is_number(value) -> bool:
     """True for a finite int or float that is not a bool."""
@@ -176,6 +200,7 @@ def fmt_pass_cell(pass1, pass_k=None) -> str:
 
 # --- reading the report -----------------------------------------------------------------------
 
+
 def study_of(report: dict) -> dict:
     """The study facts, {} when missing."""
     return report.get("study") or {}
@@ -234,8 +259,7 @@ def study_title(report: dict) -> str:
 
 def annotators_line(report: dict) -> str:
     """How many people are counted and how many were left out."""
-    return (f"{fmt_count(report.get('annotators'))} annotators "
-            f"({fmt_count(report.get('excluded_annotators'))} excluded)")
+    return f"{fmt_count(report.get('annotators'))} annotators ({fmt_count(report.get('excluded_annotators'))} excluded)"
 
 
 def study_line(report: dict) -> str:
@@ -245,14 +269,18 @@ def study_line(report: dict) -> str:
         f"Study #{study['id']}" if study.get("id") is not None else None,
         f"split {study['split']}" if study.get("split") not in (None, "") else None,
         f"overlap {study['overlap']}" if study.get("overlap") is not None else None,
-        (plural(study["attempts_per_puzzle"], "attempt") + " per puzzle per person"
-         if is_number(study.get("attempts_per_puzzle")) else None),
+        (
+            plural(study["attempts_per_puzzle"], "attempt") + " per puzzle per person"
+            if is_number(study.get("attempts_per_puzzle"))
+            else None
+        ),
         f"generated {report['generated_at']}" if report.get("generated_at") else None,
     ]
     return " · ".join(str(p) for p in parts if p)
 
 
 # --- tables shared by Markdown and HTML (plain text; escaped by the renderer) -------------------
+
 
 def type_row_cells(row: dict) -> list[str]:
     """One puzzle type as table cells, in TYPE_TABLE_HEADERS order."""
@@ -287,8 +315,7 @@ def overall_lines(report: dict) -> list[str]:
     """The mean over types and the pooled Pass@1, as sentences."""
     overall = report.get("overall") or {}
     return [
-        f"Mean Pass@1 over types: {fmt_pct(overall.get('mean_pass1_over_types'))} "
-        f"(each type weighs the same).",
+        f"Mean Pass@1 over types: {fmt_pct(overall.get('mean_pass1_over_types'))} (each type weighs the same).",
         f"Pooled Pass@1: {fmt_pass1(overall.get('pass1_pooled'), overall.get('ci_low'), overall.get('ci_high'))}"
         f" — {fmt_count(overall.get('correct'))} of {fmt_count(overall.get('attempts'))} attempts "
         f"on {fmt_count(overall.get('puzzles'))} puzzles.",
@@ -326,8 +353,13 @@ def agents_table(report: dict) -> tuple[list[str], list[list[str]]]:
             cells.append(fmt_pass_cell(row.get("pass1"), row.get("pass_k")))
         rows.append(cells)
     overall = report.get("overall") or {}
-    rows.append(["Mean over types", fmt_pct(overall.get("mean_pass1_over_types")),
-                 *(fmt_pct(agent_overall_pass1(a)) for a in agents)])
+    rows.append(
+        [
+            "Mean over types",
+            fmt_pct(overall.get("mean_pass1_over_types")),
+            *(fmt_pct(agent_overall_pass1(a)) for a in agents),
+        ]
+    )
     return headers, rows
 
 
@@ -336,8 +368,11 @@ def agent_details(agent: dict) -> str:
     parts = [
         f"source {agent['source']}" if agent.get("source") else None,
         f"model {agent['model']}" if agent.get("model") else None,
-        (f"{fmt_count(agent['rollouts_per_puzzle'])} rollouts per puzzle"
-         if is_number(agent.get("rollouts_per_puzzle")) else None),
+        (
+            f"{fmt_count(agent['rollouts_per_puzzle'])} rollouts per puzzle"
+            if is_number(agent.get("rollouts_per_puzzle"))
+            else None
+        ),
     ]
     return ", ".join(str(p) for p in parts if p) or DASH
 
@@ -357,6 +392,7 @@ def agent_pass_at_text(agent: dict) -> str:
 
 
 # --- CSV --------------------------------------------------------------------------------------
+
 
 def csv_cell(value):
     """A value as the csv module should write it: None as empty, numbers unrounded."""
@@ -381,12 +417,15 @@ def to_csv(report: dict) -> str:
         values += [csv_cell(by_type.get(name, {}).get("pass1")) for by_type in per_agent]
         writer.writerow(values)
     mean = {"type": MEAN_ROW_LABEL, "pass1": (report.get("overall") or {}).get("mean_pass1_over_types")}
-    writer.writerow([csv_cell(mean.get(column)) for column in CSV_TYPE_COLUMNS]
-                    + [csv_cell(agent_overall_pass1(agent)) for agent in agents])
+    writer.writerow(
+        [csv_cell(mean.get(column)) for column in CSV_TYPE_COLUMNS]
+        + [csv_cell(agent_overall_pass1(agent)) for agent in agents]
+    )
     return out.getvalue()
 
 
 # --- Markdown ---------------------------------------------------------------------------------
+
 
 def md_text(value) -> str:
     """Text safe inside Markdown: HTML escaped, table pipes escaped, on one line."""
@@ -396,8 +435,10 @@ def md_text(value) -> str:
 
 def md_table(headers, rows) -> list[str]:
     """A GitHub-flavoured Markdown table; the first column left-aligned, the others right."""
-    lines = ["| " + " | ".join(md_text(h) for h in headers) + " |",
-             "|" + "|".join([":---"] + ["---:"] * (len(headers) - 1)) + "|"]
+    lines = [
+        "| " + " | ".join(md_text(h) for h in headers) + " |",
+        "|" + "|".join([":---"] + ["---:"] * (len(headers) - 1)) + "|",
+    ]
     lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
     return lines
 
@@ -411,8 +452,7 @@ def to_markdown(report: dict) -> str:
     lines += [f"**Annotators:** {md_text(annotators_line(report))}", "", "## Per puzzle type", ""]
     types = types_of(report)
     if types:
-        lines += md_table(TYPE_TABLE_HEADERS,
-                          [type_row_cells(row) for row in types] + [overall_row_cells(report)])
+        lines += md_table(TYPE_TABLE_HEADERS, [type_row_cells(row) for row in types] + [overall_row_cells(report)])
     else:
         lines.append("_No puzzle types with attempts._")
     lines += ["", md_text(PASS1_NOTE), "", md_text(TIME_NOTE), ""]
@@ -425,14 +465,17 @@ def to_markdown(report: dict) -> str:
         lines += md_table(*agents_table(report))
         lines.append("")
         for index, agent in enumerate(agents):
-            lines.append(f"- **{md_text(agent_name(agent, index))}** ({md_text(agent_details(agent))}): "
-                         f"{md_text(agent_pass_at_text(agent))}")
+            lines.append(
+                f"- **{md_text(agent_name(agent, index))}** ({md_text(agent_details(agent))}): "
+                f"{md_text(agent_pass_at_text(agent))}"
+            )
     else:
         lines.append("_No agents on these puzzles._")
     return "\n".join(lines).rstrip() + "\n"
 
 
 # --- SVG helpers ------------------------------------------------------------------------------
+
 
 def num(value: float) -> str:
     """A coordinate with at most one decimal, for compact SVG."""
@@ -442,26 +485,31 @@ def num(value: float) -> str:
 def svg_text(x, y, text, cls: str = "", anchor: str = "start", extra: str = "") -> str:
     """An escaped <text> element."""
     cls_attr = f' class="{cls}"' if cls else ""
-    return (f'<text x="{num(x)}" y="{num(y)}" text-anchor="{anchor}" dominant-baseline="middle"'
-            f'{cls_attr}{extra}>{escape(str(text))}</text>')
+    return (
+        f'<text x="{num(x)}" y="{num(y)}" text-anchor="{anchor}" dominant-baseline="middle"'
+        f"{cls_attr}{extra}>{escape(str(text))}</text>"
+    )
 
 
 def svg_line(x1, y1, x2, y2, colour: str, width: float = 1, extra: str = "") -> str:
     """A <line> element."""
-    return (f'<line x1="{num(x1)}" y1="{num(y1)}" x2="{num(x2)}" y2="{num(y2)}" '
-            f'stroke="{colour}" stroke-width="{num(width)}"{extra}/>')
+    return (
+        f'<line x1="{num(x1)}" y1="{num(y1)}" x2="{num(x2)}" y2="{num(y2)}" '
+        f'stroke="{colour}" stroke-width="{num(width)}"{extra}/>'
+    )
 
 
 def svg_rect(x, y, w, h, fill: str, cls: str, tip: str, extra: str = "") -> str:
     """A <rect> with a class and a hover tooltip (<title>)."""
-    return (f'<rect class="{cls}" x="{num(x)}" y="{num(y)}" width="{num(max(w, 0))}" '
-            f'height="{num(h)}" fill="{fill}"{extra}><title>{escape(tip)}</title></rect>')
+    return (
+        f'<rect class="{cls}" x="{num(x)}" y="{num(y)}" width="{num(max(w, 0))}" '
+        f'height="{num(h)}" fill="{fill}"{extra}><title>{escape(tip)}</title></rect>'
+    )
 
 
 def svg_open(height: float, label: str) -> str:
     """The opening <svg> tag; no xmlns needed inline in HTML, which keeps the page free of URLs."""
-    return (f'<svg viewBox="0 0 {CHART_WIDTH} {num(height)}" role="img" '
-            f'aria-label="{escape(label)}">')
+    return f'<svg viewBox="0 0 {CHART_WIDTH} {num(height)}" role="img" aria-label="{escape(label)}">'
 
 
 def label_width(labels: list[str]) -> float:
@@ -478,12 +526,15 @@ def clip_label(label: str, width: float) -> str:
 
 def legend_html(items: list[tuple[str, str]]) -> str:
     """A legend row of (colour, text) swatches, as HTML above a chart (it wraps by itself)."""
-    spans = [f'<span class="legend-item"><span class="swatch" style="background:{colour}"></span>'
-             f"{escape(text)}</span>" for colour, text in items]
+    spans = [
+        f'<span class="legend-item"><span class="swatch" style="background:{colour}"></span>{escape(text)}</span>'
+        for colour, text in items
+    ]
     return f'<div class="legend">{"".join(spans)}</div>'
 
 
 # --- Chart 1: Pass@1 per type, people with CIs beside agents ------------------------------------
+
 
 def pass1_rows(report: dict) -> list[dict]:
     """Per type: the label, people's Pass@1 and CI, and each agent's Pass@1 (None when missing)."""
@@ -492,10 +543,17 @@ def pass1_rows(report: dict) -> list[dict]:
     rows = []
     for name in all_type_names(report):
         person = people.get(name, {})
-        rows.append({"label": name, "pass1": person.get("pass1"), "low": person.get("ci_low"),
-                     "high": person.get("ci_high"), "correct": person.get("correct"),
-                     "attempts": person.get("attempts"),
-                     "agents": [by_type.get(name, {}).get("pass1") for by_type in per_agent]})
+        rows.append(
+            {
+                "label": name,
+                "pass1": person.get("pass1"),
+                "low": person.get("ci_low"),
+                "high": person.get("ci_high"),
+                "correct": person.get("correct"),
+                "attempts": person.get("attempts"),
+                "agents": [by_type.get(name, {}).get("pass1") for by_type in per_agent],
+            }
+        )
     return rows
 
 
@@ -507,9 +565,15 @@ def pct_axis(x0: float, x1: float, top: float, bottom: float) -> list[str]:
         parts.append(svg_line(x, top, x, bottom, GRID if step % 2 else "#d1d5db", 1))
         if step % 2 == 0:
             parts.append(svg_text(x, bottom + 14, f"{step * 10}%", "tick", "middle"))
-    parts.append(svg_text((x0 + x1) / 2, bottom + 36,
-                          "Pass@1 (% of attempts solved; whiskers: 95% Wilson interval)",
-                          "axis-title", "middle"))
+    parts.append(
+        svg_text(
+            (x0 + x1) / 2,
+            bottom + 36,
+            "Pass@1 (% of attempts solved; whiskers: 95% Wilson interval)",
+            "axis-title",
+            "middle",
+        )
+    )
     return parts
 
 
@@ -521,14 +585,15 @@ def people_bar(row: dict, x_of, y: float, height: float, cls: str) -> list[str]:
     tip = f"{row['label']}: people {fmt_pass1(value, row['low'], row['high'])}"
     if is_number(row.get("attempts")):
         tip += f", {fmt_count(row.get('correct'))} of {fmt_count(row['attempts'])} attempts"
-    parts = [svg_rect(x_of(0), y, x_of(value) - x_of(0), height, PEOPLE_COLOUR, cls, tip,
-                      ' rx="2"')]
+    parts = [svg_rect(x_of(0), y, x_of(value) - x_of(0), height, PEOPLE_COLOUR, cls, tip, ' rx="2"')]
     right = x_of(value)
     if is_number(row["low"]) and is_number(row["high"]):
         mid, lo, hi = y + height / 2, x_of(row["low"]), x_of(row["high"])
-        parts += [svg_line(lo, mid, hi, mid, INK, 1.5, ' class="ci"'),
-                  svg_line(lo, mid - 5, lo, mid + 5, INK, 1.5),
-                  svg_line(hi, mid - 5, hi, mid + 5, INK, 1.5)]
+        parts += [
+            svg_line(lo, mid, hi, mid, INK, 1.5, ' class="ci"'),
+            svg_line(lo, mid - 5, lo, mid + 5, INK, 1.5),
+            svg_line(hi, mid - 5, hi, mid + 5, INK, 1.5),
+        ]
         right = max(right, hi)
     parts.append(svg_text(right + 6, y + height / 2, fmt_pct(value), extra=' font-weight="600"'))
     return parts
@@ -539,8 +604,10 @@ def agent_bar(label: str, agent: str, value, colour: str, x_of, y: float, height
     if not is_number(value):
         return [svg_text(x_of(0) + 4, y + height / 2, DASH, "tick")]
     tip = f"{label}: {agent} {fmt_pct(value)}"
-    return [svg_rect(x_of(0), y, x_of(value) - x_of(0), height, colour, "bar-agent", tip, ' rx="1"'),
-            svg_text(x_of(value) + 5, y + height / 2, fmt_pct(value), "tick")]
+    return [
+        svg_rect(x_of(0), y, x_of(value) - x_of(0), height, colour, "bar-agent", tip, ' rx="1"'),
+        svg_text(x_of(value) + 5, y + height / 2, fmt_pct(value), "tick"),
+    ]
 
 
 def pass1_chart(report: dict) -> str:
@@ -551,8 +618,13 @@ def pass1_chart(report: dict) -> str:
     agents = agents_of(report)
     names = [agent_name(a, i) for i, a in enumerate(agents)]
     overall = report.get("overall") or {}
-    mean = {"label": "Mean over types", "pass1": overall.get("mean_pass1_over_types"), "low": None,
-            "high": None, "agents": [agent_overall_pass1(a) for a in agents]}
+    mean = {
+        "label": "Mean over types",
+        "pass1": overall.get("mean_pass1_over_types"),
+        "low": None,
+        "high": None,
+        "agents": [agent_overall_pass1(a) for a in agents],
+    }
     labels = [r["label"] for r in rows] + [mean["label"]]
     x0 = label_width(labels)
     x1 = CHART_WIDTH - CHART_RIGHT_PAD
@@ -570,8 +642,15 @@ def pass1_chart(report: dict) -> str:
         y = top + row_h * index + 6 + (8 if is_mean else 0)
         if is_mean:
             parts.append(svg_line(8, y - 7, x1, y - 7, "#9ca3af", 1, ' stroke-dasharray="4 3"'))
-        parts.append(svg_text(x0 - 10, y + bar_h / 2, clip_label(row["label"], x0), anchor="end",
-                              extra=' font-weight="600"' if is_mean else ""))
+        parts.append(
+            svg_text(
+                x0 - 10,
+                y + bar_h / 2,
+                clip_label(row["label"], x0),
+                anchor="end",
+                extra=' font-weight="600"' if is_mean else "",
+            )
+        )
         parts += people_bar(row, x_of, y, bar_h, "bar-mean" if is_mean else "bar-people")
         for k, value in enumerate(row["agents"]):
             agent_y = y + bar_h + gap + k * (agent_h + gap)
@@ -584,6 +663,7 @@ def pass1_chart(report: dict) -> str:
 
 
 # --- Chart 2: time distributions as box plots -------------------------------------------------
+
 
 def quantile(sorted_values: list[float], q: float) -> float:
     """Linearly interpolated quantile of sorted values (numpy's default method)."""
@@ -602,13 +682,18 @@ def box_stats(values, median, q1, q3) -> dict | None:
             return None
         median, q1, q3 = (quantile(data, q) for q in (0.5, 0.25, 0.75))
     if not data:
-        return {"median": median, "q1": q1, "q3": q3, "low": None, "high": None, "outliers": [],
-                "n": None}
+        return {"median": median, "q1": q1, "q3": q3, "low": None, "high": None, "outliers": [], "n": None}
     reach = 1.5 * (q3 - q1)
     inside = [v for v in data if q1 - reach <= v <= q3 + reach] or [median]
-    return {"median": median, "q1": q1, "q3": q3, "low": min(min(inside), q1),
-            "high": max(max(inside), q3), "n": len(data),
-            "outliers": [v for v in data if v < q1 - reach or v > q3 + reach]}
+    return {
+        "median": median,
+        "q1": q1,
+        "q3": q3,
+        "low": min(min(inside), q1),
+        "high": max(max(inside), q3),
+        "n": len(data),
+        "outliers": [v for v in data if v < q1 - reach or v > q3 + reach],
+    }
 
 
 def time_rows(report: dict) -> list[dict]:
@@ -618,9 +703,15 @@ def time_rows(report: dict) -> list[dict]:
     for row in types_of(report):
         name = type_name(row)
         recorded = times.get(name) or {}
-        boxes = {kind: box_stats(recorded.get(f"{kind}_ms"), row.get(f"{kind}_median_ms"),
-                                 row.get(f"{kind}_q1_ms"), row.get(f"{kind}_q3_ms"))
-                 for kind in ("wall", "active")}
+        boxes = {
+            kind: box_stats(
+                recorded.get(f"{kind}_ms"),
+                row.get(f"{kind}_median_ms"),
+                row.get(f"{kind}_q1_ms"),
+                row.get(f"{kind}_q3_ms"),
+            )
+            for kind in ("wall", "active")
+        }
         rows.append({"label": name, **boxes})
     return rows
 
@@ -634,7 +725,7 @@ def log_ticks(low_s: float, high_s: float) -> list[float]:
         decade *= 10
     end = next(i for i, tick in enumerate(ticks) if tick >= high_s * (1 - tolerance))
     start = max(i for i, tick in enumerate(ticks[: end + 1]) if tick <= low_s * (1 + tolerance))
-    return ticks[start: end + 1]
+    return ticks[start : end + 1]
 
 
 def fmt_tick(seconds: float) -> str:
@@ -648,8 +739,7 @@ def time_range_seconds(rows: list[dict]) -> tuple[float, float] | None:
     for row in rows:
         for box in (row["wall"], row["active"]):
             if box:
-                values += [v for v in (box["low"], box["q1"], box["median"], box["q3"], box["high"])
-                           if is_number(v)]
+                values += [v for v in (box["low"], box["q1"], box["median"], box["q3"], box["high"]) if is_number(v)]
                 values += box["outliers"]
     if not values:
         return None
@@ -671,13 +761,11 @@ def time_axis(ticks: list[float], x_of, top: float, bottom: float) -> list[str]:
         decade *= 10
     for tick in ticks:
         x = x_of(tick * 1000)
-        parts += [svg_line(x, top, x, bottom, "#d1d5db", 1),
-                  svg_text(x, bottom + 14, fmt_tick(tick), "tick", "middle")]
+        parts += [svg_line(x, top, x, bottom, "#d1d5db", 1), svg_text(x, bottom + 14, fmt_tick(tick), "tick", "middle")]
     return parts
 
 
-def box_plot(box: dict | None, label: str, kind: str, colour: str, x_of, y: float,
-             height: float) -> list[str]:
+def box_plot(box: dict | None, label: str, kind: str, colour: str, x_of, y: float, height: float) -> list[str]:
     """One horizontal box plot: whiskers with caps, IQR box, median line, outlier dots."""
     if not box:
         return [svg_text(x_of(MIN_SECONDS * 1000) + 4, y + height / 2, DASH, "tick")]
@@ -685,19 +773,34 @@ def box_plot(box: dict | None, label: str, kind: str, colour: str, x_of, y: floa
     parts = []
     if is_number(box["low"]) and is_number(box["high"]):
         lo, hi = x_of(box["low"]), x_of(box["high"])
-        parts += [svg_line(lo, mid, x_of(box["q1"]), mid, "#475569", 1),
-                  svg_line(x_of(box["q3"]), mid, hi, mid, "#475569", 1),
-                  svg_line(lo, y + 1, lo, y + height - 1, "#475569", 1),
-                  svg_line(hi, y + 1, hi, y + height - 1, "#475569", 1)]
+        parts += [
+            svg_line(lo, mid, x_of(box["q1"]), mid, "#475569", 1),
+            svg_line(x_of(box["q3"]), mid, hi, mid, "#475569", 1),
+            svg_line(lo, y + 1, lo, y + height - 1, "#475569", 1),
+            svg_line(hi, y + 1, hi, y + height - 1, "#475569", 1),
+        ]
     n = f", n = {box['n']}" if box.get("n") else ""
-    tip = (f"{label}, {kind} time: median {fmt_seconds(box['median'])} s, IQR "
-           f"{fmt_seconds(box['q1'])}–{fmt_seconds(box['q3'])} s{n}")
-    parts.append(svg_rect(x_of(box["q1"]), y, x_of(box["q3"]) - x_of(box["q1"]), height, colour,
-                          f"box-{kind}", tip, ' stroke="#334155" stroke-width="1"'))
+    tip = (
+        f"{label}, {kind} time: median {fmt_seconds(box['median'])} s, IQR "
+        f"{fmt_seconds(box['q1'])}–{fmt_seconds(box['q3'])} s{n}"
+    )
+    parts.append(
+        svg_rect(
+            x_of(box["q1"]),
+            y,
+            x_of(box["q3"]) - x_of(box["q1"]),
+            height,
+            colour,
+            f"box-{kind}",
+            tip,
+            ' stroke="#334155" stroke-width="1"',
+        )
+    )
     med = x_of(box["median"])
     parts.append(svg_line(med, y, med, y + height, INK, 2))
-    parts += [f'<circle cx="{num(x_of(v))}" cy="{num(mid)}" r="2.2" fill="none" stroke="#475569"/>'
-              for v in box["outliers"]]
+    parts += [
+        f'<circle cx="{num(x_of(v))}" cy="{num(mid)}" r="2.2" fill="none" stroke="#475569"/>' for v in box["outliers"]
+    ]
     return parts
 
 
@@ -718,17 +821,17 @@ def time_chart(report: dict) -> str:
 
     box_h, row_h, top = 9.0, 32.0, CHART_TOP
     bottom = top + row_h * len(rows)
-    parts = [f'<rect x="{num(x0)}" y="{num(top + row_h * i)}" width="{num(x1 - x0)}" '
-             f'height="{num(row_h)}" fill="#f8fafc"/>' for i in range(1, len(rows), 2)]
+    parts = [
+        f'<rect x="{num(x0)}" y="{num(top + row_h * i)}" width="{num(x1 - x0)}" height="{num(row_h)}" fill="#f8fafc"/>'
+        for i in range(1, len(rows), 2)
+    ]
     parts += time_axis(ticks, x_of, top, bottom)
-    parts.append(svg_text((x0 + x1) / 2, bottom + 36, "Time per attempt (seconds, log scale)",
-                          "axis-title", "middle"))
+    parts.append(svg_text((x0 + x1) / 2, bottom + 36, "Time per attempt (seconds, log scale)", "axis-title", "middle"))
     for index, row in enumerate(rows):
         y = top + row_h * index
         parts.append(svg_text(x0 - 10, y + row_h / 2, clip_label(row["label"], x0), anchor="end"))
         parts += box_plot(row["wall"], row["label"], "wall", WALL_COLOUR, x_of, y + 5, box_h)
-        parts += box_plot(row["active"], row["label"], "active", ACTIVE_COLOUR, x_of,
-                          y + row_h - 5 - box_h, box_h)
+        parts += box_plot(row["active"], row["label"], "active", ACTIVE_COLOUR, x_of, y + row_h - 5 - box_h, box_h)
     legend = legend_html([(WALL_COLOUR, "Wall time"), (ACTIVE_COLOUR, "Active time (page visible)")])
     svg = svg_open(bottom + AXIS_HEIGHT, "Time per attempt per puzzle type") + "".join(parts) + "</svg>"
     return legend + f'<div class="chart">{svg}</div>'
@@ -736,18 +839,19 @@ def time_chart(report: dict) -> str:
 
 # --- HTML page --------------------------------------------------------------------------------
 
+
 def html_table(headers, rows, mean_last: bool = False, header_colours: dict | None = None) -> str:
     """An escaped HTML table; the last row styled as a summary when mean_last."""
     header_colours = header_colours or {}
     head = "".join(
-        f'<th>{swatch(header_colours[i]) if i in header_colours else ""}{escape(str(h))}</th>'
-        for i, h in enumerate(headers))
+        f"<th>{swatch(header_colours[i]) if i in header_colours else ''}{escape(str(h))}</th>"
+        for i, h in enumerate(headers)
+    )
     body = []
     for index, row in enumerate(rows):
         cls = ' class="mean"' if mean_last and index == len(rows) - 1 else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>")
-    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></div>')
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def swatch(colour: str) -> str:
@@ -764,73 +868,88 @@ def fact_cards(report: dict) -> str:
         (fmt_count(len(types_of(report))), "puzzle types"),
         (fmt_count(overall.get("attempts")), f"attempts on {fmt_count(overall.get('puzzles'))} puzzles"),
         (fmt_pct(overall.get("mean_pass1_over_types")), "mean Pass@1 over types"),
-        (fmt_pct(overall.get("pass1_pooled")),
-         f"pooled Pass@1 {fmt_interval(overall.get('ci_low'), overall.get('ci_high')) or DASH}"),
+        (
+            fmt_pct(overall.get("pass1_pooled")),
+            f"pooled Pass@1 {fmt_interval(overall.get('ci_low'), overall.get('ci_high')) or DASH}",
+        ),
         (fmt_count(study.get("overlap")), "people per puzzle (overlap)"),
         (fmt_count(study.get("attempts_per_puzzle")), "attempts per puzzle each"),
         (fmt_count(len(agents_of(report))), "agents compared"),
     ]
-    return '<div class="facts">' + "".join(
-        f'<div class="fact"><b>{escape(value)}</b><span>{escape(text)}</span></div>'
-        for value, text in cards) + "</div>"
+    return (
+        '<div class="facts">'
+        + "".join(f'<div class="fact"><b>{escape(value)}</b><span>{escape(text)}</span></div>' for value, text in cards)
+        + "</div>"
+    )
 
 
 def html_header(report: dict) -> str:
     """Title, study facts and the key numbers."""
-    return (f'<header><p class="kicker">CaptchaArena · human baseline report</p>'
-            f"<h1>{escape(study_title(report))}</h1>"
-            f'<p class="meta">{escape(study_line(report) or DASH)}</p>{fact_cards(report)}</header>')
+    return (
+        f'<header><p class="kicker">CaptchaArena · human baseline report</p>'
+        f"<h1>{escape(study_title(report))}</h1>"
+        f'<p class="meta">{escape(study_line(report) or DASH)}</p>{fact_cards(report)}</header>'
+    )
 
 
 def html_types_section(report: dict) -> str:
     """The per-type table with the means below it."""
     types = types_of(report)
     if types:
-        table = html_table(TYPE_TABLE_HEADERS,
-                           [type_row_cells(row) for row in types] + [overall_row_cells(report)],
-                           mean_last=True)
+        table = html_table(
+            TYPE_TABLE_HEADERS, [type_row_cells(row) for row in types] + [overall_row_cells(report)], mean_last=True
+        )
     else:
-        table = f'<p class="empty">No puzzle types with attempts.</p>'
+        table = '<p class="empty">No puzzle types with attempts.</p>'
     lines = "".join(f"<li>{escape(line)}</li>" for line in overall_lines(report))
-    return (f"<section><h2>Per puzzle type</h2>{table}"
-            f'<p class="note">{escape(PASS1_NOTE)} {escape(TIME_NOTE)}</p>'
-            f'<ul class="plain">{lines}</ul></section>')
+    return (
+        f"<section><h2>Per puzzle type</h2>{table}"
+        f'<p class="note">{escape(PASS1_NOTE)} {escape(TIME_NOTE)}</p>'
+        f'<ul class="plain">{lines}</ul></section>'
+    )
 
 
 def html_chart_sections(report: dict) -> str:
     """Chart 1 (Pass@1) and chart 2 (times), each in its own section."""
-    return (f"<section><h2>Pass@1 per puzzle type: people and agents</h2>"
-            f'<p class="note">Bars from 0 to 100% of attempts solved; people with their 95% Wilson '
-            f"interval, each agent as a thinner bar beneath.</p>{pass1_chart(report)}</section>"
-            f"<section><h2>Time per attempt</h2>"
-            f'<p class="note">{escape(BOX_NOTE)} {escape(TIME_DEFINITION)}</p>'
-            f"{time_chart(report)}</section>")
+    return (
+        f"<section><h2>Pass@1 per puzzle type: people and agents</h2>"
+        f'<p class="note">Bars from 0 to 100% of attempts solved; people with their 95% Wilson '
+        f"interval, each agent as a thinner bar beneath.</p>{pass1_chart(report)}</section>"
+        f"<section><h2>Time per attempt</h2>"
+        f'<p class="note">{escape(BOX_NOTE)} {escape(TIME_DEFINITION)}</p>'
+        f"{time_chart(report)}</section>"
+    )
 
 
 def html_agreement_section(report: dict) -> str:
     """Agreement between people on the same puzzles."""
     lines = "".join(f"<li>{escape(line)}</li>" for line in agreement_lines(report))
-    return (f"<section><h2>Agreement between people</h2>"
-            f'<p class="note">Whether people who saw the same puzzle were both right or both wrong, '
-            f"beyond chance.</p><ul class=\"plain\">{lines}</ul></section>")
+    return (
+        f"<section><h2>Agreement between people</h2>"
+        f'<p class="note">Whether people who saw the same puzzle were both right or both wrong, '
+        f'beyond chance.</p><ul class="plain">{lines}</ul></section>'
+    )
 
 
 def html_agents_section(report: dict) -> str:
     """People against each agent per type, and each agent's Pass@k."""
     agents = agents_of(report)
     if not agents:
-        return f'<section><h2>Agents on the same puzzles</h2><p class="empty">No agents on these puzzles.</p></section>'
+        return '<section><h2>Agents on the same puzzles</h2><p class="empty">No agents on these puzzles.</p></section>'
     headers, rows = agents_table(report)
     colours = {1: PEOPLE_COLOUR}
     colours.update({i + 2: AGENT_COLOURS[i % len(AGENT_COLOURS)] for i in range(len(agents))})
     items = "".join(
         f"<li>{swatch(AGENT_COLOURS[i % len(AGENT_COLOURS)])}<b>{escape(agent_name(a, i))}</b> "
         f"({escape(agent_details(a))}): {escape(agent_pass_at_text(a))}</li>"
-        for i, a in enumerate(agents))
-    return (f"<section><h2>Agents on the same puzzles</h2>"
-            f'<p class="note">Pass@1 per type; pass@k (mean over puzzles) where there were k or more '
-            f"tries per puzzle.</p>{html_table(headers, rows, mean_last=True, header_colours=colours)}"
-            f'<ul class="plain">{items}</ul></section>')
+        for i, a in enumerate(agents)
+    )
+    return (
+        f"<section><h2>Agents on the same puzzles</h2>"
+        f'<p class="note">Pass@1 per type; pass@k (mean over puzzles) where there were k or more '
+        f"tries per puzzle.</p>{html_table(headers, rows, mean_last=True, header_colours=colours)}"
+        f'<ul class="plain">{items}</ul></section>'
+    )
 
 
 def to_html(report: dict) -> str:
@@ -838,16 +957,30 @@ def to_html(report: dict) -> str:
     title = f"Human baseline: {study_title(report)}"
     css = PAGE_CSS + ".legend{display:flex;flex-wrap:wrap;gap:6px 18px;font-size:13px;margin:4px 0 8px}"
     generated = report.get("generated_at") or DASH
-    body = "".join([html_header(report), html_types_section(report), html_chart_sections(report),
-                    html_agreement_section(report), html_agents_section(report)])
-    return ("<!DOCTYPE html>\n"
-            f'<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{escape(title)}</title><style>{css}</style></head>"
-            f"<body><main>{body}<footer>Generated {escape(str(generated))}</footer></main></body></html>\n")
+    body = "".join(
+        [
+            html_header(report),
+            html_types_section(report),
+            html_chart_sections(report),
+            html_agreement_section(report),
+            html_agents_section(report),
+        ]
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{css}</style></head>"
+        f"<body><main>{body}<footer>Generated {escape(str(generated))}</footer></main></body></html>\n"
+    )
 
 
-FORMATS = {"html": "text/html", "csv": "text/csv", "json": "application/json", "md": "text/markdown"}  # and their media types
+FORMATS = {
+    "html": "text/html",
+    "csv": "text/csv",
+    "json": "application/json",
+    "md": "text/markdown",
+}  # and their media types
 
 
 def render(report: dict, fmt: str) -> str:

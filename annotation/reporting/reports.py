@@ -8,13 +8,20 @@ Counting rules (written into every report's `rules`):
   whose assignment expired counts as started and not submitted;
 - agents are matched on the study's puzzles; an agent's unsubmitted rollout counts as wrong.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from annotation.models import AgentOutcome, Attempt, Enrollment, Participant, Slot, Study
-from annotation.reporting.stats import fleiss_kappa_binary, krippendorff_alpha_nominal, mean_pass_at_k, median_iqr, wilson_interval
+from annotation.reporting.stats import (
+    fleiss_kappa_binary,
+    krippendorff_alpha_nominal,
+    mean_pass_at_k,
+    median_iqr,
+    wilson_interval,
+)
 from puzzles.models import Puzzle
 
 RULES = __doc__.split("Counting rules (written into every report's `rules`):\n", 1)[1].strip()
@@ -29,9 +36,14 @@ def study_report(*, study: Study) -> dict:
     answers = _first_answers(study, pool)
     excluded = Enrollment.objects.filter(study=study, excluded=True).count()
     return {
-        "study": {"id": study.pk, "name": study.name, "split": study.split, "overlap": study.overlap,
-                  "attempts_per_puzzle": study.attempts_per_puzzle},
-        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "study": {
+            "id": study.pk,
+            "name": study.name,
+            "split": study.split,
+            "overlap": study.overlap,
+            "attempts_per_puzzle": study.attempts_per_puzzle,
+        },
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "rules": RULES,
         "annotators": len({a["participant"] for a in answers}),
         "excluded_annotators": excluded,
@@ -40,9 +52,13 @@ def study_report(*, study: Study) -> dict:
         "overall": _overall(answers),
         "agreement": _agreement(answers) if study.overlap >= 2 else None,
         "agents": agents_on(pool),
-        "times": {name: {"wall_ms": [r["wall_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
-                         "active_ms": [r["active_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE]}
-                  for name, rows in _by_type(answers).items()},
+        "times": {
+            name: {
+                "wall_ms": [r["wall_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
+                "active_ms": [r["active_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
+            }
+            for name, rows in _by_type(answers).items()
+        },
     }
 
 
@@ -52,11 +68,21 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
     excluded = set(Enrollment.objects.filter(study=study, excluded=True).values_list("participant_id", flat=True))
     # Abandoned attempts stay in: they were started and not submitted (the submission rate);
     # only submitted attempts count towards Pass@1.
-    rows = (Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, puzzle_id__in=pool)
-            .exclude(participant_id__in=excluded)
-            .order_by("created_at", "pk")
-            .values_list("participant_id", "puzzle_id", "puzzle__type", "submitted_at", "correct", "wall_ms",
-                         "active_ms", "action_count"))
+    rows = (
+        Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, puzzle_id__in=pool)
+        .exclude(participant_id__in=excluded)
+        .order_by("created_at", "pk")
+        .values_list(
+            "participant_id",
+            "puzzle_id",
+            "puzzle__type",
+            "submitted_at",
+            "correct",
+            "wall_ms",
+            "active_ms",
+            "action_count",
+        )
+    )
     tries: dict[tuple[int, int], list[tuple]] = defaultdict(list)
     for row in rows.iterator(chunk_size=5000):
         tries[(row[0], row[1])].append(row)
@@ -64,10 +90,19 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
     answers = []
     for (participant, puzzle), attempts in tries.items():
         _, _, type_name, submitted_at, correct, wall, active, actions = attempts[0]
-        answers.append({"participant": participant, "puzzle": puzzle, "type": type_name,
-                        "submitted": submitted_at is not None, "correct": bool(correct), "wall_ms": wall,
-                        "active_ms": active, "actions": actions,
-                        "solved_within_k": any(a[4] for a in attempts[:k])})
+        answers.append(
+            {
+                "participant": participant,
+                "puzzle": puzzle,
+                "type": type_name,
+                "submitted": submitted_at is not None,
+                "correct": bool(correct),
+                "wall_ms": wall,
+                "active_ms": active,
+                "actions": actions,
+                "solved_within_k": any(a[4] for a in attempts[:k]),
+            }
+        )
     return answers
 
 
@@ -86,12 +121,22 @@ def _type_row(name: str, rows: list[dict], k: int) -> dict:
     active = median_iqr([r["active_ms"] for r in submitted if r["active_ms"] is not None])
     actions = [r["actions"] for r in submitted if r["actions"] is not None]
     return {
-        "type": name, "attempts": len(submitted), "puzzles": len({r["puzzle"] for r in submitted}),
-        "correct": correct, "pass1": correct / len(submitted) if submitted else None, "ci_low": low, "ci_high": high,
-        "submitted": len(submitted), "started": len(rows),
+        "type": name,
+        "attempts": len(submitted),
+        "puzzles": len({r["puzzle"] for r in submitted}),
+        "correct": correct,
+        "pass1": correct / len(submitted) if submitted else None,
+        "ci_low": low,
+        "ci_high": high,
+        "submitted": len(submitted),
+        "started": len(rows),
         "submission_rate": len(submitted) / len(rows) if rows else None,
-        "wall_median_ms": wall[0], "wall_q1_ms": wall[1], "wall_q3_ms": wall[2],
-        "active_median_ms": active[0], "active_q1_ms": active[1], "active_q3_ms": active[2],
+        "wall_median_ms": wall[0],
+        "wall_q1_ms": wall[1],
+        "wall_q3_ms": wall[2],
+        "active_median_ms": active[0],
+        "active_q1_ms": active[1],
+        "active_q3_ms": active[2],
         "mean_actions": sum(actions) / len(actions) if actions else None,
         "pass_k": (sum(r["solved_within_k"] for r in submitted) / len(submitted)) if k > 1 and submitted else None,
     }
@@ -103,9 +148,15 @@ def _overall(answers: list[dict]) -> dict:
     rates = [r["pass1"] for r in rows if r["pass1"] is not None]
     correct = sum(a["correct"] for a in submitted)
     low, high = wilson_interval(correct, len(submitted))
-    return {"mean_pass1_over_types": sum(rates) / len(rates) if rates else None,  # as published
-            "attempts": len(submitted), "puzzles": len({a["puzzle"] for a in submitted}), "correct": correct,
-            "pass1_pooled": correct / len(submitted) if submitted else None, "ci_low": low, "ci_high": high}
+    return {
+        "mean_pass1_over_types": sum(rates) / len(rates) if rates else None,  # as published
+        "attempts": len(submitted),
+        "puzzles": len({a["puzzle"] for a in submitted}),
+        "correct": correct,
+        "pass1_pooled": correct / len(submitted) if submitted else None,
+        "ci_low": low,
+        "ci_high": high,
+    }
 
 
 def _agreement(answers: list[dict]) -> dict:
@@ -117,8 +168,12 @@ def _agreement(answers: list[dict]) -> dict:
     outcomes = list(per_puzzle.values())
     kappa, kappa_n = fleiss_kappa_binary(outcomes)
     units = [[int(v) for v in o] for o in outcomes if len(o) >= 2]
-    return {"fleiss_kappa": kappa, "fleiss_n": kappa_n,
-            "krippendorff_alpha": krippendorff_alpha_nominal(units), "alpha_n": len(units)}
+    return {
+        "fleiss_kappa": kappa,
+        "fleiss_n": kappa_n,
+        "krippendorff_alpha": krippendorff_alpha_nominal(units),
+        "alpha_n": len(units),
+    }
 
 
 # --- agents --------------------------------------------------------------------------------
@@ -126,12 +181,16 @@ def agents_on(pool: set[int]) -> list[dict]:
     """Every agent with results on these puzzles: harness runs (attempts) and imported runs."""
     types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
     found: dict[tuple[str, str], dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    harness = (Attempt.objects.filter(participant__kind=Participant.Kind.AGENT, puzzle_id__in=pool)
-               .order_by("created_at").values_list("participant__label", "puzzle_id", "correct"))
+    harness = (
+        Attempt.objects.filter(participant__kind=Participant.Kind.AGENT, puzzle_id__in=pool)
+        .order_by("created_at")
+        .values_list("participant__label", "puzzle_id", "correct")
+    )
     for label, puzzle, correct in harness.iterator(chunk_size=5000):
         found[("harness", label)][puzzle].append(bool(correct))
     for run, puzzle, rollouts in AgentOutcome.objects.filter(puzzle_id__in=pool).values_list(
-            "run__name", "puzzle_id", "rollouts"):
+        "run__name", "puzzle_id", "rollouts"
+    ):
         found[("import", run)][puzzle].extend(bool(r) for r in rollouts)
     return [_agent_summary(name, source, outcomes, types) for (source, name), outcomes in sorted(found.items())]
 
@@ -143,8 +202,21 @@ def _agent_summary(name: str, source: str, outcomes: dict[int, list[bool]], type
     by_type: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for puzzle, count in counts.items():
         by_type[types[puzzle]].append(count)
-    rows = [{"type": t, "puzzles": len(c), "pass1": mean_pass_at_k(c, 1),
-             "pass_k": {str(k): mean_pass_at_k(c, k) for k in ks if k > 1}} for t, c in sorted(by_type.items())]
-    return {"name": name, "source": source, "model": name.split(":", 1)[-1], "rollouts_per_puzzle": fewest,
-            "types": rows, "mean_pass1_over_types": sum(r["pass1"] for r in rows) / len(rows),
-            "pass_at": {str(k): mean_pass_at_k(list(counts.values()), k) for k in ks}}
+    rows = [
+        {
+            "type": t,
+            "puzzles": len(c),
+            "pass1": mean_pass_at_k(c, 1),
+            "pass_k": {str(k): mean_pass_at_k(c, k) for k in ks if k > 1},
+        }
+        for t, c in sorted(by_type.items())
+    ]
+    return {
+        "name": name,
+        "source": source,
+        "model": name.split(":", 1)[-1],
+        "rollouts_per_puzzle": fewest,
+        "types": rows,
+        "mean_pass1_over_types": sum(r["pass1"] for r in rows) / len(rows),
+        "pass_at": {str(k): mean_pass_at_k(list(counts.values()), k) for k in ks},
+    }

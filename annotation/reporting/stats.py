@@ -2,14 +2,11 @@
 
 Pure: Python and numpy only, no Django and no database.
 """
+
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections import Counter
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -17,6 +14,7 @@ Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 
 
 # --- proportions ---------------------------------------------------------------------------
+
 
 def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
     """Wilson score interval for successes out of n; (0.0, 1.0) when n is 0."""
@@ -52,6 +50,7 @@ def mean_pass_at_k(counts: list[tuple[int, int]], k: int) -> float:
 
 
 # --- agreement -----------------------------------------------------------------------------
+
 
 def fleiss_kappa(ratings: list[list[int]]) -> float | None:
     """Fleiss' kappa from per-item category counts, m >= 2 raters on every item; None if undefined."""
@@ -109,6 +108,7 @@ def krippendorff_alpha_nominal(units: list[list[int]]) -> float | None:
 
 
 # --- spread --------------------------------------------------------------------------------
+
 
 def median_iqr(values: list[float]) -> tuple[float | None, float | None, float | None]:
     """(median, first quartile, third quartile), interpolated linearly; Nones when empty."""

@@ -1,5 +1,6 @@
 """Staff pages of reporting: the live dashboard and its JSON twin (the page's fallback when no
 socket opens), report downloads and the raw-event export. Annotators reach none of these."""
+
 from functools import wraps
 
 from django.contrib.admin.views.decorators import staff_member_required
@@ -17,11 +18,13 @@ from annotation.reporting.reports import study_report
 def _staff_json(view):
     """Staff only, refused as JSON: the page polls this with fetch, which should get a 403 it can
     read rather than a redirect to a login page."""
+
     @wraps(view)
     def wrapped(request, *args, **kwargs):
         if not (request.user.is_active and request.user.is_staff):
             return JsonResponse({"type": "error", "code": "not_allowed"}, status=403)
         return view(request, *args, **kwargs)
+
     return wrapped
 
 
@@ -29,8 +32,11 @@ def _staff_json(view):
 @never_cache
 def dashboard(request):
     """The page, with a first summary in it, so it shows numbers before the socket opens."""
-    return render(request, "annotation/dashboard.html", {
-        "summary": dashboard_summary(), "report_formats": list(report_render.FORMATS)})
+    return render(
+        request,
+        "annotation/dashboard.html",
+        {"summary": dashboard_summary(), "report_formats": list(report_render.FORMATS)},
+    )
 
 
 @_staff_json

@@ -1,6 +1,7 @@
 """Puzzle labels: flags from annotators, the admin's review (dismiss, retire, correct the truth),
 and the consensus audit that finds puzzles whose truth is probably wrong. Every admin action is
 written to the audit log with what it changed."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Attempt, AuditLog, Enrollment, Flag
 from annotation.live.scoring import attempt_rescore
+from annotation.models import Attempt, AuditLog, Enrollment, Flag
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 
@@ -24,8 +25,13 @@ def flag_raise(*, attempt: Attempt, reason: str, note: str = "") -> Flag:
     """An annotator flags the puzzle of their attempt; the attempt itself is kept as it is."""
     if reason not in Flag.Reason.values:
         raise ValueError(f"unknown reason {reason!r}; one of {', '.join(Flag.Reason.values)}")
-    return Flag.objects.create(puzzle_id=attempt.puzzle_id, attempt=attempt, participant_id=attempt.participant_id,
-                               reason=reason, note=note[:1000])
+    return Flag.objects.create(
+        puzzle_id=attempt.puzzle_id,
+        attempt=attempt,
+        participant_id=attempt.participant_id,
+        reason=reason,
+        note=note[:1000],
+    )
 
 
 def _resolve(flags, status: str, by) -> int:
@@ -35,8 +41,12 @@ def _resolve(flags, status: str, by) -> int:
 def flag_dismiss(*, flag: Flag, by) -> None:
     with transaction.atomic():
         _resolve(Flag.objects.filter(pk=flag.pk), Flag.Status.DISMISSED, by)
-        AuditLog.objects.create(action=AuditLog.Action.FLAG_DISMISSED, puzzle_id=flag.puzzle_id, by=by,
-                                details={"flag": flag.pk, "reason": flag.reason})
+        AuditLog.objects.create(
+            action=AuditLog.Action.FLAG_DISMISSED,
+            puzzle_id=flag.puzzle_id,
+            by=by,
+            details={"flag": flag.pk, "reason": flag.reason},
+        )
 
 
 def puzzle_retire(*, puzzle: Puzzle, by, note: str = "") -> None:
@@ -45,8 +55,12 @@ def puzzle_retire(*, puzzle: Puzzle, by, note: str = "") -> None:
         before = puzzle.status
         Puzzle.objects.filter(pk=puzzle.pk).update(status=Puzzle.Status.RETIRED)
         resolved = _resolve(puzzle.flags.all(), Flag.Status.RETIRED, by)
-        AuditLog.objects.create(action=AuditLog.Action.PUZZLE_RETIRED, puzzle=puzzle, by=by,
-                                details={"status_before": before, "flags_resolved": resolved, "note": note})
+        AuditLog.objects.create(
+            action=AuditLog.Action.PUZZLE_RETIRED,
+            puzzle=puzzle,
+            by=by,
+            details={"status_before": before, "flags_resolved": resolved, "note": note},
+        )
 
 
 def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by, note: str = "") -> int:
@@ -67,9 +81,19 @@ def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by, note: str = "") -> 
         attempts = Attempt.objects.filter(puzzle=puzzle, submitted_at__isnull=False).select_related("puzzle")
         changed = sum(attempt_rescore(attempt=a) for a in attempts)
         resolved = _resolve(puzzle.flags.all(), Flag.Status.CORRECTED, by)
-        AuditLog.objects.create(action=AuditLog.Action.TRUTH_CORRECTED, puzzle=puzzle, by=by, details={
-            "old_truth": old, "new_truth": truth, "attempts_rescored": attempts.count(),
-            "attempts_changed": changed, "flags_resolved": resolved, "note": note})
+        AuditLog.objects.create(
+            action=AuditLog.Action.TRUTH_CORRECTED,
+            puzzle=puzzle,
+            by=by,
+            details={
+                "old_truth": old,
+                "new_truth": truth,
+                "attempts_rescored": attempts.count(),
+                "attempts_changed": changed,
+                "flags_resolved": resolved,
+                "note": note,
+            },
+        )
     return changed
 
 
@@ -87,29 +111,37 @@ def consensus_suspects(*, min_people: int = 2) -> list[Suspect]:
     """Puzzles where several people independently gave the same answer and the verifier said no:
     the likeliest cases of a wrong truth. Points count as the same within a 10-pixel cell."""
     excluded = Enrollment.objects.filter(excluded=True).values("participant_id")
-    wrong = (Attempt.objects.filter(submitted_at__isnull=False, correct=False, answer__isnull=False,
-                                    participant__kind="human")
-             .exclude(puzzle__status=Puzzle.Status.RETIRED)
-             .exclude(purpose=Attempt.Purpose.PRACTICE)
-             .exclude(participant_id__in=excluded)
-             .values_list("puzzle_id", "puzzle__uid", "puzzle__type", "participant_id", "answer"))
+    wrong = (
+        Attempt.objects.filter(
+            submitted_at__isnull=False, correct=False, answer__isnull=False, participant__kind="human"
+        )
+        .exclude(puzzle__status=Puzzle.Status.RETIRED)
+        .exclude(purpose=Attempt.Purpose.PRACTICE)
+        .exclude(participant_id__in=excluded)
+        .values_list("puzzle_id", "puzzle__uid", "puzzle__type", "participant_id", "answer")
+    )
     people: dict[tuple[int, str], set[int]] = defaultdict(set)
     names, answers = {}, {}
     for puzzle_id, uid, puzzle_type, participant, answer in wrong.iterator(chunk_size=5000):
         key = (puzzle_id, _canonical(answer))
         people[key].add(participant)
         names[puzzle_id], answers[key] = (uid, puzzle_type), answer
-    found = [Suspect(pid, *names[pid], answers[(pid, key)], len(who))
-             for (pid, key), who in people.items() if len(who) >= min_people]
+    found = [
+        Suspect(pid, *names[pid], answers[(pid, key)], len(who))
+        for (pid, key), who in people.items()
+        if len(who) >= min_people
+    ]
     return sorted(found, key=lambda s: (-s.people, s.puzzle_type, s.puzzle_id))
 
 
 def _canonical(answer) -> str:
     """Equal answers compare equal: sorted cell sets, points snapped to a 10 px grid, trimmed text."""
+
     def snap(value):
-        if isinstance(value, float) or isinstance(value, int) and not isinstance(value, bool):
+        if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)):
             return round(value / 10) * 10 if isinstance(value, float) else value
         if isinstance(value, list):
             return [snap(v) for v in value]
         return value.strip() if isinstance(value, str) else value
+
     return json.dumps(snap(answer), sort_keys=True)

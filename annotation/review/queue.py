@@ -1,4 +1,5 @@
 """The review queue and one puzzle's review page (staff only: these read the truth)."""
+
 from __future__ import annotations
 
 import base64
@@ -15,8 +16,12 @@ from puzzles.registry import get_type
 
 def review_queue() -> list[dict]:
     """Puzzles with open flags, most flagged first, plus the consensus suspects."""
-    rows = (Flag.objects.filter(status=Flag.Status.OPEN).values("puzzle_id", "puzzle__uid", "puzzle__type")
-            .annotate(flags=Count("id"), latest=Max("created_at")).order_by("-flags", "-latest"))
+    rows = (
+        Flag.objects.filter(status=Flag.Status.OPEN)
+        .values("puzzle_id", "puzzle__uid", "puzzle__type")
+        .annotate(flags=Count("id"), latest=Max("created_at"))
+        .order_by("-flags", "-latest")
+    )
     reasons: dict[int, list[str]] = {}
     for puzzle_id, reason in Flag.objects.filter(status=Flag.Status.OPEN).values_list("puzzle_id", "reason"):
         reasons.setdefault(puzzle_id, []).append(reason)
@@ -28,17 +33,30 @@ def puzzle_review(*, puzzle) -> dict:
     puzzle_type = get_type(puzzle.type)
     public = puzzle.public
     image = puzzle.assets.filter(key=public["image"]).first()
-    attempts = (Attempt.objects.filter(puzzle=puzzle, submitted_at__isnull=False, participant__kind="human")
-                .select_related("participant__user").order_by("submitted_at"))
-    answers = [{"answer": a.answer, "correct": a.correct, "who": a.participant.user.username, "uid": a.uid,
-                "reason": a.reason} for a in attempts]
-    masks = {name: "data:image/png;base64," + base64.b64encode(_tint(mask)).decode()
-             for name, mask in puzzle.load_masks().items()}
+    attempts = (
+        Attempt.objects.filter(puzzle=puzzle, submitted_at__isnull=False, participant__kind="human")
+        .select_related("participant__user")
+        .order_by("submitted_at")
+    )
+    answers = [
+        {"answer": a.answer, "correct": a.correct, "who": a.participant.user.username, "uid": a.uid, "reason": a.reason}
+        for a in attempts
+    ]
+    masks = {
+        name: "data:image/png;base64," + base64.b64encode(_tint(mask)).decode()
+        for name, mask in puzzle.load_masks().items()
+    }
     return {
-        "puzzle": puzzle, "type": puzzle_type.describe(), "image_url": image.file.url if image else None,
-        "size": public["image_size"], "grid": public.get("grid_size"), "answers": answers,
-        "solution": puzzle_type.solution(puzzle.truth), "truth_json": json.dumps(puzzle.truth, indent=2),
-        "masks": masks, "flags": list(Flag.objects.filter(puzzle=puzzle).select_related("participant__user")),
+        "puzzle": puzzle,
+        "type": puzzle_type.describe(),
+        "image_url": image.file.url if image else None,
+        "size": public["image_size"],
+        "grid": public.get("grid_size"),
+        "answers": answers,
+        "solution": puzzle_type.solution(puzzle.truth),
+        "truth_json": json.dumps(puzzle.truth, indent=2),
+        "masks": masks,
+        "flags": list(Flag.objects.filter(puzzle=puzzle).select_related("participant__user")),
         "audit": list(AuditLog.objects.filter(puzzle=puzzle)[:20]),
         "marks": answer_marks(answers, public.get("grid_size"), public["image_size"]),
     }
@@ -78,5 +96,8 @@ def answer_marks(answers: list[dict], grid, size) -> dict:
 
 
 def _is_point(value) -> bool:
-    return (isinstance(value, list) and len(value) == 2
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value))
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    )

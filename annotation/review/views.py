@@ -1,6 +1,7 @@
 """The review of puzzle labels: the annotator's flag from the page, and the staff pages (the
 queue, one puzzle's review, dismiss / retire / correct the truth). Staff pages carry
 staff_member_required; the flag needs the attempt's own participant."""
+
 import json
 
 from django.contrib import messages
@@ -13,7 +14,12 @@ from django.views.decorators.http import require_POST
 from annotation.live.attempts import attempt_for
 from annotation.models import Flag
 from annotation.review.labels import (
-    TruthRejected, consensus_suspects, flag_dismiss, flag_raise, puzzle_correct_truth, puzzle_retire,
+    TruthRejected,
+    consensus_suspects,
+    flag_dismiss,
+    flag_raise,
+    puzzle_correct_truth,
+    puzzle_retire,
 )
 from annotation.review.queue import puzzle_review, review_queue
 from puzzles.models import Puzzle
@@ -36,8 +42,9 @@ def flag(request, uid: str):
 
 @staff_member_required
 def queue(request):
-    return render(request, "annotation/review_queue.html",
-                  {"rows": review_queue(), "suspects": consensus_suspects()[:50]})
+    return render(
+        request, "annotation/review_queue.html", {"rows": review_queue(), "suspects": consensus_suspects()[:50]}
+    )
 
 
 @staff_member_required
@@ -61,7 +68,9 @@ def resolve(request, uid: str):
     elif action == "correct":
         try:
             truth = json.loads(request.POST.get("truth", ""))
-            changed = puzzle_correct_truth(puzzle=found, truth=truth, by=request.user, note=request.POST.get("note", ""))
+            changed = puzzle_correct_truth(
+                puzzle=found, truth=truth, by=request.user, note=request.POST.get("note", "")
+            )
             messages.success(request, f"Truth corrected; {changed} attempt(s) changed correctness.")
         except (ValueError, TruthRejected) as error:
             messages.error(request, f"Truth not changed: {error}")

@@ -4,6 +4,7 @@
 A crowd id is not a password: it resumes only a login-less guest of this very study, never an
 account with a password, a staff account, or anyone enrolled in another way.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -39,8 +40,11 @@ def returning_guest(*, study: Study, crowd: dict[str, str]):
     key = next((k for k in RESUME_IDS if crowd.get(k)), None)
     if key is None:
         return None
-    found = list(Enrollment.objects.filter(study=study, **{f"external_ids__{key}": crowd[key]})
-                 .select_related("participant__user")[:2])
+    found = list(
+        Enrollment.objects.filter(study=study, **{f"external_ids__{key}": crowd[key]}).select_related(
+            "participant__user"
+        )[:2]
+    )
     if len(found) != 1:
         return None
     user = found[0].participant.user

@@ -3,6 +3,7 @@
 An excluded annotator's attempts stay stored and are left out of reports; excluding and
 including again are logged and reversible.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -21,10 +22,11 @@ TAB_SWITCHES = 3  # the page was hidden this many times or more
 
 def attempt_marks(*, study: Study) -> dict[int, list[str]]:
     """Marks per scored, submitted attempt of the study: fast, hidden, tabs."""
-    rows = list(Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, submitted_at__isnull=False)
-                .annotate(hidden_count=Count("events", filter=Q(events__kind="visibilitychange",
-                                                                events__data__state="hidden")))
-                .values("pk", "puzzle__type", "wall_ms", "active_ms", "hidden_count"))
+    rows = list(
+        Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, submitted_at__isnull=False)
+        .annotate(hidden_count=Count("events", filter=Q(events__kind="visibilitychange", events__data__state="hidden")))
+        .values("pk", "puzzle__type", "wall_ms", "active_ms", "hidden_count")
+    )
     medians = _median_active_by_type(rows)
     marks: dict[int, list[str]] = {}
     for row in rows:
@@ -53,12 +55,17 @@ def annotator_table(*, study: Study) -> list[dict]:
     """One row per annotator: accuracy, speed, gold accuracy, flags raised, marks, exclusion."""
     marks = attempt_marks(study=study)
     attempts = Attempt.objects.filter(study=study, submitted_at__isnull=False).values(
-        "pk", "participant_id", "purpose", "correct", "active_ms")
+        "pk", "participant_id", "purpose", "correct", "active_ms"
+    )
     by_participant: dict[int, list[dict]] = defaultdict(list)
     for row in attempts:
         by_participant[row["participant_id"]].append(row)
-    flags = dict(Flag.objects.filter(attempt__study=study).values("participant_id").annotate(n=Count("id"))
-                 .values_list("participant_id", "n"))
+    flags = dict(
+        Flag.objects.filter(attempt__study=study)
+        .values("participant_id")
+        .annotate(n=Count("id"))
+        .values_list("participant_id", "n")
+    )
     table = []
     for enrollment in Enrollment.objects.filter(study=study).select_related("participant__user").order_by("joined_at"):
         rows = by_participant.get(enrollment.participant_id, [])
@@ -69,28 +76,42 @@ def annotator_table(*, study: Study) -> list[dict]:
             for mark in marks.get(r["pk"], []):
                 counted[mark] += 1
         active = [r["active_ms"] for r in scored if r["active_ms"] is not None]
-        table.append({
-            "enrollment": enrollment, "name": enrollment.participant.user.username,
-            "external_ids": enrollment.external_ids, "attempts": len(scored),
-            "accuracy": sum(bool(r["correct"]) for r in scored) / len(scored) if scored else None,
-            "median_active_ms": statistics.median(active) if active else None,
-            "gold": len(gold), "gold_accuracy": sum(bool(r["correct"]) for r in gold) / len(gold) if gold else None,
-            "flags": flags.get(enrollment.participant_id, 0), "fast": counted["fast"], "hidden": counted["hidden"],
-            "tabs": counted["tabs"], "excluded": enrollment.excluded, "excluded_reason": enrollment.excluded_reason,
-            "finished": enrollment.finished_at is not None,
-        })
+        table.append(
+            {
+                "enrollment": enrollment,
+                "name": enrollment.participant.user.username,
+                "external_ids": enrollment.external_ids,
+                "attempts": len(scored),
+                "accuracy": sum(bool(r["correct"]) for r in scored) / len(scored) if scored else None,
+                "median_active_ms": statistics.median(active) if active else None,
+                "gold": len(gold),
+                "gold_accuracy": sum(bool(r["correct"]) for r in gold) / len(gold) if gold else None,
+                "flags": flags.get(enrollment.participant_id, 0),
+                "fast": counted["fast"],
+                "hidden": counted["hidden"],
+                "tabs": counted["tabs"],
+                "excluded": enrollment.excluded,
+                "excluded_reason": enrollment.excluded_reason,
+                "finished": enrollment.finished_at is not None,
+            }
+        )
     return table
 
 
 def enrollment_exclude(*, enrollment: Enrollment, by, reason: str) -> None:
     with transaction.atomic():
         Enrollment.objects.filter(pk=enrollment.pk).update(excluded=True, excluded_reason=reason[:300])
-        AuditLog.objects.create(action=AuditLog.Action.ANNOTATOR_EXCLUDED, enrollment=enrollment, by=by,
-                                details={"reason": reason})
+        AuditLog.objects.create(
+            action=AuditLog.Action.ANNOTATOR_EXCLUDED, enrollment=enrollment, by=by, details={"reason": reason}
+        )
 
 
 def enrollment_include(*, enrollment: Enrollment, by) -> None:
     with transaction.atomic():
         Enrollment.objects.filter(pk=enrollment.pk).update(excluded=False, excluded_reason="")
-        AuditLog.objects.create(action=AuditLog.Action.ANNOTATOR_INCLUDED, enrollment=enrollment, by=by,
-                                details={"reason_was": enrollment.excluded_reason})
+        AuditLog.objects.create(
+            action=AuditLog.Action.ANNOTATOR_INCLUDED,
+            enrollment=enrollment,
+            by=by,
+            details={"reason_was": enrollment.excluded_reason},
+        )

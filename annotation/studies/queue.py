@@ -5,6 +5,7 @@ under a row lock (skipping rows other annotators hold), so overlap is never exce
 people ask at once. An unfinished slot expires after the study's hold time and goes back to the
 queue; the attempt it carried is closed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from puzzles.models import Puzzle
 def enrollment_join(*, study: Study, user, external_ids: dict[str, str]) -> Enrollment:
     participant = participant_for_user(user=user)
     enrollment, created = Enrollment.objects.get_or_create(
-        study=study, participant=participant, defaults={"external_ids": external_ids})
+        study=study, participant=participant, defaults={"external_ids": external_ids}
+    )
     if not created and external_ids and external_ids != enrollment.external_ids:
         enrollment.external_ids = {**enrollment.external_ids, **external_ids}
         enrollment.save(update_fields=["external_ids"])
@@ -33,7 +35,6 @@ def enrollment_consent(*, enrollment: Enrollment) -> None:
     if enrollment.consented_at is None:
         enrollment.consented_at = timezone.now()
         enrollment.save(update_fields=["consented_at"])
-
 
 
 # --- the way through --------------------------------------------------------------------------
@@ -86,8 +87,9 @@ def _gold_due(enrollment: Enrollment, done: int) -> bool:
     golds = study.gold.count()
     if not golds:
         return False
-    served = Attempt.objects.filter(participant=enrollment.participant, study=study, purpose=Attempt.Purpose.GOLD,
-                                    submitted_at__isnull=False).count()
+    served = Attempt.objects.filter(
+        participant=enrollment.participant, study=study, purpose=Attempt.Purpose.GOLD, submitted_at__isnull=False
+    ).count()
     due = sum(1 for i in range(golds) if done >= (i + 1) * study.puzzles_total() // (golds + 1))
     return served < due
 
@@ -95,19 +97,26 @@ def _gold_due(enrollment: Enrollment, done: int) -> bool:
 def _next_special(enrollment: Enrollment, puzzles, purpose: str) -> Attempt | None:
     """The open attempt on the first practice (or gold) puzzle not yet submitted, made if needed."""
     for puzzle in puzzles.exclude(status=Puzzle.Status.RETIRED):
-        attempts = Attempt.objects.filter(participant=enrollment.participant, study=enrollment.study, puzzle=puzzle,
-                                          purpose=purpose)
+        attempts = Attempt.objects.filter(
+            participant=enrollment.participant, study=enrollment.study, puzzle=puzzle, purpose=purpose
+        )
         if attempts.filter(submitted_at__isnull=False).exists():
             continue
         return attempts.filter(abandoned_at__isnull=True).first() or Attempt.objects.create(
-            participant=enrollment.participant, puzzle=puzzle, study=enrollment.study, purpose=purpose)
+            participant=enrollment.participant, puzzle=puzzle, study=enrollment.study, purpose=purpose
+        )
     return None
 
 
 def _current(enrollment: Enrollment, now: datetime) -> Attempt | None:
     """The annotator's unfinished slot (kept alive while they come back), with an open attempt."""
-    slot = (Slot.objects.select_for_update(of=("self",)).filter(enrollment=enrollment, done=False)
-            .exclude(puzzle__status=Puzzle.Status.RETIRED).order_by("assigned_at").first())
+    slot = (
+        Slot.objects.select_for_update(of=("self",))
+        .filter(enrollment=enrollment, done=False)
+        .exclude(puzzle__status=Puzzle.Status.RETIRED)
+        .order_by("assigned_at")
+        .first()
+    )
     if slot is None:
         return None
     Slot.objects.filter(pk=slot.pk).update(expires_at=now + timedelta(minutes=enrollment.study.hold_minutes))
@@ -118,7 +127,8 @@ def _open_attempt(enrollment: Enrollment, slot: Slot) -> Attempt:
     """The slot's unsubmitted attempt, or a new one (a retry, when the study allows k attempts)."""
     mine = slot.attempts.filter(participant=enrollment.participant)
     return mine.filter(submitted_at__isnull=True, abandoned_at__isnull=True).first() or Attempt.objects.create(
-        participant=enrollment.participant, puzzle_id=slot.puzzle_id, study=enrollment.study, slot=slot)
+        participant=enrollment.participant, puzzle_id=slot.puzzle_id, study=enrollment.study, slot=slot
+    )
 
 
 def _assign(enrollment: Enrollment, now: datetime) -> Attempt | None:
@@ -127,15 +137,17 @@ def _assign(enrollment: Enrollment, now: datetime) -> Attempt | None:
     seen = Attempt.objects.filter(participant=enrollment.participant, study=study).values("puzzle_id")
     with transaction.atomic():
         answered = Attempt.objects.filter(slot=OuterRef("pk"), submitted_at__isnull=False)
-        slot = (Slot.objects.select_for_update(skip_locked=True, of=("self",))
-                .filter(study=study, done=False)
-                # An expired place goes back to the queue only if its holder answered nothing:
-                # an answer given counts, and the overlap stays what the study says.
-                .filter(Q(enrollment__isnull=True) | Q(expires_at__lt=now) & ~Exists(answered))
-                .exclude(puzzle_id__in=seen)
-                .exclude(puzzle__status=Puzzle.Status.RETIRED)
-                .order_by("rank", "copy")
-                .first())
+        slot = (
+            Slot.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(study=study, done=False)
+            # An expired place goes back to the queue only if its holder answered nothing:
+            # an answer given counts, and the overlap stays what the study says.
+            .filter(Q(enrollment__isnull=True) | Q(expires_at__lt=now) & ~Exists(answered))
+            .exclude(puzzle_id__in=seen)
+            .exclude(puzzle__status=Puzzle.Status.RETIRED)
+            .order_by("rank", "copy")
+            .first()
+        )
         if slot is None:
             return None
         if slot.enrollment_id is not None:  # expired: whoever held it loses the unfinished attempt
@@ -150,4 +162,3 @@ def _finish(enrollment: Enrollment, now: datetime) -> None:
     if enrollment.finished_at is None:
         enrollment.finished_at = now
         enrollment.save(update_fields=["finished_at"])
-

@@ -3,6 +3,7 @@
 Each study puzzle gets `overlap` places (slots); annotators take them one at a time through
 studies.queue.
 """
+
 from __future__ import annotations
 
 import random
@@ -20,9 +21,20 @@ class StudySetupError(ValueError):
 
 
 def study_create(
-    *, name: str, split: str, puzzles_per_annotator: int, overlap: int = 1, types: list[str] | None = None,
-    order: str = Study.Order.SHUFFLED, seed: int = 0, show_verdict: bool = False, time_limit_s: int | None = None,
-    attempts_per_puzzle: int = 1, practice: list[Puzzle] = (), gold: list[Puzzle] = (), pool_size: int | None = None,
+    *,
+    name: str,
+    split: str,
+    puzzles_per_annotator: int,
+    overlap: int = 1,
+    types: list[str] | None = None,
+    order: str = Study.Order.SHUFFLED,
+    seed: int = 0,
+    show_verdict: bool = False,
+    time_limit_s: int | None = None,
+    attempts_per_puzzle: int = 1,
+    practice: list[Puzzle] = (),
+    gold: list[Puzzle] = (),
+    pool_size: int | None = None,
 ) -> Study:
     """A study over the split's replay-verified puzzles (practice and gold excluded from the pool)."""
     names = [get_type(t).name for t in types] if types else []
@@ -40,14 +52,24 @@ def study_create(
         raise StudySetupError(f"{puzzles_per_annotator} puzzles per annotator, but only {len(pool)} in the pool")
     with transaction.atomic():
         study = Study.objects.create(
-            name=name, split=split, types=names, puzzles_per_annotator=puzzles_per_annotator, overlap=overlap,
-            order=order, seed=seed, show_verdict=show_verdict, time_limit_s=time_limit_s,
-            attempts_per_puzzle=attempts_per_puzzle)
+            name=name,
+            split=split,
+            types=names,
+            puzzles_per_annotator=puzzles_per_annotator,
+            overlap=overlap,
+            order=order,
+            seed=seed,
+            show_verdict=show_verdict,
+            time_limit_s=time_limit_s,
+            attempts_per_puzzle=attempts_per_puzzle,
+        )
         study.practice.set(practice)
         study.gold.set(gold)
         Slot.objects.bulk_create(
             Slot(study=study, puzzle=puzzle, copy=copy, rank=rank)
-            for rank, puzzle in enumerate(ranked(pool, order=order, seed=seed)) for copy in range(overlap))
+            for rank, puzzle in enumerate(ranked(pool, order=order, seed=seed))
+            for copy in range(overlap)
+        )
     return study
 
 
@@ -66,4 +88,3 @@ def ranked(puzzles: list[Puzzle], *, order: str, seed: int) -> list[Puzzle]:
     if order == Study.Order.BLOCKED:
         return [p for group in groups for p in group]
     return [p for row in zip_longest(*groups) for p in row if p is not None]
-

@@ -1,5 +1,6 @@
 """Staff pages for studies: the list with invite links and downloads, creating one, and the
 annotators' quality table with exclusion."""
+
 from django import forms
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -18,8 +19,9 @@ from puzzles.registry import registry
 class StudyForm(forms.Form):
     name = forms.CharField(max_length=200)
     split = forms.ChoiceField(choices=[(s, s) for s in SPLIT_SIZES], initial="test")
-    types = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
-                                      help_text="none ticked: every type")
+    types = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, help_text="none ticked: every type"
+    )
     puzzles_per_annotator = forms.IntegerField(min_value=1, initial=40)
     overlap = forms.IntegerField(min_value=1, initial=2, help_text="distinct annotators per puzzle")
     order = forms.ChoiceField(choices=Study.Order.choices)
@@ -49,7 +51,8 @@ def study_list(request):
     studies = Study.objects.annotate(
         enrolled=Count("enrollments", distinct=True),
         slots_total=Count("slots", distinct=True),
-        slots_done=Count("slots", filter=Q(slots__done=True), distinct=True))
+        slots_done=Count("slots", filter=Q(slots__done=True), distinct=True),
+    )
     return render(request, "annotation/study_list.html", {"studies": studies, "formats": ["html", "csv", "json", "md"]})
 
 
@@ -60,11 +63,20 @@ def study_new(request):
         data = form.cleaned_data
         try:
             study = study_create(
-                name=data["name"], split=data["split"], types=data["types"] or None,
-                puzzles_per_annotator=data["puzzles_per_annotator"], overlap=data["overlap"], order=data["order"],
-                seed=data["seed"], show_verdict=data["show_verdict"], time_limit_s=data["time_limit_s"],
-                attempts_per_puzzle=data["attempts_per_puzzle"], practice=form.puzzles("practice"),
-                gold=form.puzzles("gold"), pool_size=data["pool_size"])
+                name=data["name"],
+                split=data["split"],
+                types=data["types"] or None,
+                puzzles_per_annotator=data["puzzles_per_annotator"],
+                overlap=data["overlap"],
+                order=data["order"],
+                seed=data["seed"],
+                show_verdict=data["show_verdict"],
+                time_limit_s=data["time_limit_s"],
+                attempts_per_puzzle=data["attempts_per_puzzle"],
+                practice=form.puzzles("practice"),
+                gold=form.puzzles("gold"),
+                pool_size=data["pool_size"],
+            )
         except StudySetupError as error:
             form.add_error(None, str(error))
         else:

@@ -1,4 +1,5 @@
 """The annotator's way through a study: invite link, consent, the next puzzle, pause, the end."""
+
 from django.contrib.auth import login
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -23,8 +24,9 @@ def study_join(request, token: str):
     if request.method == "POST" and study.is_open:
         if not request.user.is_authenticated:
             login(request, guest_user(study=study), backend=MODEL_BACKEND)
-        enrollment = enrollment_join(study=study, user=request.user,
-                                     external_ids=request.session.get(f"crowd-{token}", {}))
+        enrollment = enrollment_join(
+            study=study, user=request.user, external_ids=request.session.get(f"crowd-{token}", {})
+        )
         enrollment_consent(enrollment=enrollment)
         return redirect("annotation:study-next", token=token)
     return render(request, "annotation/study_join.html", {"study": study, "types": study.types or None})

@@ -1,5 +1,6 @@
 """Helpers for the arrow-cycling types (Object_Match, Image_Matching, Coordinates, Dart_Count,
 Rotation_Match): option bookkeeping, cheap background variants, scattering and rotated sprites."""
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -13,8 +14,16 @@ from . import canvas
 from .emoji import emoji_image
 
 # The eight flips/quarter turns of a square image: cheap, visibly different background variants.
-_DIHEDRAL = [None, Image.FLIP_LEFT_RIGHT, Image.FLIP_TOP_BOTTOM, Image.ROTATE_90, Image.ROTATE_180,
-             Image.ROTATE_270, Image.TRANSPOSE, Image.TRANSVERSE]
+_DIHEDRAL = [
+    None,
+    Image.FLIP_LEFT_RIGHT,
+    Image.FLIP_TOP_BOTTOM,
+    Image.ROTATE_90,
+    Image.ROTATE_180,
+    Image.ROTATE_270,
+    Image.TRANSPOSE,
+    Image.TRANSVERSE,
+]
 
 
 _CHANNEL_ORDERS = [(0, 1, 2), (1, 2, 0), (2, 0, 1), (0, 2, 1), (2, 1, 0), (1, 0, 2)]
@@ -35,8 +44,9 @@ def background_variants(rng: np.random.Generator, size: tuple[int, int], count: 
     return out
 
 
-def jittered_spots(rng: np.random.Generator, count: int, size: tuple[int, int], grid: tuple[int, int],
-                   sprite: int, margin: int = 8) -> list[tuple[int, int]]:
+def jittered_spots(
+    rng: np.random.Generator, count: int, size: tuple[int, int], grid: tuple[int, int], sprite: int, margin: int = 8
+) -> list[tuple[int, int]]:
     """Top-left corners for `count` sprites of at most `sprite` px that never overlap: pick `count`
     distinct cells of a rows x cols grid over the canvas and jitter each sprite inside its cell."""
     rows, cols = grid
@@ -78,8 +88,14 @@ def _rgb(image: Image.Image) -> Image.Image:
     return image if image.mode == "RGB" else image.convert("RGB")
 
 
-def option_puzzle(instruction: str, reference: Image.Image, options: list[Image.Image], correct: int,
-                  extra_truth: dict | None = None, extra_public: dict | None = None) -> Generated:
+def option_puzzle(
+    instruction: str,
+    reference: Image.Image,
+    options: list[Image.Image],
+    correct: int,
+    extra_truth: dict | None = None,
+    extra_public: dict | None = None,
+) -> Generated:
     """Package an arrow-cycling puzzle: the page starts at option 0, which is the main image."""
     sizes = {o.size for o in options}
     assert len(sizes) == 1, "all option images must have the same size"

@@ -1,4 +1,5 @@
 """Backgrounds and texture, so puzzles are not solvable by flat colour alone."""
+
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 

@@ -1,4 +1,5 @@
 """Fonts from Debian packages (fonts-dejavu-core, fonts-noto-color-emoji)."""
+
 from functools import cache
 from pathlib import Path
 

@@ -3,6 +3,7 @@
 Sprites are scaled from one cached base glyph per emoji and are NOT cached per size: emoji_image
 caches every (char, size) pair it sees, which over a bank of varied sizes would grow without bound.
 """
+
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageOps
 
@@ -95,8 +96,9 @@ def sky(rng, size, *, clouds: bool = True, sun: bool | None = None) -> Image.Ima
     return _finish(image, rng, 5)
 
 
-def land(rng, size, *, horizon: float | None = None, ground: str | None = None,
-         hills: bool = True) -> tuple[Image.Image, int]:
+def land(
+    rng, size, *, horizon: float | None = None, ground: str | None = None, hills: bool = True
+) -> tuple[Image.Image, int]:
     """Sky over ground (grass, sand, road...). Returns the image and the horizon's y."""
     w, h = size
     horizon_y = int(h * (horizon if horizon is not None else rng.uniform(0.45, 0.62)))
@@ -192,8 +194,14 @@ def photo_background(rng, size) -> tuple[Image.Image, int | None, str]:
     return canvas.background(rng, size, clutter=8), None, "plain"
 
 
-def compose(cells: list[Image.Image], rows: int, cols: int, cell: int, gap: int = 3,
-            color: tuple[int, int, int] = (255, 255, 255)) -> Image.Image:
+def compose(
+    cells: list[Image.Image],
+    rows: int,
+    cols: int,
+    cell: int,
+    gap: int = 3,
+    color: tuple[int, int, int] = (255, 255, 255),
+) -> Image.Image:
     """Cells of (cell - 2*gap) px pasted row-major into a (cols*cell) x (rows*cell) image, with borders."""
     out = Image.new("RGB", (cols * cell, rows * cell), color)
     for index, image in enumerate(cells):

@@ -1,4 +1,5 @@
 """Pixel masks: boolean arrays of the image's natural size, True = target."""
+
 import io
 
 import numpy as np

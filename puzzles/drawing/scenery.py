@@ -1,4 +1,5 @@
 """Faded emoji scattered over a background, so a puzzle looks like a scene and not a diagram."""
+
 from functools import cache
 
 import numpy as np
@@ -7,8 +8,28 @@ from PIL import Image
 from . import canvas, emoji
 
 # No vehicles and nothing that reads as a sign: scenery must never look like part of a puzzle.
-SCENERY = ["tree", "house", "tent", "flower", "cactus", "mushroom", "cow", "sheep", "horse", "rabbit",
-           "duck", "balloon", "kite", "apple", "fox", "deer", "butterfly", "snail", "owl", "frog"]
+SCENERY = [
+    "tree",
+    "house",
+    "tent",
+    "flower",
+    "cactus",
+    "mushroom",
+    "cow",
+    "sheep",
+    "horse",
+    "rabbit",
+    "duck",
+    "balloon",
+    "kite",
+    "apple",
+    "fox",
+    "deer",
+    "butterfly",
+    "snail",
+    "owl",
+    "frog",
+]
 
 
 def _char(name: str) -> str:
@@ -23,8 +44,14 @@ def faded(char: str, size: int, opacity_percent: int) -> Image.Image:
     return sprite
 
 
-def scatter(image: Image.Image, rng: np.random.Generator, count: tuple[int, int] = (4, 9),
-            opacity: tuple[int, int] = (35, 60), sizes: tuple[int, int] = (36, 72), names=SCENERY) -> None:
+def scatter(
+    image: Image.Image,
+    rng: np.random.Generator,
+    count: tuple[int, int] = (4, 9),
+    opacity: tuple[int, int] = (35, 60),
+    sizes: tuple[int, int] = (36, 72),
+    names=SCENERY,
+) -> None:
     """Paste a few faded emoji at random places (sizes and opacities quantised: small caches)."""
     w, h = image.size
     for k in rng.choice(len(names), size=int(rng.integers(*count)), replace=False):

@@ -2,6 +2,7 @@
 
 Helpers for Pick_Area, Place_Dot, Misleading_Click and Click_Order (numpy + PIL only).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,9 @@ def catmull_rom(points, samples: int = 24) -> np.ndarray:
     pieces = []
     for i in range(1, len(padded) - 2):
         p0, p1, p2, p3 = padded[i - 1], padded[i], padded[i + 1], padded[i + 2]
-        pieces.append(0.5 * ((2 * p1) + (-p0 + p2) * t + (2 * p0 - 5 * p1 + 4 * p2 - p3) * t2
-                             + (-p0 + 3 * p1 - 3 * p2 + p3) * t3))
+        pieces.append(
+            0.5 * ((2 * p1) + (-p0 + p2) * t + (2 * p0 - 5 * p1 + 4 * p2 - p3) * t2 + (-p0 + 3 * p1 - 3 * p2 + p3) * t3)
+        )
     pieces.append(p[-1:])
     return np.vstack(pieces)
 
@@ -44,8 +46,16 @@ def resample(line: np.ndarray, spacing: float) -> np.ndarray:
     return point_at(line, lengths, np.linspace(0.0, lengths[-1], count))
 
 
-def draw_dots(draw: ImageDraw.ImageDraw, line: np.ndarray, spacing: float, radius: float, fill,
-              halo=None, halo_width: float = 1.5, closed: bool = False) -> None:
+def draw_dots(
+    draw: ImageDraw.ImageDraw,
+    line: np.ndarray,
+    spacing: float,
+    radius: float,
+    fill,
+    halo=None,
+    halo_width: float = 1.5,
+    closed: bool = False,
+) -> None:
     """A dotted line: round dots every `spacing` px, optionally ringed by a contrasting halo."""
     if closed:
         line = np.vstack([line, line[:1]])
@@ -60,8 +70,16 @@ def draw_dots(draw: ImageDraw.ImageDraw, line: np.ndarray, spacing: float, radiu
         draw.ellipse((x - radius, y - radius, x + radius, y + radius), fill=fill)
 
 
-def draw_dashes(draw: ImageDraw.ImageDraw, line: np.ndarray, dash: float, gap: float, width: int, fill,
-                halo=None, halo_width: int = 2) -> None:
+def draw_dashes(
+    draw: ImageDraw.ImageDraw,
+    line: np.ndarray,
+    dash: float,
+    gap: float,
+    width: int,
+    fill,
+    halo=None,
+    halo_width: int = 2,
+) -> None:
     """A dashed line laid from the END backwards, so the last dash ends exactly at the line's end."""
     lengths = arc_lengths(line)
     ends = lengths[-1] - np.arange(0.0, lengths[-1], dash + gap)
@@ -124,5 +142,3 @@ def luminance(image: Image.Image, box=None) -> float:
     """Mean luminance (0..255) of an image or a region of it."""
     region = image.crop(box) if box else image
     return float(np.asarray(region.convert("L").resize((32, 32), Image.BOX)).mean())
-
-

@@ -5,6 +5,7 @@ truth, and compiles the truth into the computer-use actions that solve the live 
 Answer-shape logic (points, masks, cells, options, ...) lives in kinds.py; a concrete type
 usually only draws its puzzle.
 """
+
 from __future__ import annotations
 
 import math
@@ -139,7 +140,7 @@ class PuzzleType:
         """ground_truth.json fields for this truth (masks given as file paths)."""
         return dict(truth)
 
-    def truth_from_published(self, entry: dict, context: "PublishedContext") -> tuple[dict, dict[str, np.ndarray]]:
+    def truth_from_published(self, entry: dict, context: PublishedContext) -> tuple[dict, dict[str, np.ndarray]]:
         """Our truth (and masks) from a ground_truth.json entry; raises ValueError if it is unusable."""
         return dict(entry), {}
 

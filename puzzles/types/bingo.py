@@ -1,4 +1,5 @@
 """Bingo: a 3x3 grid of picture tiles; swap two so three identical pictures form a line."""
+
 import numpy as np
 from PIL import Image, ImageDraw
 

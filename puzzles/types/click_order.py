@@ -5,6 +5,7 @@ same icons appear turned and rescaled a little, with up to two decoy icons that 
 reference. Icons are far apart (centres >= 100 px) and at least 52 px across, so a click within
 the 20 px tolerance of a centre lands on its icon and never near another.
 """
+
 import math
 
 import numpy as np
@@ -20,11 +21,58 @@ MIN_APART = 100
 EDGE = 48  # icon centres stay this far from the border
 
 # Visually distinct icons (no two cats, no two balls, ...), by emoji name.
-ICONS = ["rooster", "dog", "pig", "elephant", "giraffe", "lion", "panda", "monkey", "frog", "turtle",
-         "snail", "octopus", "crab", "butterfly", "bee", "ladybug", "penguin", "owl", "whale", "snake",
-         "bicycle", "car", "airplane", "boat", "umbrella", "key", "bell", "hammer", "scissors", "pencil",
-         "lamp", "clock", "camera", "guitar", "ball", "balloon", "gift", "crown", "glasses", "anchor",
-         "rocket", "banana", "grapes", "pineapple", "carrot", "mushroom", "cactus", "cake", "magnet", "house"]
+ICONS = [
+    "rooster",
+    "dog",
+    "pig",
+    "elephant",
+    "giraffe",
+    "lion",
+    "panda",
+    "monkey",
+    "frog",
+    "turtle",
+    "snail",
+    "octopus",
+    "crab",
+    "butterfly",
+    "bee",
+    "ladybug",
+    "penguin",
+    "owl",
+    "whale",
+    "snake",
+    "bicycle",
+    "car",
+    "airplane",
+    "boat",
+    "umbrella",
+    "key",
+    "bell",
+    "hammer",
+    "scissors",
+    "pencil",
+    "lamp",
+    "clock",
+    "camera",
+    "guitar",
+    "ball",
+    "balloon",
+    "gift",
+    "crown",
+    "glasses",
+    "anchor",
+    "rocket",
+    "banana",
+    "grapes",
+    "pineapple",
+    "carrot",
+    "mushroom",
+    "cactus",
+    "cake",
+    "magnet",
+    "house",
+]
 
 
 def _char(name: str) -> str:

@@ -4,10 +4,11 @@ Every option shows the same set of 4-6 icons, shuffled to new places, with one d
 joining two of them; the wrong options join other pairs, often sharing one icon with the
 reference pair, so both ends must be checked.
 """
+
 import math
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import ImageDraw
 
 from puzzles.drawing import canvas
 from puzzles.drawing.emoji import ANIMALS, OBJECTS, emoji_image
@@ -18,13 +19,65 @@ OPTION_SIZE = (520, 360)
 REFERENCE_SIZE = (300, 360)
 
 # Visually distinct icons (no two that a glance could confuse, e.g. no car next to a bus).
-ICON_NAMES = ["apple", "banana", "grapes", "pineapple", "carrot", "mushroom", "cactus", "flower", "cup",
-              "pizza", "cake", "key", "bell", "hammer", "scissors", "book", "lamp", "clock", "camera",
-              "guitar", "ball", "balloon", "gift", "crown", "glasses", "shoe", "anchor", "rocket", "umbrella",
-              "bicycle", "car", "boat", "airplane", "house", "tree", "magnet"]
+ICON_NAMES = [
+    "apple",
+    "banana",
+    "grapes",
+    "pineapple",
+    "carrot",
+    "mushroom",
+    "cactus",
+    "flower",
+    "cup",
+    "pizza",
+    "cake",
+    "key",
+    "bell",
+    "hammer",
+    "scissors",
+    "book",
+    "lamp",
+    "clock",
+    "camera",
+    "guitar",
+    "ball",
+    "balloon",
+    "gift",
+    "crown",
+    "glasses",
+    "shoe",
+    "anchor",
+    "rocket",
+    "umbrella",
+    "bicycle",
+    "car",
+    "boat",
+    "airplane",
+    "house",
+    "tree",
+    "magnet",
+]
 ICONS = {name: OBJECTS[name] for name in ICON_NAMES}
-ICONS.update({name: ANIMALS[name] for name in ("cat", "dog", "frog", "penguin", "owl", "fox", "turtle",
-                                               "butterfly", "octopus", "snail", "panda", "lion", "elephant")})
+ICONS.update(
+    {
+        name: ANIMALS[name]
+        for name in (
+            "cat",
+            "dog",
+            "frog",
+            "penguin",
+            "owl",
+            "fox",
+            "turtle",
+            "butterfly",
+            "octopus",
+            "snail",
+            "panda",
+            "lion",
+            "elephant",
+        )
+    }
+)
 
 DOT_COLOURS = [(25, 25, 30), (200, 30, 40), (20, 70, 200), (120, 30, 160), (10, 110, 60)]
 
@@ -106,8 +159,12 @@ class ConnectIcon(OptionType):
 
         # The reference pair is icons 0 and 1 (the icons were drawn in random order already).
         target = (0, 1)
-        sharing = [(i, j) for i in range(icon_count) for j in range(i + 1, icon_count)
-                   if (i, j) != target and ({i, j} & {0, 1})]
+        sharing = [
+            (i, j)
+            for i in range(icon_count)
+            for j in range(i + 1, icon_count)
+            if (i, j) != target and ({i, j} & {0, 1})
+        ]
         disjoint = [(i, j) for i in range(icon_count) for j in range(i + 1, icon_count) if not ({i, j} & {0, 1})]
         rng.shuffle(sharing)
         rng.shuffle(disjoint)

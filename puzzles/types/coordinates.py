@@ -1,5 +1,6 @@
 """Coordinates: a seat map with lettered rows and numbered columns; the left image marks one seat
 with a red X, the options show Jerry (a mouse) on different seats."""
+
 import numpy as np
 from PIL import ImageDraw
 
@@ -14,8 +15,16 @@ SIZE = (480, 480)
 LEFT, TOP, RIGHT, BOTTOM = 58, 58, 14, 14  # margins; the axis labels live in the left and top ones
 JERRY = ANIMALS["mouse"]
 ROW_NAMES = "ABCDEF"
-SEAT_COLORS = [(178, 34, 52), (30, 90, 170), (40, 130, 80), (120, 60, 150), (200, 110, 20), (20, 120, 130),
-               (150, 40, 100), (60, 70, 150)]
+SEAT_COLORS = [
+    (178, 34, 52),
+    (30, 90, 170),
+    (40, 130, 80),
+    (120, 60, 150),
+    (200, 110, 20),
+    (20, 120, 130),
+    (150, 40, 100),
+    (60, 70, 150),
+]
 
 
 def _shade(color, factor):
@@ -71,8 +80,12 @@ def _board(rng, rows, cols):
             sw, sh = cw * 0.74, ch * 0.74
             x1, y1 = x0 + (cw - sw) / 2, y0 + (ch - sh) / 2
             rad = int(min(sw, sh) * 0.18)
-            draw.rounded_rectangle((x1 + sw * 0.12, y1, x1 + sw * 0.88, y1 + sh * 0.62), rad, fill=color, outline=dark, width=2)
-            draw.rounded_rectangle((x1 + sw * 0.08, y1 + sh * 0.55, x1 + sw * 0.92, y1 + sh), rad, fill=light, outline=dark, width=2)
+            draw.rounded_rectangle(
+                (x1 + sw * 0.12, y1, x1 + sw * 0.88, y1 + sh * 0.62), rad, fill=color, outline=dark, width=2
+            )
+            draw.rounded_rectangle(
+                (x1 + sw * 0.08, y1 + sh * 0.55, x1 + sw * 0.92, y1 + sh), rad, fill=light, outline=dark, width=2
+            )
             draw.rounded_rectangle((x1, y1 + sh * 0.4, x1 + sw * 0.14, y1 + sh), rad // 2, fill=dark)
             draw.rounded_rectangle((x1 + sw * 0.86, y1 + sh * 0.4, x1 + sw, y1 + sh), rad // 2, fill=dark)
     return image
@@ -106,8 +119,12 @@ class Coordinates(OptionType):
         tr, tc = divmod(target, cols)
         # Wrong seats: one or two neighbours of the marked seat (so a careless glance fails),
         # the rest anywhere else.
-        neighbours = [r * cols + c for r in range(max(0, tr - 1), min(rows, tr + 2))
-                      for c in range(max(0, tc - 1), min(cols, tc + 2)) if (r, c) != (tr, tc)]
+        neighbours = [
+            r * cols + c
+            for r in range(max(0, tr - 1), min(rows, tr + 2))
+            for c in range(max(0, tc - 1), min(cols, tc + 2))
+            if (r, c) != (tr, tc)
+        ]
         near = [int(s) for s in rng.choice(neighbours, size=int(rng.integers(1, 3)), replace=False)]
         rest = [s for s in range(rows * cols) if s != target and s not in near]
         far = [int(s) for s in rng.choice(rest, size=option_count - 1 - len(near), replace=False)]
@@ -128,7 +145,13 @@ class Coordinates(OptionType):
             paste_centered(image, sprite, (x, y + ch * 0.04))
             options.append(image)
         return option_puzzle(
-            self.instruction, reference, options, correct,
-            extra_truth={"target_seat": _seat_name(target, cols), "seat_grid": [rows, cols],
-                         "option_seats": [_seat_name(s, cols) for s in seats]},
+            self.instruction,
+            reference,
+            options,
+            correct,
+            extra_truth={
+                "target_seat": _seat_name(target, cols),
+                "seat_grid": [rows, cols],
+                "option_seats": [_seat_name(s, cols) for s in seats],
+            },
         )

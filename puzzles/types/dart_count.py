@@ -1,5 +1,6 @@
 """Dart_Count: the left image shows a number; each option shows a target board with numbered
 rings and 2-4 darts stuck in it; pick the board whose darts add up to the number."""
+
 import math
 from functools import lru_cache
 
@@ -16,8 +17,14 @@ SIZE = (480, 480)
 CENTER = (240.0, 240.0)
 RADIUS = 214  # outer edge of the scoring rings
 DART = 74  # dart length, tip to the end of the flights
-RING_COLORS = [((200, 40, 45), (245, 240, 225)), ((25, 120, 70), (240, 230, 200)), ((30, 30, 35), (235, 230, 215)),
-               ((30, 80, 170), (250, 215, 70)), ((120, 50, 140), (235, 235, 240)), ((210, 110, 30), (40, 60, 90))]
+RING_COLORS = [
+    ((200, 40, 45), (245, 240, 225)),
+    ((25, 120, 70), (240, 230, 200)),
+    ((30, 30, 35), (235, 230, 215)),
+    ((30, 80, 170), (250, 215, 70)),
+    ((120, 50, 140), (235, 235, 240)),
+    ((210, 110, 30), (40, 60, 90)),
+]
 DART_COLORS = [(230, 40, 40), (30, 110, 230), (40, 170, 70), (250, 190, 20), (200, 60, 200), (20, 190, 200)]
 TARGET_RANGE = (20, 60)
 
@@ -37,13 +44,23 @@ def _dart_base(color_index: int) -> Image.Image:
         return cx + v * s
 
     d.line((x(0), cy, x(17), cy), fill=(70, 70, 75), width=3 * s)  # needle
-    d.rounded_rectangle((x(15), cy - 4.5 * s, x(42), cy + 4.5 * s), 3 * s, fill=(175, 178, 188), outline=(70, 70, 80), width=s)
+    d.rounded_rectangle(
+        (x(15), cy - 4.5 * s, x(42), cy + 4.5 * s), 3 * s, fill=(175, 178, 188), outline=(70, 70, 80), width=s
+    )
     for band in (22, 28, 34):  # grip rings on the barrel
         d.line((x(band), cy - 4 * s, x(band), cy + 4 * s), fill=(95, 95, 105), width=s)
     d.line((x(42), cy, x(60), cy), fill=dark, width=4 * s)  # shaft
     for sign in (-1, 1):  # flights, seen from the side
-        d.polygon([(x(52), cy + sign * 2 * s), (x(64), cy + sign * 13 * s), (x(DART), cy + sign * 13 * s),
-                   (x(DART - 2), cy + sign * 2 * s)], fill=color, outline=dark)
+        d.polygon(
+            [
+                (x(52), cy + sign * 2 * s),
+                (x(64), cy + sign * 13 * s),
+                (x(DART), cy + sign * 13 * s),
+                (x(DART - 2), cy + sign * 2 * s),
+            ],
+            fill=color,
+            outline=dark,
+        )
     d.ellipse((cx - 3.5 * s, cy - 3.5 * s, cx + 3.5 * s, cy + 3.5 * s), fill=(25, 25, 25))  # the hole
     return image.resize((2 * DART, 2 * DART), Image.LANCZOS)
 
@@ -74,8 +91,12 @@ def _rings_layer(rings: int, colors: int) -> Image.Image:
     d = ImageDraw.Draw(layer)
     c = size / 2
     first, second = RING_COLORS[colors]
-    d.ellipse((c - (RADIUS + 16) * s, c - (RADIUS + 16) * s, c + (RADIUS + 16) * s, c + (RADIUS + 16) * s),
-              fill=(35, 30, 30), outline=(15, 15, 15), width=2 * s)
+    d.ellipse(
+        (c - (RADIUS + 16) * s, c - (RADIUS + 16) * s, c + (RADIUS + 16) * s, c + (RADIUS + 16) * s),
+        fill=(35, 30, 30),
+        outline=(15, 15, 15),
+        width=2 * s,
+    )
     for i in range(rings - 1, -1, -1):
         r = edges[i] * s
         d.ellipse((c - r, c - r, c + r, c + r), fill=first if i % 2 == 0 else second, outline=(60, 60, 60), width=s)
@@ -96,7 +117,9 @@ def _board(base, rng, values, label_angle):
         r = 0 if i == 0 else _ring_mid(i, edges)
         lx, ly = CENTER[0] + r * ux, CENTER[1] + r * uy
         half_w = 16 if value >= 10 else 12
-        draw.rounded_rectangle((lx - half_w, ly - 13, lx + half_w, ly + 13), 6, fill=(255, 255, 255), outline=(20, 20, 20), width=2)
+        draw.rounded_rectangle(
+            (lx - half_w, ly - 13, lx + half_w, ly + 13), 6, fill=(255, 255, 255), outline=(20, 20, 20), width=2
+        )
         centered_text(draw, (lx, ly + 1), str(value), 20, fill=(10, 10, 10))
         labels.append((lx, ly))
     return board, labels
@@ -135,8 +158,10 @@ def _place_darts(rng, rings_hit, edges, band, labels, throw):
                     continue
                 if any(math.dist(tip, p) < 28 or _segment_distance(p, start, end) < 24 for p in labels):
                     continue
-                if any(math.dist(tip, t) < 30 or _segment_distance(t, start, end) < 16
-                       or _segment_distance(tip, a, b) < 16 for t, a, b, _ in placed):
+                if any(
+                    math.dist(tip, t) < 30 or _segment_distance(t, start, end) < 16 or _segment_distance(tip, a, b) < 16
+                    for t, a, b, _ in placed
+                ):
                     continue
                 placed.append((tip, start, end, angle))
                 break
@@ -196,9 +221,15 @@ class DartCount(OptionType):
                 canvas.paste_rgba(image, _dart(color, angle), (round(x) - DART, round(y) - DART))
             options.append(image)
         return option_puzzle(
-            self.instruction, reference, options, correct,
-            extra_truth={"reference_number": target, "ring_values": values,
-                         "option_sums": [sum(values[h] for h in o) for o in option_hits]},
+            self.instruction,
+            reference,
+            options,
+            correct,
+            extra_truth={
+                "reference_number": target,
+                "ring_values": values,
+                "option_sums": [sum(values[h] for h in o) for o in option_hits],
+            },
         )
 
     @staticmethod
@@ -206,6 +237,8 @@ class DartCount(OptionType):
         image = base.copy()
         draw = ImageDraw.Draw(image)
         cx, cy = SIZE[0] / 2, SIZE[1] / 2
-        draw.rounded_rectangle((cx - 150, cy - 120, cx + 150, cy + 120), 28, fill=(255, 255, 255), outline=(30, 30, 30), width=4)
+        draw.rounded_rectangle(
+            (cx - 150, cy - 120, cx + 150, cy + 120), 28, fill=(255, 255, 255), outline=(30, 30, 30), width=4
+        )
         centered_text(draw, (cx, cy + 6), str(number), 150, fill=(20, 20, 20))
         return image

@@ -1,4 +1,5 @@
 """Dice_Count: type the sum of the pips on 3 to 6 scattered dice."""
+
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 

@@ -1,4 +1,5 @@
 """Geometry_Click: click on the named solid among several shaded solids."""
+
 import numpy as np
 from PIL import Image, ImageDraw
 

@@ -3,6 +3,7 @@
 The image deliberately draws no button (a fake one would invite clicks in the wrong place): the
 page puts the real hold control under the image. The hold time is private truth.
 """
+
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
@@ -32,12 +33,23 @@ def _drawn_shield(size: int, color) -> Image.Image:
     s = size * 2
     sprite = Image.new("RGBA", (s, s), (0, 0, 0, 0))
     draw = ImageDraw.Draw(sprite)
-    outline = [(s * 0.5, s * 0.04), (s * 0.92, s * 0.18), (s * 0.86, s * 0.6), (s * 0.5, s * 0.96),
-               (s * 0.14, s * 0.6), (s * 0.08, s * 0.18)]
+    outline = [
+        (s * 0.5, s * 0.04),
+        (s * 0.92, s * 0.18),
+        (s * 0.86, s * 0.6),
+        (s * 0.5, s * 0.96),
+        (s * 0.14, s * 0.6),
+        (s * 0.08, s * 0.18),
+    ]
     draw.polygon(outline, fill=color + (255,))
     inner = [(s * 0.5 + (x - s * 0.5) * 0.8, s * 0.5 + (y - s * 0.5) * 0.8) for x, y in outline]
     draw.polygon(inner, fill=tuple(min(255, c + 50) for c in color) + (255,))
-    draw.line([(s * 0.3, s * 0.5), (s * 0.45, s * 0.66), (s * 0.72, s * 0.34)], fill=(255, 255, 255, 255), width=s // 12, joint="curve")
+    draw.line(
+        [(s * 0.3, s * 0.5), (s * 0.45, s * 0.66), (s * 0.72, s * 0.34)],
+        fill=(255, 255, 255, 255),
+        width=s // 12,
+        joint="curve",
+    )
     return sprite.reduce(2)
 
 
@@ -55,7 +67,9 @@ class HoldButton(HoldType):
         cw, ch = int(rng.integers(400, 480)), int(rng.integers(220, 270))
         cx0, cy0 = (w - cw) // 2 + int(rng.integers(-15, 16)), (h - ch) // 2 + int(rng.integers(-10, 11))
         shadow = Image.new("L", (w // 2, h // 2), 0)
-        ImageDraw.Draw(shadow).rounded_rectangle((cx0 // 2 + 2, cy0 // 2 + 4, (cx0 + cw) // 2 + 2, (cy0 + ch) // 2 + 4), 12, fill=110)
+        ImageDraw.Draw(shadow).rounded_rectangle(
+            (cx0 // 2 + 2, cy0 // 2 + 4, (cx0 + cw) // 2 + 2, (cy0 + ch) // 2 + 4), 12, fill=110
+        )
         shadow = shadow.filter(ImageFilter.GaussianBlur(5)).resize(SIZE, Image.BILINEAR)
         image.paste((0, 0, 0), (0, 0), shadow)
         draw = ImageDraw.Draw(image)
@@ -74,7 +88,9 @@ class HoldButton(HoldType):
         # Icon, title, hint and footer stacked and centred vertically on the card.
         r = icon_size // 2 + 12
         icon_cy = cy0 + 9 + (ch - 9 - (2 * r + 118)) // 2 + r
-        tint = tuple(int(c * (0.35 if dark_card else 0.18) + k * (0.65 if dark_card else 0.82)) for c, k in zip(accent, card))
+        tint = tuple(
+            int(c * (0.35 if dark_card else 0.18) + k * (0.65 if dark_card else 0.82)) for c, k in zip(accent, card)
+        )
         draw.ellipse((mid_x - r, icon_cy - r, mid_x + r, icon_cy + r), fill=tint)
         choice = int(rng.integers(0, len(ICONS) + 2))
         sprite = _drawn_shield(icon_size, accent) if choice >= len(ICONS) else emoji_image(ICONS[choice], icon_size)
@@ -93,7 +109,11 @@ class HoldButton(HoldType):
             size -= 1
         centered_text(draw, (mid_x, title_y + 36), subtitle, size, fill=soft, bold=False)
         footer_y = title_y + 72
-        draw.line((cx0 + 40, footer_y - 14, cx0 + cw - 40, footer_y - 14), fill=tuple((a + b) // 2 for a, b in zip(card, soft)), width=1)
+        draw.line(
+            (cx0 + 40, footer_y - 14, cx0 + cw - 40, footer_y - 14),
+            fill=tuple((a + b) // 2 for a, b in zip(card, soft)),
+            width=1,
+        )
         centered_text(draw, (mid_x, footer_y), FOOTERS[int(rng.integers(len(FOOTERS)))], 12, fill=soft, bold=False)
 
         hold_time = float(HOLD_TIMES[int(rng.integers(len(HOLD_TIMES)))])

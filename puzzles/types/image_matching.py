@@ -1,5 +1,6 @@
 """Image_Matching: the left image shows an animal; page through images of different animals
 until the right image shows the same animal."""
+
 import numpy as np
 
 from puzzles.drawing import canvas
@@ -13,11 +14,20 @@ SPRITE_SIZES = (150, 175, 200, 225)
 # Animals that look alike as emoji: at most one of each group appears in a puzzle, so the match
 # is never a judgement call between two similar glyphs.
 LOOKALIKES = [
-    {"cat", "tiger", "leopard", "lion"}, {"dog", "wolf", "fox"}, {"cow", "bison", "goat", "sheep"},
-    {"horse", "zebra", "deer", "kangaroo", "camel", "giraffe"}, {"duck", "swan", "rooster", "turkey", "dodo"},
-    {"eagle", "owl", "parrot", "peacock"}, {"whale", "dolphin", "fish"}, {"elephant", "rhinoceros", "hippopotamus"},
-    {"monkey", "gorilla"}, {"crocodile", "lizard", "snake"}, {"rabbit", "mouse"}, {"otter", "squirrel", "sloth"},
-    {"bear", "panda", "koala"}, {"bee", "ladybug", "spider"},
+    {"cat", "tiger", "leopard", "lion"},
+    {"dog", "wolf", "fox"},
+    {"cow", "bison", "goat", "sheep"},
+    {"horse", "zebra", "deer", "kangaroo", "camel", "giraffe"},
+    {"duck", "swan", "rooster", "turkey", "dodo"},
+    {"eagle", "owl", "parrot", "peacock"},
+    {"whale", "dolphin", "fish"},
+    {"elephant", "rhinoceros", "hippopotamus"},
+    {"monkey", "gorilla"},
+    {"crocodile", "lizard", "snake"},
+    {"rabbit", "mouse"},
+    {"otter", "squirrel", "sloth"},
+    {"bear", "panda", "koala"},
+    {"bee", "ladybug", "spider"},
 ]
 GROUP = {animal: i for i, group in enumerate(LOOKALIKES) for animal in group}
 NAMES = sorted(ANIMALS)
@@ -66,6 +76,9 @@ class ImageMatching(OptionType):
         reference = _scene(rng, backgrounds[0], target, int(rng.choice((-12, 12))))
         options = [_scene(rng, bg, animal) for bg, animal in zip(backgrounds[1:], animals)]
         return option_puzzle(
-            self.instruction, reference, options, correct,
+            self.instruction,
+            reference,
+            options,
+            correct,
             extra_truth={"target_object": target, "option_animals": animals},
         )

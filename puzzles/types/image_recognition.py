@@ -1,4 +1,5 @@
 """Image_Recognition: a 3x3 grid of small photos; select every one that contains the named object."""
+
 import numpy as np
 from PIL import ImageDraw
 
@@ -15,15 +16,34 @@ INNER = CELL - 2 * 3
 SUBJECTS = {**{k: v for k, v in OBJECTS.items() if k != "trowel"}, **ANIMALS}  # no trowel glyph in the font
 ANIMAL_NAMES = set(ANIMALS)
 # What the prompt calls a subject when its key is not the plain word a person would use.
-SPOKEN = {"lamp": "light bulb", "ball": "soccer ball", "cup": "coffee cup", "lock": "padlock",
-          "telephone": "telephone", "shoe": "sneaker", "hat": "top hat", "book": "book", "gift": "gift box"}
+SPOKEN = {
+    "lamp": "light bulb",
+    "ball": "soccer ball",
+    "cup": "coffee cup",
+    "lock": "padlock",
+    "telephone": "telephone",
+    "shoe": "sneaker",
+    "hat": "top hat",
+    "book": "book",
+    "gift": "gift box",
+}
 PLURAL = {"grapes", "cherries", "glasses", "scissors"}
 # Never asked for: scenery-like (the clutter is scenery) or too small/odd to name at a glance.
 NOT_TARGETS = {"tree", "flower", "cactus", "bat", "spider", "dodo", "sloth", "otter", "bison", "candle"}
 LOOKALIKES = ANIMAL_LOOKALIKES + [
-    {"ball", "basketball"}, {"hat", "crown"}, {"car", "truck"}, {"bus", "train"}, {"airplane", "rocket"},
-    {"lamp", "candle"}, {"toolbox", "backpack", "gift"}, {"cup", "bucket"}, {"tree", "cactus", "flower"},
-    {"hammer", "axe", "wrench"}, {"bicycle", "motorcycle"}, {"apple", "cherries"}, {"door", "house"},
+    {"ball", "basketball"},
+    {"hat", "crown"},
+    {"car", "truck"},
+    {"bus", "train"},
+    {"airplane", "rocket"},
+    {"lamp", "candle"},
+    {"toolbox", "backpack", "gift"},
+    {"cup", "bucket"},
+    {"tree", "cactus", "flower"},
+    {"hammer", "axe", "wrench"},
+    {"bicycle", "motorcycle"},
+    {"apple", "cherries"},
+    {"door", "house"},
 ]
 CLUTTER = "🪨🍂🌿🪵🌾🧱🌱🍃"  # scenery, never a subject
 
@@ -56,14 +76,17 @@ def photo_cell(rng, char: str):
     if kind != "sky":
         _clutter(rng, image, ground)
     size = int(INNER * rng.uniform(0.42, 0.68))
-    subject = grid_cells.sprite(char, size, mirror=bool(rng.random() < 0.4),
-                                angle=float(rng.uniform(-15, 15)) if rng.random() < 0.3 else 0.0)
+    subject = grid_cells.sprite(
+        char, size, mirror=bool(rng.random() < 0.4), angle=float(rng.uniform(-15, 15)) if rng.random() < 0.3 else 0.0
+    )
     x = int(rng.integers(3, max(4, INNER - subject.width - 3)))
     y = int(rng.integers(3, max(4, INNER - subject.height - 3)))
     if ground is not None and y + subject.height < ground + 8:
         y = min(INNER - subject.height - 3, ground + 8 - subject.height + int(rng.integers(0, 20)))
     if ground is not None:
-        grid_cells.shadow(ImageDraw.Draw(image, "RGBA"), x + subject.width / 2, y + subject.height - 2, subject.width * 0.75)
+        grid_cells.shadow(
+            ImageDraw.Draw(image, "RGBA"), x + subject.width / 2, y + subject.height - 2, subject.width * 0.75
+        )
     image.paste(subject, (x, y), subject)
     return image
 

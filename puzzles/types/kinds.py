@@ -3,11 +3,12 @@
 A concrete type subclasses one kind and draws its puzzle. Rewards follow base.wrong(): any
 readable wrong answer earns between 0.1 and 0.9, more the closer it is.
 """
+
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from .base import (
     Action,
     Mode,
     PuzzleType,
+    Unreadable,
     Verdict,
     as_int,
     as_number,
@@ -28,10 +30,8 @@ from .base import (
     parse_point,
     right,
     type_text,
-    Unreadable,
     wrong,
 )
-
 
 _WHOLE_NUMBER = re.compile(r"-?[0-9]{1,9}")
 
@@ -87,7 +87,9 @@ def _box_mask(size, x1, y1, x2, y2) -> np.ndarray:
 def _mask_truth(entry: dict, mask: np.ndarray, context, *, inside: bool) -> dict:
     """Our mask-point truth from a published entry: a sure point, the centre and the box."""
     if mask.shape != (context.image_size[1], context.image_size[0]):
-        raise ValueError(f"mask is {mask.shape[1]}x{mask.shape[0]}, image is {context.image_size[0]}x{context.image_size[1]}")
+        raise ValueError(
+            f"mask is {mask.shape[1]}x{mask.shape[0]}, image is {context.image_size[0]}x{context.image_size[1]}"
+        )
     if not mask.any() or mask.all():
         raise ValueError("mask is empty or covers the whole image")
     truth = {k: v for k, v in entry.items() if k not in ("answer", "mask_path", "avoid_area")}
@@ -144,8 +146,10 @@ class MaskPointType(PuzzleType):
     def published_truth(self, truth, mask_paths):
         x1, y1, x2, y2 = truth["bbox"]
         out = {k: v for k, v in truth.items() if k != "mask"}
-        out["answer"] = {"valid_area": {"mask_path": mask_paths[truth["mask"]], "bbox": truth["bbox"]},
-                         "area": [[x1, y1], [x2, y2]]}
+        out["answer"] = {
+            "valid_area": {"mask_path": mask_paths[truth["mask"]], "bbox": truth["bbox"]},
+            "area": [[x1, y1], [x2, y2]],
+        }
         return out
 
     def truth_from_published(self, entry, context):
@@ -191,8 +195,9 @@ class AvoidMaskPointType(MaskPointType):
             mask = context.load_mask(entry["mask_path"])
         elif entry.get("avoid_area"):  # older files: a box
             box = entry["avoid_area"]
-            mask = _box_mask(context.image_size, box["x"], box["y"], box["x"] + box["width"] - 1,
-                             box["y"] + box["height"] - 1)
+            mask = _box_mask(
+                context.image_size, box["x"], box["y"], box["x"] + box["width"] - 1, box["y"] + box["height"] - 1
+            )
         else:
             raise ValueError("no mask_path and no avoid_area")
         truth = _mask_truth(entry, mask, context, inside=False)
@@ -372,7 +377,9 @@ class CellSetType(PuzzleType):
         return [click(*layout.cell(i).center()) for i in sorted(truth["correct_patches"])]
 
     def cu_answer(self, truth):
-        points = [_cell_center_natural(i, truth["grid_size"], truth["image_size"]) for i in sorted(truth["correct_patches"])]
+        points = [
+            _cell_center_natural(i, truth["grid_size"], truth["image_size"]) for i in sorted(truth["correct_patches"])
+        ]
         return "multi_xy", [{"action": "click", "arguments": {"x": int(x), "y": int(y)}} for x, y in points]
 
     def truth_from_published(self, entry, context):

@@ -5,12 +5,13 @@ character holding a sign, a character with a speech bubble, or a warning sign wi
 The mask is that whole figure (character, sign, post, bubble, banner), dilated a little; every
 other pixel of the picture is a correct click.
 """
+
 import math
 
 import numpy as np
 from PIL import Image, ImageDraw
 
-from puzzles.drawing import canvas, emoji, masks, strokes
+from puzzles.drawing import canvas, emoji, masks
 from puzzles.drawing.fonts import text_font
 from puzzles.types.base import Generated
 from puzzles.types.kinds import AvoidMaskPointType
@@ -21,14 +22,54 @@ DILATE = 6
 CHARACTERS = ["🙅", "🤖", "👻", "🐵", "🧸", "🤡", "👾", "🐼", "🐧", "🦉", "🐸", "🐻", "🦊", "🐨", "🐱", "🐶"]
 WARNINGS = ["🛑", "⛔", "🚫", "⚠"]
 MESSAGES = [
-    ("DON'T", "CLICK ME!"), ("Don't click", "me!"), ("Do NOT", "click me"), ("Please don't", "click me"),
-    ("NO CLICKING", "ON ME!"), ("Don't click", "here!"), ("Hands off!", "Don't click me"), ("Not me!", "Don't click"),
+    ("DON'T", "CLICK ME!"),
+    ("Don't click", "me!"),
+    ("Do NOT", "click me"),
+    ("Please don't", "click me"),
+    ("NO CLICKING", "ON ME!"),
+    ("Don't click", "here!"),
+    ("Hands off!", "Don't click me"),
+    ("Not me!", "Don't click"),
 ]
-SCENE = ["tree", "house", "tent", "flower", "cactus", "mushroom", "cow", "sheep", "horse", "rabbit", "duck",
-         "balloon", "kite", "apple", "deer", "butterfly", "snail", "bicycle", "car", "boat", "umbrella", "cake",
-         "gift", "guitar", "ball", "pizza", "grapes", "bell", "book", "cup"]
-BOARDS = [((255, 255, 255), (200, 30, 30)), ((255, 220, 60), (30, 30, 30)), ((220, 40, 40), (255, 255, 255)),
-          ((255, 245, 225), (30, 30, 30)), ((40, 40, 50), (255, 230, 80))]
+SCENE = [
+    "tree",
+    "house",
+    "tent",
+    "flower",
+    "cactus",
+    "mushroom",
+    "cow",
+    "sheep",
+    "horse",
+    "rabbit",
+    "duck",
+    "balloon",
+    "kite",
+    "apple",
+    "deer",
+    "butterfly",
+    "snail",
+    "bicycle",
+    "car",
+    "boat",
+    "umbrella",
+    "cake",
+    "gift",
+    "guitar",
+    "ball",
+    "pizza",
+    "grapes",
+    "bell",
+    "book",
+    "cup",
+]
+BOARDS = [
+    ((255, 255, 255), (200, 30, 30)),
+    ((255, 220, 60), (30, 30, 30)),
+    ((220, 40, 40), (255, 255, 255)),
+    ((255, 245, 225), (30, 30, 30)),
+    ((40, 40, 50), (255, 230, 80)),
+]
 
 
 def _text_block(lines, size):
@@ -59,7 +100,9 @@ def _sign_figure(rng, lines):
     fill, ink = BOARDS[int(rng.integers(len(BOARDS)))]
     bx = (w - bw) // 2
     draw.rectangle((w // 2 - 4, bh - 4, w // 2 + 4, bh + post + body.height // 2), fill=(120, 80, 40, 255))
-    draw.rounded_rectangle((bx, 0, bx + bw - 1, bh - 1), radius=10, fill=fill + (255,), outline=(40, 30, 20, 255), width=3)
+    draw.rounded_rectangle(
+        (bx, 0, bx + bw - 1, bh - 1), radius=10, fill=fill + (255,), outline=(40, 30, 20, 255), width=3
+    )
     _draw_lines(draw, (w / 2, bh / 2), lines, font, size, ink)
     sprite.alpha_composite(body, ((w - body.width) // 2, bh + post))
     return sprite, char
@@ -107,7 +150,9 @@ def _warning_figure(rng, lines):
     draw = ImageDraw.Draw(sprite)
     bx, by = (w - bw) // 2, h - bh
     fill, ink = BOARDS[int(rng.integers(len(BOARDS)))]
-    draw.rounded_rectangle((bx, by, bx + bw - 1, h - 1), radius=8, fill=fill + (255,), outline=(30, 30, 30, 255), width=3)
+    draw.rounded_rectangle(
+        (bx, by, bx + bw - 1, h - 1), radius=8, fill=fill + (255,), outline=(30, 30, 30, 255), width=3
+    )
     _draw_lines(draw, (w / 2, by + bh / 2), lines, font, size, ink)
     return sprite, char
 
@@ -116,7 +161,9 @@ FIGURES = [_sign_figure, _bubble_figure, _warning_figure]
 
 
 def _overlaps(box, boxes, pad):
-    return any(box[0] < b[2] + pad and b[0] < box[2] + pad and box[1] < b[3] + pad and b[1] < box[3] + pad for b in boxes)
+    return any(
+        box[0] < b[2] + pad and b[0] < box[2] + pad and box[1] < b[3] + pad and b[1] < box[3] + pad for b in boxes
+    )
 
 
 class MisleadingClick(AvoidMaskPointType):

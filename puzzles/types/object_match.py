@@ -1,5 +1,6 @@
 """Object_Match: the left image shows N copies of an object; page through images with other
 counts of the same object until the count matches."""
+
 import numpy as np
 
 from puzzles.drawing import canvas
@@ -13,9 +14,26 @@ GRID = (4, 4)  # scatter cells: 16 spots for at most 10 objects
 SPRITE_SIZES = (58, 66, 74, 82)  # a few sizes only, so the emoji cache stays small
 MAX_COUNT = 10
 # Compact, recognisable objects and animals (the trowel glyph is missing from the font).
-CHOICES = {**{k: v for k, v in OBJECTS.items() if k != "trowel"},
-           **{k: ANIMALS[k] for k in ("duck", "fish", "ladybug", "turtle", "frog", "snail", "bee", "penguin",
-                                       "octopus", "crab", "butterfly", "owl")}}
+CHOICES = {
+    **{k: v for k, v in OBJECTS.items() if k != "trowel"},
+    **{
+        k: ANIMALS[k]
+        for k in (
+            "duck",
+            "fish",
+            "ladybug",
+            "turtle",
+            "frog",
+            "snail",
+            "bee",
+            "penguin",
+            "octopus",
+            "crab",
+            "butterfly",
+            "owl",
+        )
+    },
+}
 NAMES = sorted(CHOICES)
 
 
@@ -33,8 +51,9 @@ def _scene(rng, base, variants, count):
     image = base.copy()
     for x, y in jittered_spots(rng, count, SIZE, GRID, max(SPRITE_SIZES)):
         sprite = variants[int(rng.integers(len(variants)))]
-        canvas.paste_rgba(image, sprite, (x + (max(SPRITE_SIZES) - sprite.width) // 2,
-                                          y + (max(SPRITE_SIZES) - sprite.height) // 2))
+        canvas.paste_rgba(
+            image, sprite, (x + (max(SPRITE_SIZES) - sprite.width) // 2, y + (max(SPRITE_SIZES) - sprite.height) // 2)
+        )
     return image
 
 
@@ -61,6 +80,9 @@ class ObjectMatch(OptionType):
         reference = _scene(rng, reference_bg, variants, number)
         options = [_scene(rng, option_bg, variants, n) for n in counts]
         return option_puzzle(
-            self.instruction, reference, options, correct,
+            self.instruction,
+            reference,
+            options,
+            correct,
             extra_truth={"target_object": target_name, "reference_count": number, "option_counts": counts},
         )

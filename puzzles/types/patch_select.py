@@ -1,4 +1,5 @@
 """Patch_Select: one scene cut into square patches; select every patch the named object covers."""
+
 import numpy as np
 from PIL import Image, ImageDraw
 
@@ -14,20 +15,92 @@ UNTOUCHED = 0.005  # ...and every other patch must be (almost) empty, so no patc
 ALPHA = 40  # the opacity above which a sprite pixel is part of the object (as masks.from_alpha)
 
 TARGETS = {  # name -> emoji; "garden trowel" is drawn (the font has no glyph for it)
-    "garden trowel": None, "bicycle": "🚲", "car": "🚗", "bus": "🚌", "airplane": "✈", "sailboat": "⛵",
-    "motorcycle": "🏍", "truck": "🚚", "umbrella": "☂", "key": "🔑", "hammer": "🔨", "wrench": "🔧",
-    "scissors": "✂", "guitar": "🎸", "axe": "🪓", "anchor": "⚓", "rocket": "🚀", "kite": "🪁",
-    "backpack": "🎒", "chair": "🪑", "bucket": "🪣", "toolbox": "🧰", "trumpet": "🎺", "broom": "🧹",
-    "ladder": "🪜", "saw": "🪚", "pick": "⛏", "screwdriver": "🪛", "kick scooter": "🛴", "tractor": "🚜",
+    "garden trowel": None,
+    "bicycle": "🚲",
+    "car": "🚗",
+    "bus": "🚌",
+    "airplane": "✈",
+    "sailboat": "⛵",
+    "motorcycle": "🏍",
+    "truck": "🚚",
+    "umbrella": "☂",
+    "key": "🔑",
+    "hammer": "🔨",
+    "wrench": "🔧",
+    "scissors": "✂",
+    "guitar": "🎸",
+    "axe": "🪓",
+    "anchor": "⚓",
+    "rocket": "🚀",
+    "kite": "🪁",
+    "backpack": "🎒",
+    "chair": "🪑",
+    "bucket": "🪣",
+    "toolbox": "🧰",
+    "trumpet": "🎺",
+    "broom": "🧹",
+    "ladder": "🪜",
+    "saw": "🪚",
+    "pick": "⛏",
+    "screwdriver": "🪛",
+    "kick scooter": "🛴",
+    "tractor": "🚜",
 }
 PLURAL = {"scissors"}
-LOOKALIKES = [{"garden trowel", "pick", "axe", "broom", "saw", "screwdriver"}, {"hammer", "axe", "wrench", "pick"},
-              {"car", "truck", "bus", "tractor"}, {"bicycle", "motorcycle", "kick scooter"}, {"airplane", "rocket"},
-              {"backpack", "toolbox", "bucket"}]
-CLUTTER = ["🌱", "🌿", "🪴", "🌷", "🌼", "🍄", "🪨", "🍂", "🐌", "🐞", "🥕", "🧤", "🪵", "🌻", "🐝", "🦋", "🧺",
-           "⚽", "🎈", "📕", "☕", "🔑", "🔨", "🚲", "🪣", "🧰", "🎒", "✂", "🪑", "🚗", "🐈", "🐕", "🐓"]
-CLUTTER_NAMES = {"🔑": "key", "🔨": "hammer", "🚲": "bicycle", "🪣": "bucket", "🧰": "toolbox", "🎒": "backpack",
-                 "✂": "scissors", "🪑": "chair", "🚗": "car"}
+LOOKALIKES = [
+    {"garden trowel", "pick", "axe", "broom", "saw", "screwdriver"},
+    {"hammer", "axe", "wrench", "pick"},
+    {"car", "truck", "bus", "tractor"},
+    {"bicycle", "motorcycle", "kick scooter"},
+    {"airplane", "rocket"},
+    {"backpack", "toolbox", "bucket"},
+]
+CLUTTER = [
+    "🌱",
+    "🌿",
+    "🪴",
+    "🌷",
+    "🌼",
+    "🍄",
+    "🪨",
+    "🍂",
+    "🐌",
+    "🐞",
+    "🥕",
+    "🧤",
+    "🪵",
+    "🌻",
+    "🐝",
+    "🦋",
+    "🧺",
+    "⚽",
+    "🎈",
+    "📕",
+    "☕",
+    "🔑",
+    "🔨",
+    "🚲",
+    "🪣",
+    "🧰",
+    "🎒",
+    "✂",
+    "🪑",
+    "🚗",
+    "🐈",
+    "🐕",
+    "🐓",
+]
+CLUTTER_NAMES = {
+    "🔑": "key",
+    "🔨": "hammer",
+    "🚲": "bicycle",
+    "🪣": "bucket",
+    "🧰": "toolbox",
+    "🎒": "backpack",
+    "✂": "scissors",
+    "🪑": "chair",
+    "🚗": "car",
+}
 
 
 def _banned(target: str) -> set[str]:
@@ -41,8 +114,10 @@ def _banned(target: str) -> set[str]:
 def ground_texture(rng, size) -> Image.Image:
     """Ground seen from above (soil, lawn, gravel, deck): soft blotches, pebbles and grain."""
     w, h = size
-    base = np.array([(110, 80, 55), (80, 135, 60), (150, 145, 135), (160, 120, 80), (190, 170, 130)][int(rng.integers(5))],
-                    np.float32) + rng.integers(-15, 16, 3)
+    base = np.array(
+        [(110, 80, 55), (80, 135, 60), (150, 145, 135), (160, 120, 80), (190, 170, 130)][int(rng.integers(5))],
+        np.float32,
+    ) + rng.integers(-15, 16, 3)
     coarse = rng.integers(0, 256, (h // 24 + 2, w // 24 + 2), dtype=np.uint8)
     blotch = Image.fromarray(coarse, "L").resize((w, h), Image.BILINEAR)
     light = Image.new("RGB", (w, h), tuple(int(v) for v in np.clip(base * 1.1, 0, 255)))
@@ -60,8 +135,12 @@ def _sprite(rng, target: str, length: int) -> Image.Image:
         angle = float(rng.uniform(0, 360))
         item = trowel(length, rng).rotate(angle, resample=Image.BICUBIC, expand=True)
         return item.crop(item.getbbox())
-    return grid_cells.sprite(TARGETS[target], length, mirror=bool(rng.random() < 0.5),
-                             angle=float(rng.uniform(-25, 25)) if rng.random() < 0.5 else 0.0)
+    return grid_cells.sprite(
+        TARGETS[target],
+        length,
+        mirror=bool(rng.random() < 0.5),
+        angle=float(rng.uniform(-25, 25)) if rng.random() < 0.5 else 0.0,
+    )
 
 
 def _cell_coverage(table: np.ndarray, ox: int, oy: int, n: int, cell: int) -> np.ndarray:
@@ -153,8 +232,12 @@ class PatchSelect(CellSetType):
             x, y = int(rng.integers(0, side - box)), int(rng.integers(top, side - box))
             if keepout[y : y + box, x : x + box].any():
                 continue
-            item = grid_cells.sprite(pool[int(order[placed % len(pool)])], size,
-                                     mirror=bool(rng.random() < 0.5), angle=float(rng.uniform(-30, 30)))
+            item = grid_cells.sprite(
+                pool[int(order[placed % len(pool)])],
+                size,
+                mirror=bool(rng.random() < 0.5),
+                angle=float(rng.uniform(-30, 30)),
+            )
             image.paste(item, (x + (box - item.width) // 2, y + (box - item.height) // 2), item)
             keepout[y : y + box, x : x + box] = True
             placed += 1

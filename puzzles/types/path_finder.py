@@ -4,6 +4,7 @@ The reference is a small tiled map (terrain, a winding road, landmarks) with an 
 empty tile. Every option shows the same map, without the X, and the object on a different
 empty tile; near misses sit on a tile next to the X, so the landmarks must be used.
 """
+
 import numpy as np
 from PIL import Image, ImageDraw
 
@@ -17,20 +18,52 @@ GRIDS = [(6, 4, 90), (5, 4, 100), (6, 5, 88), (7, 5, 78), (5, 5, 96)]
 
 # Terrain: (tile colour A, tile colour B, road colour, road edge).
 TERRAINS = [
-    ((118, 176, 86), (108, 166, 78), (196, 170, 120), (160, 135, 90)),   # meadow, dirt road
-    ((150, 190, 100), (140, 182, 92), (120, 120, 126), (90, 90, 96)),    # field, paved road
+    ((118, 176, 86), (108, 166, 78), (196, 170, 120), (160, 135, 90)),  # meadow, dirt road
+    ((150, 190, 100), (140, 182, 92), (120, 120, 126), (90, 90, 96)),  # field, paved road
     ((226, 204, 150), (216, 194, 140), (170, 130, 90), (140, 100, 65)),  # desert
     ((232, 238, 244), (220, 228, 236), (150, 160, 175), (120, 130, 145)),  # snow
     ((96, 150, 110), (88, 140, 102), (210, 190, 150), (170, 150, 110)),  # forest
 ]
 
-LANDMARKS = ["🌳", "🌲", "🏠", "🏡", "⛪", "🏰", "⛺", "🌵", "🍄", "🌻", "🌼", "🪨", "⛰", "🌊", "🏔", "🌴",
-             "🎪", "🗼", "⛲", "🌷"]
+LANDMARKS = [
+    "🌳",
+    "🌲",
+    "🏠",
+    "🏡",
+    "⛪",
+    "🏰",
+    "⛺",
+    "🌵",
+    "🍄",
+    "🌻",
+    "🌼",
+    "🪨",
+    "⛰",
+    "🌊",
+    "🏔",
+    "🌴",
+    "🎪",
+    "🗼",
+    "⛲",
+    "🌷",
+]
 MOVERS = {
-    "car": OBJECTS["car"], "bus": OBJECTS["bus"], "truck": OBJECTS["truck"], "bicycle": OBJECTS["bicycle"],
-    "tractor": "🚜", "motorcycle": OBJECTS["motorcycle"], "dog": ANIMALS["dog"], "cat": ANIMALS["cat"],
-    "rabbit": ANIMALS["rabbit"], "horse": ANIMALS["horse"], "pig": ANIMALS["pig"], "duck": ANIMALS["duck"],
-    "turtle": ANIMALS["turtle"], "penguin": ANIMALS["penguin"], "fox": ANIMALS["fox"], "sheep": ANIMALS["sheep"],
+    "car": OBJECTS["car"],
+    "bus": OBJECTS["bus"],
+    "truck": OBJECTS["truck"],
+    "bicycle": OBJECTS["bicycle"],
+    "tractor": "🚜",
+    "motorcycle": OBJECTS["motorcycle"],
+    "dog": ANIMALS["dog"],
+    "cat": ANIMALS["cat"],
+    "rabbit": ANIMALS["rabbit"],
+    "horse": ANIMALS["horse"],
+    "pig": ANIMALS["pig"],
+    "duck": ANIMALS["duck"],
+    "turtle": ANIMALS["turtle"],
+    "penguin": ANIMALS["penguin"],
+    "fox": ANIMALS["fox"],
+    "sheep": ANIMALS["sheep"],
 }
 
 
@@ -90,7 +123,9 @@ class PathFinder(OptionType):
         landmark_tiles = [off_road[i] for i in rng.choice(len(off_road), size=landmark_count, replace=False)]
         for c, r in landmark_tiles:
             # Sizes in steps of 4 px: emoji_image caches every size it is asked for.
-            glyph = emoji_image(kinds[int(rng.integers(len(kinds)))], 4 * round(tile * float(rng.uniform(0.62, 0.78)) / 4))
+            glyph = emoji_image(
+                kinds[int(rng.integers(len(kinds)))], 4 * round(tile * float(rng.uniform(0.62, 0.78)) / 4)
+            )
             x, y = centre(c, r)
             x += float(rng.uniform(-0.08, 0.08)) * tile
             y += float(rng.uniform(-0.08, 0.08)) * tile

@@ -4,6 +4,7 @@ The regions are the Voronoi cells of a few random seeds inside a dotted frame, w
 edge bent into a gentle wave (the same wave for both neighbours, so the cells still tile the
 frame). Layouts are redrawn until the largest region is clearly (>= 50 %) bigger than the next.
 """
+
 import math
 
 import numpy as np
@@ -102,7 +103,8 @@ def _layout(rng, box):
                 continue
             mid = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
             on_frame = (abs(a[0] - b[0]) < eps and (abs(mid[0] - x1) < eps or abs(mid[0] - x2) < eps)) or (
-                abs(a[1] - b[1]) < eps and (abs(mid[1] - y1) < eps or abs(mid[1] - y2) < eps))
+                abs(a[1] - b[1]) < eps and (abs(mid[1] - y1) < eps or abs(mid[1] - y2) < eps)
+            )
             if on_frame:
                 parts.append(np.array([a, b], float))
                 continue

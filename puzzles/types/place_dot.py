@@ -5,6 +5,7 @@ other colours; colours are random, so only following the line from the car finds
 car's path ends well clear of every other line, sprite and of its own earlier stretch, so a
 click within the tolerance of the end is unambiguous.
 """
+
 import math
 
 import numpy as np
@@ -20,8 +21,7 @@ TOLERANCE = 15
 CARS = ["🚗", "🚕", "🚙"]
 OTHERS = ["🚌", "🚚", "🚲", "🛵", "🚜", "🏍", "⛵", "🚀", "🚁"]
 # Distinct inks: where lines cross, colour keeps them apart (black only on light, white only on dark).
-INKS = [(220, 40, 40), (30, 90, 220), (20, 150, 60), (240, 150, 0), (150, 50, 200), (40, 40, 40),
-        (255, 255, 255)]
+INKS = [(220, 40, 40), (30, 90, 220), (20, 150, 60), (240, 150, 0), (150, 50, 200), (40, 40, 40), (255, 255, 255)]
 CLEAR_END = 48  # px from the car path's end to anything else drawn
 
 
@@ -46,10 +46,12 @@ def _path(rng, start_box, avoid_boxes):
         else:
             return None
     line = strokes.catmull_rom(points, 20)
-    if (line[:, 0].min() < 12 or line[:, 0].max() > w - 12 or line[:, 1].min() < 12 or line[:, 1].max() > h - 12):
+    if line[:, 0].min() < 12 or line[:, 0].max() > w - 12 or line[:, 1].min() < 12 or line[:, 1].max() > h - 12:
         return None
     for (bx1, by1, bx2, by2), pad, skip in [(b, 25, 0) for b in avoid_boxes] + [(start_box, 4, 3)]:
-        inside = (line[:, 0] > bx1 - pad) & (line[:, 0] < bx2 + pad) & (line[:, 1] > by1 - pad) & (line[:, 1] < by2 + pad)
+        inside = (
+            (line[:, 0] > bx1 - pad) & (line[:, 0] < bx2 + pad) & (line[:, 1] > by1 - pad) & (line[:, 1] < by2 + pad)
+        )
         if inside[skip:].any():
             return None
     return line
@@ -125,8 +127,11 @@ def _other(rng, dims, boxes, lines):
     car_line = lines[0]
     end = car_line[-1]
     if _box_distance(box, end) < CLEAR_END or any(
-            ((l[:, 0] > box[0] - 12) & (l[:, 0] < box[2] + 12) & (l[:, 1] > box[1] - 12) & (l[:, 1] < box[3] + 12)).any()
-            for l in lines):
+        (
+            (ln[:, 0] > box[0] - 12) & (ln[:, 0] < box[2] + 12) & (ln[:, 1] > box[1] - 12) & (ln[:, 1] < box[3] + 12)
+        ).any()
+        for ln in lines
+    ):
         return None
     line = _path(rng, box, boxes)
     if line is None or _distance(line, end).min() < CLEAR_END:
@@ -171,7 +176,9 @@ class PlaceDot(TolerancePointType):
     def generate(self, rng: np.random.Generator) -> Generated:
         others = int(rng.choice([0, 1, 1, 2, 2]))  # vehicles with paths of their own
         size = int(rng.choice([56, 60, 64, 68]))
-        chars = [CARS[int(rng.integers(len(CARS)))]] + [OTHERS[i] for i in rng.choice(len(OTHERS), size=others, replace=False)]
+        chars = [CARS[int(rng.integers(len(CARS)))]] + [
+            OTHERS[i] for i in rng.choice(len(OTHERS), size=others, replace=False)
+        ]
         sprites = [emoji.emoji_image(char, size) for char in chars]
         boxes, lines = _scene(rng, sprites)
 

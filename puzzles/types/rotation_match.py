@@ -1,5 +1,6 @@
 """Rotation_Match: the left image shows a hand pointing in one of eight directions; rotate the
 object in 45-degree steps until it points the same way."""
+
 import numpy as np
 from PIL import Image, ImageDraw
 
@@ -14,9 +15,15 @@ CENTER = (SIZE[0] / 2, SIZE[1] / 2)
 # Emoji with an unmistakable pointing/facing direction, with the compass direction they point
 # in as drawn (degrees clockwise from straight up; checked by rendering each turned upright).
 OBJECTS = {
-    "rocket": ("🚀", 45), "airplane": ("✈", 45), "pencil": ("✏", 135),
-    "fountain pen": ("🖋", 225), "dagger": ("🗡", 225), "carrot": ("🥕", 225), "arrow": ("➡", 90),
-    "shark": ("🦈", 270), "fish": ("🐟", 270),
+    "rocket": ("🚀", 45),
+    "airplane": ("✈", 45),
+    "pencil": ("✏", 135),
+    "fountain pen": ("🖋", 225),
+    "dagger": ("🗡", 225),
+    "carrot": ("🥕", 225),
+    "arrow": ("➡", 90),
+    "shark": ("🦈", 270),
+    "fish": ("🐟", 270),
 }
 OBJECT_NAMES = sorted(OBJECTS)
 HANDS = [("👆", 0), ("👉", 90), ("☝", 0)]

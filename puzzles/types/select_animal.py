@@ -1,4 +1,5 @@
 """Select_Animal: a 2x3 grid of animal photos; pick the one named animal."""
+
 import numpy as np
 from PIL import ImageDraw
 
@@ -13,11 +14,21 @@ INNER = CELL - 2 * 3
 
 # Animals that look alike at a glance never share a grid, so exactly one cell can be the answer.
 LOOKALIKES = [
-    {"rooster", "turkey", "peacock"}, {"duck", "swan", "dodo"}, {"tiger", "leopard", "lion"},
-    {"dog", "wolf", "fox"}, {"whale", "dolphin", "fish"}, {"hippopotamus", "rhinoceros", "elephant"},
-    {"monkey", "gorilla", "sloth"}, {"lizard", "crocodile", "snake"}, {"squirrel", "hedgehog", "mouse"},
-    {"cow", "bison"}, {"bear", "panda", "koala"}, {"eagle", "owl", "parrot"}, {"horse", "zebra"},
-    {"goat", "sheep", "deer"}, {"bee", "ladybug", "butterfly"},
+    {"rooster", "turkey", "peacock"},
+    {"duck", "swan", "dodo"},
+    {"tiger", "leopard", "lion"},
+    {"dog", "wolf", "fox"},
+    {"whale", "dolphin", "fish"},
+    {"hippopotamus", "rhinoceros", "elephant"},
+    {"monkey", "gorilla", "sloth"},
+    {"lizard", "crocodile", "snake"},
+    {"squirrel", "hedgehog", "mouse"},
+    {"cow", "bison"},
+    {"bear", "panda", "koala"},
+    {"eagle", "owl", "parrot"},
+    {"horse", "zebra"},
+    {"goat", "sheep", "deer"},
+    {"bee", "ladybug", "butterfly"},
 ]
 UNFAMILIAR = {"dodo", "otter", "bison"}  # fine as distractors, too little known to be asked for
 PROPS = "🌳🌲🌷🌻🪨🌾🍄🌿🪵🌵"  # scenery that is never an animal
@@ -48,10 +59,17 @@ def animal_cell(rng: np.random.Generator, name: str):
         prop = grid_cells.sprite(PROPS[int(rng.integers(len(PROPS)))], int(INNER * rng.uniform(0.2, 0.3)))
         side = rng.random() < 0.5
         x = int(rng.uniform(0, 0.12) * INNER) if side else int(INNER - prop.width - rng.uniform(0, 0.12) * INNER)
-        y = (ground + int(rng.uniform(0.02, 0.1) * INNER) if ground else int(rng.uniform(0.55, 0.75) * INNER)) - prop.height
+        y = (
+            ground + int(rng.uniform(0.02, 0.1) * INNER) if ground else int(rng.uniform(0.55, 0.75) * INNER)
+        ) - prop.height
         image.paste(prop, (x, max(0, y)), prop)
     size = int(INNER * rng.uniform(0.5, 0.74))
-    animal = grid_cells.sprite(ANIMALS[name], size, mirror=bool(rng.random() < 0.5), angle=float(rng.uniform(-8, 8)) if rng.random() < 0.3 else 0.0)
+    animal = grid_cells.sprite(
+        ANIMALS[name],
+        size,
+        mirror=bool(rng.random() < 0.5),
+        angle=float(rng.uniform(-8, 8)) if rng.random() < 0.3 else 0.0,
+    )
     x = int(rng.integers(4, max(5, INNER - animal.width - 4)))
     if ground is not None:
         foot = min(INNER - 4, ground + int(rng.uniform(0.12, 0.3) * (INNER - ground)) + animal.height // 6)

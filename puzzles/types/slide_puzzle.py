@@ -1,4 +1,5 @@
 """Slide_Puzzle: drag a jigsaw piece from the left edge into the matching hole of a picture."""
+
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
@@ -11,10 +12,48 @@ SIZE = (620, 360)
 TOLERANCE = 10
 SUPER = 4  # the piece outline is drawn at 4x and box-reduced, for a smooth edge
 
-SCENERY = [OBJECTS[k] for k in ("tree", "flower", "house", "tent", "cactus", "mushroom", "balloon", "kite",
-                                "boat", "car", "bicycle", "apple", "umbrella", "rocket", "anchor", "guitar")]
-SCENERY += [ANIMALS[k] for k in ("cat", "dog", "fox", "owl", "frog", "turtle", "butterfly", "panda", "lion",
-                                 "penguin", "rabbit", "elephant", "parrot", "snail", "koala", "duck")]
+SCENERY = [
+    OBJECTS[k]
+    for k in (
+        "tree",
+        "flower",
+        "house",
+        "tent",
+        "cactus",
+        "mushroom",
+        "balloon",
+        "kite",
+        "boat",
+        "car",
+        "bicycle",
+        "apple",
+        "umbrella",
+        "rocket",
+        "anchor",
+        "guitar",
+    )
+]
+SCENERY += [
+    ANIMALS[k]
+    for k in (
+        "cat",
+        "dog",
+        "fox",
+        "owl",
+        "frog",
+        "turtle",
+        "butterfly",
+        "panda",
+        "lion",
+        "penguin",
+        "rabbit",
+        "elephant",
+        "parrot",
+        "snail",
+        "koala",
+        "duck",
+    )
+]
 SCENERY += ["🌲", "🌼", "🏔", "🏰", "⭐", "🌊", "🏡", "⛪"]
 
 
@@ -41,10 +80,21 @@ def _piece_mask(rng: np.random.Generator, side: int) -> Image.Image:
 
     if right_knob:
         disc(side + knob * 0.5, top + side / 2, knob, 255)
-        draw.rectangle(((side - 2) * s, (top + side / 2 - knob * 0.55) * s, (side + knob * 0.3) * s, (top + side / 2 + knob * 0.55) * s), fill=255)
+        draw.rectangle(
+            (
+                (side - 2) * s,
+                (top + side / 2 - knob * 0.55) * s,
+                (side + knob * 0.3) * s,
+                (top + side / 2 + knob * 0.55) * s,
+            ),
+            fill=255,
+        )
     if top_knob:
         disc(side / 2, top - knob * 0.5, knob, 255)
-        draw.rectangle(((side / 2 - knob * 0.55) * s, (top - knob * 0.3) * s, (side / 2 + knob * 0.55) * s, (top + 2) * s), fill=255)
+        draw.rectangle(
+            ((side / 2 - knob * 0.55) * s, (top - knob * 0.3) * s, (side / 2 + knob * 0.55) * s, (top + 2) * s),
+            fill=255,
+        )
     if left_dent:
         disc(knob * 0.45, top + side / 2, knob * 0.9, 0)
     if bottom_dent:
@@ -63,7 +113,9 @@ def _picture(rng: np.random.Generator) -> Image.Image:
         amplitude, phase, freq = rng.uniform(10, 40), rng.uniform(0, 6.3), rng.uniform(0.006, 0.018)
         xs = np.linspace(0, w, 24)
         ys = base + amplitude * np.sin(xs * freq + phase)
-        draw.polygon([(0, h)] + list(zip(xs.tolist(), ys.tolist())) + [(w, h)], fill=canvas.random_color(rng, 30, 230) + (110,))
+        draw.polygon(
+            [(0, h)] + list(zip(xs.tolist(), ys.tolist())) + [(w, h)], fill=canvas.random_color(rng, 30, 230) + (110,)
+        )
     count = int(rng.integers(10, 15))
     picks = rng.choice(len(SCENERY), size=count, replace=False)
     for i in picks:
@@ -107,7 +159,9 @@ class SlidePuzzle(DragPositionType):
         # The piece: the hole's original content, cut to the outline, with a dark edge and a light rim,
         # so it stands out wherever it is dragged.
         piece = picture.crop(box).convert("RGBA")
-        piece = Image.composite(Image.new("RGBA", (pw, ph), (255, 255, 255, 255)), piece, rim.point(lambda a: a * 230 // 255))
+        piece = Image.composite(
+            Image.new("RGBA", (pw, ph), (255, 255, 255, 255)), piece, rim.point(lambda a: a * 230 // 255)
+        )
         piece = Image.composite(Image.new("RGBA", (pw, ph), (40, 40, 48, 255)), piece, outer)
         piece.putalpha(alpha)
         rim = ImageChops.add(rim, outer)
@@ -116,7 +170,9 @@ class SlidePuzzle(DragPositionType):
         region = picture.crop(box)
         dark = Image.blend(region, Image.new("RGB", (pw, ph), (20, 20, 28)), 0.62)
         region = Image.composite(dark, region, alpha)
-        region = Image.composite(Image.new("RGB", (pw, ph), (235, 235, 235)), region, rim.point(lambda a: a * 150 // 255))
+        region = Image.composite(
+            Image.new("RGB", (pw, ph), (235, 235, 235)), region, rim.point(lambda a: a * 150 // 255)
+        )
         picture.paste(region, box[:2])
 
         return Generated(

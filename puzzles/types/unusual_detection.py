@@ -5,6 +5,7 @@ to a person at once, yet by nothing colour can tell (same sprites, same backdrop
 moved): things upside down; creatures and vehicles in the wrong place (a fish in the sky, a car
 under the sea); shop signs whose lettering is mirrored.
 """
+
 import numpy as np
 from PIL import Image, ImageDraw
 
@@ -19,27 +20,113 @@ INNER = CELL - 2 * 3
 
 # Things with an obvious "up" that are never normally seen upside down.
 UPRIGHT = {
-    "horse": "🐎", "cow": "🐄", "pig": "🐖", "sheep": "🐑", "goat": "🐐", "elephant": "🐘", "camel": "🐪",
-    "giraffe": "🦒", "zebra": "🦓", "deer": "🦌", "kangaroo": "🦘", "rooster": "🐓", "penguin": "🐧",
-    "flamingo": "🦩", "dog": "🐕", "tiger": "🐅", "car": "🚗", "bus": "🚌", "truck": "🚚", "tractor": "🚜",
-    "house": "🏠", "tree": "🌳", "tent": "⛺", "cactus": "🌵", "sunflower": "🌻", "cake": "🎂", "rabbit": "🐇",
+    "horse": "🐎",
+    "cow": "🐄",
+    "pig": "🐖",
+    "sheep": "🐑",
+    "goat": "🐐",
+    "elephant": "🐘",
+    "camel": "🐪",
+    "giraffe": "🦒",
+    "zebra": "🦓",
+    "deer": "🦌",
+    "kangaroo": "🦘",
+    "rooster": "🐓",
+    "penguin": "🐧",
+    "flamingo": "🦩",
+    "dog": "🐕",
+    "tiger": "🐅",
+    "car": "🚗",
+    "bus": "🚌",
+    "truck": "🚚",
+    "tractor": "🚜",
+    "house": "🏠",
+    "tree": "🌳",
+    "tent": "⛺",
+    "cactus": "🌵",
+    "sunflower": "🌻",
+    "cake": "🎂",
+    "rabbit": "🐇",
 }
 # Where things belong: sky, sea (under water) or land; an unusual cell puts one where it never is.
 HABITATS = {
-    "sky": {"airplane": "✈", "balloon": "🎈", "kite": "🪁", "helicopter": "🚁", "eagle": "🦅", "parrot": "🦜",
-            "butterfly": "🦋", "dove": "🕊"},
-    "sea": {"fish": "🐟", "tropical fish": "🐠", "blowfish": "🐡", "whale": "🐳", "dolphin": "🐬", "octopus": "🐙",
-            "shark": "🦈", "jellyfish": "🪼"},
-    "land": {"cow": "🐄", "horse": "🐎", "pig": "🐖", "sheep": "🐑", "elephant": "🐘", "giraffe": "🦒",
-             "camel": "🐪", "dog": "🐕", "car": "🚗", "bus": "🚌", "truck": "🚚", "tractor": "🚜", "house": "🏠",
-             "tree": "🌳", "tent": "⛺"},
+    "sky": {
+        "airplane": "✈",
+        "balloon": "🎈",
+        "kite": "🪁",
+        "helicopter": "🚁",
+        "eagle": "🦅",
+        "parrot": "🦜",
+        "butterfly": "🦋",
+        "dove": "🕊",
+    },
+    "sea": {
+        "fish": "🐟",
+        "tropical fish": "🐠",
+        "blowfish": "🐡",
+        "whale": "🐳",
+        "dolphin": "🐬",
+        "octopus": "🐙",
+        "shark": "🦈",
+        "jellyfish": "🪼",
+    },
+    "land": {
+        "cow": "🐄",
+        "horse": "🐎",
+        "pig": "🐖",
+        "sheep": "🐑",
+        "elephant": "🐘",
+        "giraffe": "🦒",
+        "camel": "🐪",
+        "dog": "🐕",
+        "car": "🚗",
+        "bus": "🚌",
+        "truck": "🚚",
+        "tractor": "🚜",
+        "house": "🏠",
+        "tree": "🌳",
+        "tent": "⛺",
+    },
 }
 # Where each group looks plainly wrong (a bird standing on grass is not unusual, so sky -> sea only).
 WRONG_PLACES = {"sky": ["sea"], "sea": ["sky", "land"], "land": ["sky", "sea"]}
 # Sign words with several letters that change when mirrored (no word reads the same in a mirror).
-WORDS = ["STOP", "EXIT", "OPEN", "CAFE", "BAKERY", "PARK", "HOTEL", "SCHOOL", "BANK", "PIZZA", "SALE", "POLICE",
-         "BOOKS", "FRESH", "GARDEN", "MARKET", "BEACH", "DANGER", "SLOW", "TICKETS", "GIFTS", "MUSIC", "DINER",
-         "PETS", "FRUIT", "BREAD", "CINEMA", "LIBRARY", "GARAGE", "FLORIST", "SNACKS", "PHARMACY", "BIKES", "TAXI"]
+WORDS = [
+    "STOP",
+    "EXIT",
+    "OPEN",
+    "CAFE",
+    "BAKERY",
+    "PARK",
+    "HOTEL",
+    "SCHOOL",
+    "BANK",
+    "PIZZA",
+    "SALE",
+    "POLICE",
+    "BOOKS",
+    "FRESH",
+    "GARDEN",
+    "MARKET",
+    "BEACH",
+    "DANGER",
+    "SLOW",
+    "TICKETS",
+    "GIFTS",
+    "MUSIC",
+    "DINER",
+    "PETS",
+    "FRUIT",
+    "BREAD",
+    "CINEMA",
+    "LIBRARY",
+    "GARAGE",
+    "FLORIST",
+    "SNACKS",
+    "PHARMACY",
+    "BIKES",
+    "TAXI",
+]
 THEMES = ("upside_down", "habitat", "mirrored_text")
 
 
@@ -74,8 +161,12 @@ def habitat_cell(rng, char, place, home):
     """`char` (which lives in `home`) drawn in `place`."""
     mirror = bool(rng.random() < 0.5)
     if place == "land":
-        image, ground = grid_cells.land(rng, (INNER, INNER), horizon=rng.uniform(0.45, 0.58),
-                                        ground=["grass", "meadow", "sand", "dirt"][int(rng.integers(4))])
+        image, ground = grid_cells.land(
+            rng,
+            (INNER, INNER),
+            horizon=rng.uniform(0.45, 0.58),
+            ground=["grass", "meadow", "sand", "dirt"][int(rng.integers(4))],
+        )
         _stand(rng, image, char, ground, mirror=mirror)
     elif place == "sky":
         image = grid_cells.sky(rng, (INNER, INNER))
@@ -121,8 +212,13 @@ def sign_cell(rng, word, unusual):
     fill = tuple(int(v) for v in rng.integers(20, 110, 3)) if dark else tuple(int(v) for v in rng.integers(200, 256, 3))
     ink = tuple(int(v) for v in rng.integers(225, 256, 3)) if dark else tuple(int(v) for v in rng.integers(0, 70, 3))
     edge = tuple(int(v) for v in rng.integers(0, 256, 3))
-    draw.rounded_rectangle((x0, y0, x0 + board_w, y0 + board_h), radius=board_h // 6, fill=fill + (255,),
-                           outline=edge + (255,), width=max(3, board_h // 12))
+    draw.rounded_rectangle(
+        (x0, y0, x0 + board_w, y0 + board_h),
+        radius=board_h // 6,
+        fill=fill + (255,),
+        outline=edge + (255,),
+        width=max(3, board_h // 12),
+    )
     layer = _word_layer(word, ink + (255,), board_w, board_h)
     if unusual:
         layer = layer.transpose(Image.Transpose.FLIP_LEFT_RIGHT)

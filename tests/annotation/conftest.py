@@ -1,4 +1,5 @@
 import json
+from datetime import UTC
 
 import pytest
 from channels.testing import WebsocketCommunicator
@@ -14,30 +15,36 @@ from puzzles.services import bank_generate
 @pytest.fixture
 def stored_puzzle(db):
     """make(type_name, index=0) -> a generated, stored puzzle."""
+
     def make(type_name: str, index: int = 0) -> Puzzle:
         bank_generate(split="test", per_type=1, start=index, types=[type_name], bank_seed=7, workers=1)
         return Puzzle.objects.get(type=type_name, index=index, dataset="generated:7")
+
     return make
 
 
 @pytest.fixture
 def verified(db):
     """make(types, per_type) -> stored test puzzles, marked replay-verified (studies need that)."""
+
     def make(types=("Dice_Count", "Bingo"), per_type=3) -> list[Puzzle]:
         bank_generate(split="test", per_type=per_type, types=list(types), bank_seed=5, workers=1)
         Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
         return list(Puzzle.objects.filter(dataset="generated:5", type__in=types).order_by("type", "index"))
+
     return make
 
 
 @pytest.fixture
 def person(db):
     """make(name) -> (user, session cookie value)."""
+
     def make(name: str = "ann"):
         user = get_user_model().objects.create_user(username=name, password="pw")
         client = Client()
         client.force_login(user)
         return user, client.cookies["sessionid"].value
+
     return make
 
 
@@ -50,6 +57,7 @@ def open_attempt(stored_puzzle, person):
         user, session = person(who or f"person{next(counter)}")
         attempt = attempt_start(participant=participant_for_user(user=user), puzzle=stored_puzzle(type_name))
         return attempt, session
+
     return make
 
 
@@ -68,17 +76,15 @@ def submit_answer(attempt, correct: bool = True, *, wall_ms: float = 0.0):
     """Submit an attempt through the real path (events_append), right or wrong, for the two types
     the study tests use: Dice_Count (typed sum) and Object_Match (arrow steps)."""
     import time
+    from datetime import datetime
 
     from annotation.live.frames import Batch
     from annotation.live.intake import events_append
-
-    from datetime import datetime, timezone
-
     from annotation.models import Attempt
 
     now = time.time() * 1000
     if wall_ms:  # the page was shown that long ago
-        opened = datetime.fromtimestamp((now - wall_ms - 100) / 1000, tz=timezone.utc)
+        opened = datetime.fromtimestamp((now - wall_ms - 100) / 1000, tz=UTC)
         Attempt.objects.filter(pk=attempt.pk).update(created_at=opened)
     truth = attempt.puzzle.truth
     events = [{"k": "load", "t": now - wall_ms, "w": 1, "h": 1, "scale": 1, "state": "visible"}]

@@ -1,8 +1,9 @@
 """The WebSocket consumer through the full ASGI app, against the real database."""
+
 import asyncio
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from channels.db import database_sync_to_async
@@ -35,13 +36,14 @@ async def reload(attempt) -> Attempt:
 
 async def opened_at(attempt, epoch_ms: float) -> None:
     """Backdate an attempt's opening, as if its page had been shown that long ago."""
-    when = datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc)
+    when = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
     await database_sync_to_async(Attempt.objects.filter(pk=attempt.pk).update)(created_at=when)
 
 
 async def stored_events(attempt) -> list[tuple]:
     return await database_sync_to_async(
-        lambda: list(Event.objects.filter(attempt=attempt).values_list("seq", "index", "kind")))()
+        lambda: list(Event.objects.filter(attempt=attempt).values_list("seq", "index", "kind"))
+    )()
 
 
 async def test_a_right_click_is_scored_correct_on_the_server(open_attempt):
@@ -72,20 +74,33 @@ async def test_a_wrong_click_is_stored_as_wrong(open_attempt):
     assert stored.correct is False and 0.1 <= stored.reward <= 0.9 and stored.reason == "outside the target"
 
 
-@pytest.mark.parametrize("frame, problem", [
-    ("not json", "not JSON"),
-    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "act.submit", "t": 1.7e12, "correct": True}]}),
-     "unknown field 'correct'"),
-    (json.dumps({"type": "batch", "seq": 1, "answer": [1, 2], "events": [{"k": "act.submit", "t": 1.7e12}]}),
-     "unknown frame field 'answer'"),
-    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "act.hold_end", "t": 1.7e12, "duration_ms": 9000}]}),
-     "unknown field 'duration_ms'"),
-    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "act.click", "t": 1.7e12, "x": 5000, "y": 3}]}),
-     "field 'x' 5000 is outside"),
-    (json.dumps({"type": "batch", "seq": 0, "events": [{"k": "focus", "t": 1.7e12}]}), "seq must be"),
-    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "verdict", "t": 1.7e12}]}), "unknown kind 'verdict'"),
-    (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "focus", "t": 1.7e12}] * 501}), "at most 500"),
-])
+@pytest.mark.parametrize(
+    "frame, problem",
+    [
+        ("not json", "not JSON"),
+        (
+            json.dumps({"type": "batch", "seq": 1, "events": [{"k": "act.submit", "t": 1.7e12, "correct": True}]}),
+            "unknown field 'correct'",
+        ),
+        (
+            json.dumps({"type": "batch", "seq": 1, "answer": [1, 2], "events": [{"k": "act.submit", "t": 1.7e12}]}),
+            "unknown frame field 'answer'",
+        ),
+        (
+            json.dumps(
+                {"type": "batch", "seq": 1, "events": [{"k": "act.hold_end", "t": 1.7e12, "duration_ms": 9000}]}
+            ),
+            "unknown field 'duration_ms'",
+        ),
+        (
+            json.dumps({"type": "batch", "seq": 1, "events": [{"k": "act.click", "t": 1.7e12, "x": 5000, "y": 3}]}),
+            "field 'x' 5000 is outside",
+        ),
+        (json.dumps({"type": "batch", "seq": 0, "events": [{"k": "focus", "t": 1.7e12}]}), "seq must be"),
+        (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "verdict", "t": 1.7e12}]}), "unknown kind 'verdict'"),
+        (json.dumps({"type": "batch", "seq": 1, "events": [{"k": "focus", "t": 1.7e12}] * 501}), "at most 500"),
+    ],
+)
 async def test_bad_frames_get_an_error_naming_the_problem_and_store_nothing(open_attempt, frame, problem):
     attempt, session = await database_sync_to_async(open_attempt)()
     socket = await connected(attempt.uid, session)
@@ -155,8 +170,13 @@ async def test_a_claimed_hold_that_the_server_did_not_see_is_refused(open_attemp
     attempt, session = await database_sync_to_async(open_attempt)("Hold_Button")
     now = time.time() * 1000
     socket = await connected(attempt.uid, session)
-    forged = batch(1, ev("load", now, w=1280, h=1080, scale=1, state="visible"), ev("act.hold_start", now),
-                   ev("act.hold_end", now + 60_000), ev("act.submit", now + 60_001))
+    forged = batch(
+        1,
+        ev("load", now, w=1280, h=1080, scale=1, state="visible"),
+        ev("act.hold_start", now),
+        ev("act.hold_end", now + 60_000),
+        ev("act.submit", now + 60_001),
+    )
     await socket.send_to(text_data=forged)
     await socket.receive_json_from()
     await socket.receive_json_from()
@@ -195,10 +215,16 @@ async def test_hidden_time_is_excluded_from_active_time(open_attempt):
     now = time.time() * 1000 - 3000  # the page opened three seconds ago...
     await opened_at(attempt, now - 100)
     socket = await connected(attempt.uid, session)
-    await socket.send_to(text_data=batch(1, ev("load", now, w=1, h=1, scale=1, state="visible"),
-                                         ev("visibilitychange", now + 500, state="hidden"),
-                                         ev("visibilitychange", now + 2000, state="visible"),
-                                         ev("act.type", now + 2500, text="3"), ev("act.submit", now + 2600)))
+    await socket.send_to(
+        text_data=batch(
+            1,
+            ev("load", now, w=1, h=1, scale=1, state="visible"),
+            ev("visibilitychange", now + 500, state="hidden"),
+            ev("visibilitychange", now + 2000, state="visible"),
+            ev("act.type", now + 2500, text="3"),
+            ev("act.submit", now + 2600),
+        )
+    )
     await socket.receive_json_from()
     await socket.receive_json_from()
     await socket.disconnect()
@@ -274,9 +300,15 @@ async def test_time_hidden_from_the_start_is_not_active(open_attempt):
     now = time.time() * 1000 - 1000  # the page opened in a background tab a second ago
     await opened_at(attempt, now - 100)
     socket = await connected(attempt.uid, session)
-    await socket.send_to(text_data=batch(1, ev("load", now, w=1, h=1, scale=1, state="hidden"),
-                                         ev("visibilitychange", now + 400, state="visible"),
-                                         ev("act.type", now + 450, text="4"), ev("act.submit", now + 500)))
+    await socket.send_to(
+        text_data=batch(
+            1,
+            ev("load", now, w=1, h=1, scale=1, state="hidden"),
+            ev("visibilitychange", now + 400, state="visible"),
+            ev("act.type", now + 450, text="4"),
+            ev("act.submit", now + 500),
+        )
+    )
     await socket.receive_json_from()
     await socket.receive_json_from()
     await socket.disconnect()

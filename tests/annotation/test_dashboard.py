@@ -1,9 +1,10 @@
 """The live admin dashboard: its numbers against hand-made data, its socket, who may see it."""
+
 import asyncio
 import json
 import time
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from channels.db import database_sync_to_async
@@ -13,11 +14,11 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.reporting.dashboard import dashboard_summary
-from annotation.live.frames import Batch
-from annotation.models import Attempt, Enrollment, Flag, Participant
 from annotation.live.attempts import attempt_start, participant_for_user, system_participant
+from annotation.live.frames import Batch
 from annotation.live.intake import events_append
+from annotation.models import Attempt, Enrollment, Flag, Participant
+from annotation.reporting.dashboard import dashboard_summary
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from arena_site.asgi import application
@@ -59,18 +60,21 @@ def annotate(study, user, plan: list[bool], tally: Counter) -> Enrollment:
 
 def events_at(attempt, received_ms: float) -> None:
     """A batch of page events (no submit) received at that time."""
-    events_append(attempt_id=attempt.pk, batch=Batch(attempt.max_seq + 1, [{"k": "focus", "t": received_ms}]),
-                  received_ms=received_ms)
+    events_append(
+        attempt_id=attempt.pk,
+        batch=Batch(attempt.max_seq + 1, [{"k": "focus", "t": received_ms}]),
+        received_ms=received_ms,
+    )
 
 
 def flag(puzzle, participant, reason: str, age_s: float, status: str = Flag.Status.OPEN) -> Flag:
     made = Flag.objects.create(puzzle=puzzle, participant=participant, reason=reason, status=status)
-    Flag.objects.filter(pk=made.pk).update(created_at=datetime.now(timezone.utc) - timedelta(seconds=age_s))
+    Flag.objects.filter(pk=made.pk).update(created_at=datetime.now(UTC) - timedelta(seconds=age_s))
     return made
 
 
 def backdate_submit(attempt, age_s: float) -> None:
-    Attempt.objects.filter(pk=attempt.pk).update(submitted_at=datetime.now(timezone.utc) - timedelta(seconds=age_s))
+    Attempt.objects.filter(pk=attempt.pk).update(submitted_at=datetime.now(UTC) - timedelta(seconds=age_s))
 
 
 def test_the_summary_matches_hand_made_data(study, person):
@@ -98,8 +102,17 @@ def test_the_summary_matches_hand_made_data(study, person):
     backdate_submit(a_attempts[0], 300)
     backdate_submit(a_attempts[1], 1200)
     puzzle = stray.puzzle
-    flags = [flag(puzzle, stray.participant, reason, age) for reason, age in
-             [("broken", 30), ("ambiguous", 60), ("other", 100), ("unsolvable", 200), ("broken", 250), ("other", 900)]]
+    flags = [
+        flag(puzzle, stray.participant, reason, age)
+        for reason, age in [
+            ("broken", 30),
+            ("ambiguous", 60),
+            ("other", 100),
+            ("unsolvable", 200),
+            ("broken", 250),
+            ("other", 900),
+        ]
+    ]
     flag(puzzle, stray.participant, "offensive", 10, status=Flag.Status.DISMISSED)
 
     with CaptureQueriesContext(connection) as queries:
@@ -108,8 +121,17 @@ def test_the_summary_matches_hand_made_data(study, person):
     assert len(queries) <= 10  # a handful of aggregates, whatever the data's size
     # Active: a, b, d and e submitted just now (e's stray attempt), f sent events; c did nothing.
     assert summary["active_annotators"] == 5
-    assert summary["studies"] == [{"id": study.pk, "name": "Pilot", "enrolled": 4, "finished": 1,
-                                   "slots_done": 6 + 3 + 2, "slots_total": 18, "progress": 11 / 18}]
+    assert summary["studies"] == [
+        {
+            "id": study.pk,
+            "name": "Pilot",
+            "enrolled": 4,
+            "finished": 1,
+            "slots_done": 6 + 3 + 2,
+            "slots_total": 18,
+            "progress": 11 / 18,
+        }
+    ]
     expected = {t: (tally[(t, True)], tally[(t, True)] + tally[(t, False)]) for t, _ in tally}
     assert {r["type"]: (r["correct"], r["attempts"]) for r in summary["pass1_by_type"]} == expected
     for row in summary["pass1_by_type"]:
@@ -121,8 +143,12 @@ def test_the_summary_matches_hand_made_data(study, person):
     assert summary["new_flags"]["open"] == 6 and summary["new_flags"]["recent"] == 5
     assert [f["id"] for f in summary["new_flags"]["latest"]] == [f.pk for f in flags[:5]]
     assert summary["new_flags"]["latest"][0] | {"created_at": None} == {
-        "id": flags[0].pk, "puzzle_type": puzzle.type, "puzzle_uid": puzzle.uid, "reason": "broken",
-        "created_at": None}
+        "id": flags[0].pk,
+        "puzzle_type": puzzle.type,
+        "puzzle_uid": puzzle.uid,
+        "reason": "broken",
+        "created_at": None,
+    }
 
 
 def test_closed_studies_leave_the_dashboard(study, person):

@@ -1,12 +1,13 @@
 """Flags, the review queue, truth corrections, the consensus audit, exports, and who may see them."""
+
 import json
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.review.labels import TruthRejected, consensus_suspects, flag_raise, puzzle_correct_truth
 from annotation.models import Attempt, AuditLog, Event, Flag
+from annotation.review.labels import TruthRejected, consensus_suspects, flag_raise, puzzle_correct_truth
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
@@ -51,11 +52,20 @@ def test_an_annotator_flags_their_puzzle_and_the_attempt_is_kept(study, person):
     client.get(f"/play/{attempt.uid}/")
     headers = {"X-CSRFToken": client.cookies["csrftoken"].value}
     url = f"/attempts/{attempt.uid}/flag/"
-    made = client.post(url, json.dumps({"reason": "ambiguous", "note": "two dice overlap"}),
-                       content_type="application/json", headers=headers)
+    made = client.post(
+        url,
+        json.dumps({"reason": "ambiguous", "note": "two dice overlap"}),
+        content_type="application/json",
+        headers=headers,
+    )
     assert made.status_code == 201
     flag = Flag.objects.get()
-    assert (flag.reason, flag.note, flag.attempt_id, flag.status) == ("ambiguous", "two dice overlap", attempt.pk, "open")
+    assert (flag.reason, flag.note, flag.attempt_id, flag.status) == (
+        "ambiguous",
+        "two dice overlap",
+        attempt.pk,
+        "open",
+    )
     assert Attempt.objects.get(pk=attempt.pk).correct  # kept as it was
     bad = client.post(url, json.dumps({"reason": "boring"}), content_type="application/json", headers=headers)
     assert bad.status_code == 400 and "unknown reason" in bad.json()["error"]
@@ -109,8 +119,13 @@ def test_the_review_page_draws_answers_and_shows_the_truth_to_staff_only(study, 
     html = page.content.decode()
     assert "I count differently" in html and str(attempt.puzzle.truth["sum"]) in html
     annotator = client_for(user)
-    for url in ("/review/", f"/review/{attempt.puzzle.uid}/", f"/studies/{study.pk}/report.json",
-                f"/studies/{study.pk}/events.jsonl", "/dashboard/"):
+    for url in (
+        "/review/",
+        f"/review/{attempt.puzzle.uid}/",
+        f"/studies/{study.pk}/report.json",
+        f"/studies/{study.pk}/events.jsonl",
+        "/dashboard/",
+    ):
         assert annotator.get(url).status_code == 302, url  # to the admin sign-in
     assert annotator.post(f"/review/{attempt.puzzle.uid}/resolve/", {"action": "retire"}).status_code == 302
     assert Puzzle.objects.get(pk=attempt.puzzle_id).status == "verified"
@@ -123,8 +138,19 @@ def test_the_event_export_streams_every_event_as_json_lines(study, person, staff
     lines = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
     assert len(lines) == Event.objects.filter(attempt__study=study).count() > 0
     first = lines[0]
-    assert {"attempt", "participant", "participant_kind", "puzzle", "type", "purpose", "seq", "index", "k", "t",
-            "received"} <= set(first)
+    assert {
+        "attempt",
+        "participant",
+        "participant_kind",
+        "puzzle",
+        "type",
+        "purpose",
+        "seq",
+        "index",
+        "k",
+        "t",
+        "received",
+    } <= set(first)
     assert first["k"] == "load" and first["participant_kind"] == "human"
     report = staff.get(f"/studies/{study.pk}/report.json").json()
     assert report["overall"]["attempts"] == 2

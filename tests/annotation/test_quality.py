@@ -1,15 +1,17 @@
 """Quality control and the staff study pages."""
+
 import time
+from datetime import UTC
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.live.frames import Batch
-from annotation.models import Attempt, AuditLog, Enrollment, Study
-from annotation.studies.quality import annotator_table, attempt_marks
-from annotation.reporting.reports import study_report
 from annotation.live.intake import events_append
+from annotation.models import Attempt, AuditLog, Enrollment, Study
+from annotation.reporting.reports import study_report
+from annotation.studies.quality import annotator_table, attempt_marks
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
@@ -43,13 +45,19 @@ def join(study, person, name):
 def submit_hidden_thrice(attempt):
     """A page hidden three times, 40 s in all, before a right answer."""
     now = time.time() * 1000
-    from datetime import datetime, timezone
-    Attempt.objects.filter(pk=attempt.pk).update(created_at=datetime.fromtimestamp((now - 60_000) / 1000, timezone.utc))
+    from datetime import datetime
+
+    Attempt.objects.filter(pk=attempt.pk).update(created_at=datetime.fromtimestamp((now - 60_000) / 1000, UTC))
     events = [{"k": "load", "t": now - 50_000, "w": 1, "h": 1, "scale": 1, "state": "visible"}]
     for start in (-45_000, -30_000, -15_000):
-        events += [{"k": "visibilitychange", "t": now + start, "state": "hidden"},
-                   {"k": "visibilitychange", "t": now + start + 13_000, "state": "visible"}]
-    events += [{"k": "act.type", "t": now - 10, "text": str(attempt.puzzle.truth["sum"])}, {"k": "act.submit", "t": now}]
+        events += [
+            {"k": "visibilitychange", "t": now + start, "state": "hidden"},
+            {"k": "visibilitychange", "t": now + start + 13_000, "state": "visible"},
+        ]
+    events += [
+        {"k": "act.type", "t": now - 10, "text": str(attempt.puzzle.truth["sum"])},
+        {"k": "act.submit", "t": now},
+    ]
     events_append(attempt_id=attempt.pk, batch=Batch(1, events), received_ms=now)
 
 
@@ -79,22 +87,46 @@ def test_the_annotator_table_and_a_reversible_logged_exclusion(study, person, st
     staff.post(url, {"action": "include"})
     assert not Enrollment.objects.get(pk=ann.pk).excluded and study_report(study=study)["overall"]["attempts"] == 2
     assert list(AuditLog.objects.filter(enrollment=ann).values_list("action", flat=True).order_by("at")) == [
-        "annotator_excluded", "annotator_included"]
+        "annotator_excluded",
+        "annotator_included",
+    ]
     page = staff.get(f"/studies/{study.pk}/annotators/").content.decode()
     assert "pid-ann" in page and "Exclude" in page
 
 
 def test_staff_create_a_study_from_the_form_and_see_its_invite_link(study, staff):
-    response = staff.post("/studies/new/", {"name": "Second", "split": "test", "types": ["Dice_Count"],
-                                            "puzzles_per_annotator": 2, "overlap": 1, "order": "blocked",
-                                            "seed": 1, "attempts_per_puzzle": 1, "practice": "", "gold": ""})
+    response = staff.post(
+        "/studies/new/",
+        {
+            "name": "Second",
+            "split": "test",
+            "types": ["Dice_Count"],
+            "puzzles_per_annotator": 2,
+            "overlap": 1,
+            "order": "blocked",
+            "seed": 1,
+            "attempts_per_puzzle": 1,
+            "practice": "",
+            "gold": "",
+        },
+    )
     assert response.status_code == 302
     created = Study.objects.get(name="Second")
     assert created.slots.count() == 4  # all four verified puzzles: gold only leaves the pool of its own study
     listing = staff.get("/studies/").content.decode()
     assert f"/s/{created.token}/" in listing
-    refused = staff.post("/studies/new/", {"name": "None", "split": "val", "puzzles_per_annotator": 1, "overlap": 1,
-                                           "order": "shuffled", "seed": 0, "attempts_per_puzzle": 1})
+    refused = staff.post(
+        "/studies/new/",
+        {
+            "name": "None",
+            "split": "val",
+            "puzzles_per_annotator": 1,
+            "overlap": 1,
+            "order": "shuffled",
+            "seed": 0,
+            "attempts_per_puzzle": 1,
+        },
+    )
     assert "no replay-verified puzzles" in refused.content.decode()
 
 

@@ -1,4 +1,5 @@
 """The study report rendered as CSV, Markdown and one self-contained HTML page. No database."""
+
 import copy
 import csv
 import io
@@ -11,10 +12,26 @@ import pytest
 from annotation.reporting.render import CSV_TYPE_COLUMNS, MEAN_ROW_LABEL, to_csv, to_html, to_markdown
 
 TYPE_NAMES = [
-    "Bingo", "Click_Order", "Coordinates", "Connect_icon", "Dart_Count", "Dice_Count",
-    "Geometry_Click", "Hold_Button", "Image_Matching", "Image_Recognition", "Misleading_Click",
-    "Object_Match", "Patch_Select", "Path_Finder", "Pick_Area", "Place_Dot", "Rotation_Match",
-    "Select_Animal", "Slide_Puzzle", "Unusual_Detection",
+    "Bingo",
+    "Click_Order",
+    "Coordinates",
+    "Connect_icon",
+    "Dart_Count",
+    "Dice_Count",
+    "Geometry_Click",
+    "Hold_Button",
+    "Image_Matching",
+    "Image_Recognition",
+    "Misleading_Click",
+    "Object_Match",
+    "Patch_Select",
+    "Path_Finder",
+    "Pick_Area",
+    "Place_Dot",
+    "Rotation_Match",
+    "Select_Animal",
+    "Slide_Puzzle",
+    "Unusual_Detection",
 ]
 
 
@@ -23,21 +40,50 @@ def sample_report() -> dict:
     return {
         "study": {"id": 3, "name": "Pilot", "split": "test", "overlap": 2, "attempts_per_puzzle": 1},
         "generated_at": "2026-11-30T04:00:00+00:00",
-        "annotators": 12, "excluded_annotators": 1,
+        "annotators": 12,
+        "excluded_annotators": 1,
         "types": [
-            {"type": "Bingo", "attempts": 40, "puzzles": 20, "correct": 35, "pass1": 0.875,
-             "ci_low": 0.739, "ci_high": 0.946, "submitted": 40, "started": 41, "submission_rate": 0.9756,
-             "wall_median_ms": 5200.0, "wall_q1_ms": 3900.0, "wall_q3_ms": 7100.0,
-             "active_median_ms": 5000.0, "active_q1_ms": 3800.0, "active_q3_ms": 6900.0,
-             "mean_actions": 3.2, "pass_k": None},
+            {
+                "type": "Bingo",
+                "attempts": 40,
+                "puzzles": 20,
+                "correct": 35,
+                "pass1": 0.875,
+                "ci_low": 0.739,
+                "ci_high": 0.946,
+                "submitted": 40,
+                "started": 41,
+                "submission_rate": 0.9756,
+                "wall_median_ms": 5200.0,
+                "wall_q1_ms": 3900.0,
+                "wall_q3_ms": 7100.0,
+                "active_median_ms": 5000.0,
+                "active_q1_ms": 3800.0,
+                "active_q3_ms": 6900.0,
+                "mean_actions": 3.2,
+                "pass_k": None,
+            },
         ],
-        "overall": {"mean_pass1_over_types": 0.875, "attempts": 40, "puzzles": 20, "correct": 35,
-                    "pass1_pooled": 0.875, "ci_low": 0.739, "ci_high": 0.946},
+        "overall": {
+            "mean_pass1_over_types": 0.875,
+            "attempts": 40,
+            "puzzles": 20,
+            "correct": 35,
+            "pass1_pooled": 0.875,
+            "ci_low": 0.739,
+            "ci_high": 0.946,
+        },
         "agreement": {"fleiss_kappa": 0.41, "fleiss_n": 20, "krippendorff_alpha": 0.42, "alpha_n": 20},
         "agents": [
-            {"name": "openai:gpt-x", "source": "harness", "model": "gpt-x", "rollouts_per_puzzle": 5,
-             "types": [{"type": "Bingo", "puzzles": 20, "pass1": 0.35, "pass_k": {"5": 0.6}}],
-             "mean_pass1_over_types": 0.35, "pass_at": {"1": 0.35, "5": 0.6}},
+            {
+                "name": "openai:gpt-x",
+                "source": "harness",
+                "model": "gpt-x",
+                "rollouts_per_puzzle": 5,
+                "types": [{"type": "Bingo", "puzzles": 20, "pass1": 0.35, "pass_k": {"5": 0.6}}],
+                "mean_pass1_over_types": 0.35,
+                "pass_at": {"1": 0.35, "5": 0.6},
+            },
         ],
         "times": {"Bingo": {"wall_ms": [5200.0, 3900.0], "active_ms": [5000.0, 3800.0]}},
     }
@@ -56,40 +102,73 @@ def realistic_report(seed: int = 4) -> dict:
         wall[-1] *= 6  # someone walked away
         active = [w * rng.uniform(0.8, 1.0) for w in wall]
         times[name] = {"wall_ms": wall, "active_ms": active}
-        types.append({
-            "type": name, "attempts": attempts, "puzzles": attempts // 2, "correct": correct, "pass1": p,
-            "ci_low": max(0.0, p - half), "ci_high": min(1.0, p + half),
-            "submitted": attempts, "started": attempts + rng.randint(0, 3),
-            "submission_rate": attempts / (attempts + 1),
-            "wall_median_ms": _quantile(wall, 0.5), "wall_q1_ms": _quantile(wall, 0.25),
-            "wall_q3_ms": _quantile(wall, 0.75), "active_median_ms": _quantile(active, 0.5),
-            "active_q1_ms": _quantile(active, 0.25), "active_q3_ms": _quantile(active, 0.75),
-            "mean_actions": rng.uniform(1, 12), "pass_k": None,
-        })
+        types.append(
+            {
+                "type": name,
+                "attempts": attempts,
+                "puzzles": attempts // 2,
+                "correct": correct,
+                "pass1": p,
+                "ci_low": max(0.0, p - half),
+                "ci_high": min(1.0, p + half),
+                "submitted": attempts,
+                "started": attempts + rng.randint(0, 3),
+                "submission_rate": attempts / (attempts + 1),
+                "wall_median_ms": _quantile(wall, 0.5),
+                "wall_q1_ms": _quantile(wall, 0.25),
+                "wall_q3_ms": _quantile(wall, 0.75),
+                "active_median_ms": _quantile(active, 0.5),
+                "active_q1_ms": _quantile(active, 0.25),
+                "active_q3_ms": _quantile(active, 0.75),
+                "mean_actions": rng.uniform(1, 12),
+                "pass_k": None,
+            }
+        )
     agents = []
     for name, skill in (("openai:gpt-x", 0.45), ("anthropic:claude-y <b>beta</b>", 0.65)):
-        rows = [{"type": t, "puzzles": 20, "pass1": min(1.0, max(0.0, rng.gauss(skill, 0.2))),
-                 "pass_k": {"5": min(1.0, skill + 0.2)}} for t in TYPE_NAMES]
+        rows = [
+            {
+                "type": t,
+                "puzzles": 20,
+                "pass1": min(1.0, max(0.0, rng.gauss(skill, 0.2))),
+                "pass_k": {"5": min(1.0, skill + 0.2)},
+            }
+            for t in TYPE_NAMES
+        ]
         rows[3]["pass1"] = None  # the agent skipped a type
         known = [r["pass1"] for r in rows if r["pass1"] is not None]
-        agents.append({"name": name, "source": "harness", "model": name.split(":")[1],
-                       "rollouts_per_puzzle": 5, "types": rows,
-                       "mean_pass1_over_types": sum(known) / len(known),
-                       "pass_at": {"1": sum(known) / len(known), "5": min(1.0, skill + 0.2)}})
+        agents.append(
+            {
+                "name": name,
+                "source": "harness",
+                "model": name.split(":")[1],
+                "rollouts_per_puzzle": 5,
+                "types": rows,
+                "mean_pass1_over_types": sum(known) / len(known),
+                "pass_at": {"1": sum(known) / len(known), "5": min(1.0, skill + 0.2)},
+            }
+        )
     mean = sum(t["pass1"] for t in types) / len(types)
     attempts = sum(t["attempts"] for t in types)
     correct = sum(t["correct"] for t in types)
     return {
-        "study": {"id": 7, "name": "Main study — winter 2026", "split": "test", "overlap": 3,
-                  "attempts_per_puzzle": 1},
-        "generated_at": "2026-11-30T04:00:00+00:00", "annotators": 64, "excluded_annotators": 3,
+        "study": {"id": 7, "name": "Main study — winter 2026", "split": "test", "overlap": 3, "attempts_per_puzzle": 1},
+        "generated_at": "2026-11-30T04:00:00+00:00",
+        "annotators": 64,
+        "excluded_annotators": 3,
         "types": types,
-        "overall": {"mean_pass1_over_types": mean, "attempts": attempts,
-                    "puzzles": sum(t["puzzles"] for t in types), "correct": correct,
-                    "pass1_pooled": correct / attempts, "ci_low": correct / attempts - 0.015,
-                    "ci_high": correct / attempts + 0.015},
+        "overall": {
+            "mean_pass1_over_types": mean,
+            "attempts": attempts,
+            "puzzles": sum(t["puzzles"] for t in types),
+            "correct": correct,
+            "pass1_pooled": correct / attempts,
+            "ci_low": correct / attempts - 0.015,
+            "ci_high": correct / attempts + 0.015,
+        },
         "agreement": {"fleiss_kappa": 0.38, "fleiss_n": 310, "krippendorff_alpha": 0.39, "alpha_n": 400},
-        "agents": agents, "times": times,
+        "agents": agents,
+        "times": times,
     }
 
 
@@ -109,8 +188,18 @@ def sparse_report() -> dict:
     report["agents"] = []
     report["times"] = {}
     row = report["types"][0]
-    for key in ("ci_low", "ci_high", "submission_rate", "wall_median_ms", "wall_q1_ms", "wall_q3_ms",
-                "active_median_ms", "active_q1_ms", "active_q3_ms", "mean_actions"):
+    for key in (
+        "ci_low",
+        "ci_high",
+        "submission_rate",
+        "wall_median_ms",
+        "wall_q1_ms",
+        "wall_q3_ms",
+        "active_median_ms",
+        "active_q1_ms",
+        "active_q3_ms",
+        "mean_actions",
+    ):
         row[key] = None
     return report
 
@@ -153,6 +242,7 @@ def parse(html: str) -> Tags:
 
 
 # --- CSV ----------------------------------------------------------------------------------------
+
 
 def test_csv_parses_back_with_the_header_values_agent_column_and_mean_row():
     rows = list(csv.DictReader(io.StringIO(to_csv(sample_report()))))
@@ -203,6 +293,7 @@ def test_csv_of_an_empty_report_is_a_header_and_the_mean_row():
 
 # --- Markdown -----------------------------------------------------------------------------------
 
+
 def test_markdown_has_the_title_annotators_interval_times_and_agreement():
     md = to_markdown(sample_report())
     assert md.startswith("# Human baseline: Pilot\n")
@@ -224,8 +315,7 @@ def test_markdown_agents_table_sets_people_against_each_agent_with_pass_k_lines(
     assert "openai:gpt-x" in header
     assert "| Bingo | 87.5% | 35.0% · pass@5 60.0% |" in lines
     assert "| Mean over types | 87.5% | 35.0% |" in lines
-    assert any(line.startswith("- **openai:gpt-x**") and "Pass@1 35.0% · Pass@5 60.0%" in line
-               for line in lines)
+    assert any(line.startswith("- **openai:gpt-x**") and "Pass@1 35.0% · Pass@5 60.0%" in line for line in lines)
     assert "5 rollouts per puzzle" in md
 
 
@@ -265,6 +355,7 @@ def test_markdown_escapes_markup_and_table_pipes():
 
 
 # --- HTML ---------------------------------------------------------------------------------------
+
 
 def test_html_is_one_self_contained_page_with_charts_and_the_numbers():
     html = to_html(sample_report())
@@ -337,11 +428,14 @@ def test_html_box_plot_falls_back_to_the_recorded_times_and_to_the_report_quarti
     assert class_count(html, "box-wall") == 1 and class_count(html, "box-active") == 1
 
 
-@pytest.mark.parametrize("report", [
-    {},
-    {"study": None, "types": [], "overall": None, "agreement": None, "agents": [], "times": {}},
-    {"types": [{"type": "Bingo"}], "agents": [{"types": []}], "times": {"Bingo": {}}},
-])
+@pytest.mark.parametrize(
+    "report",
+    [
+        {},
+        {"study": None, "types": [], "overall": None, "agreement": None, "agents": [], "times": {}},
+        {"types": [{"type": "Bingo"}], "agents": [{"types": []}], "times": {"Bingo": {}}},
+    ],
+)
 def test_every_format_survives_a_nearly_empty_report(report):
     for render in (to_csv, to_markdown, to_html):
         assert render(copy.deepcopy(report))

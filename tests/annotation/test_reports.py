@@ -1,4 +1,5 @@
 """Reports: their numbers against an independent count from the stored attempts."""
+
 import io
 import json
 import math
@@ -8,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from annotation.agents.outputs import agent_run_import
 from annotation.models import Attempt, Enrollment
 from annotation.reporting.reports import study_report
-from annotation.agents.outputs import agent_run_import
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
@@ -50,11 +51,15 @@ def independent_pass1(study) -> dict[str, tuple[int, int]]:
 
 
 def test_the_report_equals_an_independent_count(study, person):
-    run_annotators(study, person, {
-        "a": [True, True, False, True, True, True],
-        "b": [True, False, False, True, True, False],
-        "c": [True, True, True, True, True, True],
-    })
+    run_annotators(
+        study,
+        person,
+        {
+            "a": [True, True, False, True, True, True],
+            "b": [True, False, False, True, True, False],
+            "c": [True, True, True, True, True, True],
+        },
+    )
     report = study_report(study=study)
     counted = independent_pass1(study)
     assert {r["type"]: (r["correct"], r["attempts"]) for r in report["types"]} == counted

@@ -1,18 +1,27 @@
 """Pure statistics and the agent-output reader: no database, numbers computed by hand."""
+
 import json
 from math import comb
 
 import pytest
 
 from annotation.agents.outputs import AgentOutputs, read_agent_outputs
-
-from annotation.reporting.stats import fleiss_kappa, fleiss_kappa_binary, krippendorff_alpha_nominal, mean_pass_at_k, median_iqr, pass_at_k, wilson_interval
+from annotation.reporting.stats import (
+    fleiss_kappa,
+    fleiss_kappa_binary,
+    krippendorff_alpha_nominal,
+    mean_pass_at_k,
+    median_iqr,
+    pass_at_k,
+    wilson_interval,
+)
 
 approx = pytest.approx
 
 
 # --- Wilson ----------------------------------------------------------------------------------
 # centre = (p + z²/2n) / (1 + z²/n), half = z / (1 + z²/n) * sqrt(p(1-p)/n + z²/4n²), z² = 3.8415
+
 
 def test_wilson_interval_matches_hand_computed_values():
     # 8/10: centre = 0.99207/1.38415 = 0.71674, half = 1.41603 * sqrt(0.0256037) = 0.22658
@@ -38,6 +47,7 @@ def test_wilson_interval_narrows_with_a_smaller_z_and_refuses_nonsense():
 
 
 # --- pass@k ----------------------------------------------------------------------------------
+
 
 def test_pass_at_k_matches_hand_computations():
     assert pass_at_k(5, 1, 1) == approx(0.2)  # c/n
@@ -71,8 +81,16 @@ def test_mean_pass_at_k_averages_puzzles_and_needs_k_samples_each():
 # --- Fleiss' kappa ---------------------------------------------------------------------------
 
 FLEISS_1971 = [  # Wikipedia's worked example: 10 subjects, 14 raters, 5 categories
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 
@@ -111,11 +129,24 @@ def test_fleiss_kappa_binary_uses_the_most_common_number_of_raters():
 
 # --- Krippendorff's alpha --------------------------------------------------------------------
 
+
 def test_krippendorff_alpha_on_the_reference_nominal_data():
     # Krippendorff (2011), "Computing Krippendorff's alpha-reliability": 4 observers, 12 units,
     # missing values dropped; nominal alpha = 0.743 (exactly 113/152)
-    units = [[1, 1, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],
-             [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [5, 5, 5], [1, 1], [3]]
+    units = [
+        [1, 1, 1],
+        [2, 2, 3, 2],
+        [3, 3, 3, 3],
+        [3, 3, 3, 3],
+        [2, 2, 2, 2],
+        [1, 2, 3, 4],
+        [4, 4, 4, 4],
+        [1, 1, 2, 1],
+        [2, 2, 2, 2],
+        [5, 5, 5],
+        [1, 1],
+        [3],
+    ]
     assert krippendorff_alpha_nominal(units) == approx(113 / 152)
     assert round(krippendorff_alpha_nominal(units), 3) == 0.743
 
@@ -139,6 +170,7 @@ def test_krippendorff_alpha_is_close_to_fleiss_kappa_with_equal_raters():
 
 # --- median and quartiles --------------------------------------------------------------------
 
+
 def test_median_iqr_interpolates_like_numpy():
     # [1,2,3,4]: positions 0.75*... -> q1 = 1 + 0.75 = 1.75, median 2.5, q3 = 3 + 0.25 = 3.25
     assert median_iqr([4.0, 1.0, 3.0, 2.0]) == approx((2.5, 1.75, 3.25))
@@ -151,6 +183,7 @@ def test_median_iqr_interpolates_like_numpy():
 
 # --- the agent's output folders --------------------------------------------------------------
 
+
 def write(path, data):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data))
@@ -160,8 +193,10 @@ def test_reads_both_folder_shapes_flat_files_and_scores_pass_at_k(tmp_path):
     T, F = True, False
     run = tmp_path / "run-2025"
     for n, correct in enumerate([T, F, F, F, F]):  # rollout folders, written out of order below
-        write(run / "Dice_Count_3" / f"rollout_{n}" / "summary.json",
-              {"correct": correct, "type": "Dice_Count", "model": "m1"})
+        write(
+            run / "Dice_Count_3" / f"rollout_{n}" / "summary.json",
+            {"correct": correct, "type": "Dice_Count", "model": "m1"},
+        )
     for n, reward in enumerate([1.0, 1, 2.5, 1.0, 1.0]):  # reward >= 1.0 is correct
         write(run / "Mirror_0" / f"rollout_{n}" / "summary.json", {"reward": reward, "captcha_type": "Mirror"})
     for n in range(5):  # a failing puzzle, its outcomes under other keys
@@ -180,14 +215,21 @@ def test_reads_both_folder_shapes_flat_files_and_scores_pass_at_k(tmp_path):
     out = read_agent_outputs(tmp_path)
 
     assert out.rollouts == {
-        "Deformation_2": [F, T], "Dice_Count_3": [T, F, F, F, F], "Mirror_0": [T, T, T, T, T],
-        "Red_Dot_1": [T], "Squiggle_9": [F, F, F, F, F],
+        "Deformation_2": [F, T],
+        "Dice_Count_3": [T, F, F, F, F],
+        "Mirror_0": [T, T, T, T, T],
+        "Red_Dot_1": [T],
+        "Squiggle_9": [F, F, F, F, F],
     }
     assert out.types == {"Dice_Count_3": "Dice_Count", "Mirror_0": "Mirror", "Red_Dot_1": "Red_Dot"}
     assert out.model == "m1"
     reasons = {path.split(str(tmp_path))[1]: reason for path, reason in out.problems}
-    assert set(reasons) == {"/run-2025/Broken_5/summary.json", "/run-2025/Silent_6/summary.json",
-                            "/run-2025/Odd_7/summary.json", "/summary.json"}
+    assert set(reasons) == {
+        "/run-2025/Broken_5/summary.json",
+        "/run-2025/Silent_6/summary.json",
+        "/run-2025/Odd_7/summary.json",
+        "/summary.json",
+    }
     assert reasons["/run-2025/Broken_5/summary.json"].startswith("unreadable")
     assert reasons["/run-2025/Silent_6/summary.json"].startswith("no outcome")
     assert reasons["/run-2025/Odd_7/summary.json"] == "correct is not true or false"
@@ -214,8 +256,7 @@ def test_duplicates_and_mixed_models_are_problems(tmp_path):
     out = read_agent_outputs(tmp_path)
     assert out.rollouts == {"p1": [True], "p2": [False]}  # the first in path order is kept
     assert out.model is None
-    assert [reason.split(" was")[0] for _, reason in out.problems] == [
-        "rollout 0 of p1", "several models: m1, m2"]
+    assert [reason.split(" was")[0] for _, reason in out.problems] == ["rollout 0 of p1", "several models: m1, m2"]
 
 
 def test_an_empty_or_missing_folder(tmp_path):

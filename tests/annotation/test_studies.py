@@ -1,16 +1,18 @@
 """Studies: creation, the annotator's way through, safe assignment under concurrency, expiry."""
+
 import threading
 from datetime import timedelta
+from itertools import pairwise
 
 import pytest
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import Attempt, Enrollment, Slot, Study
 from annotation.live.attempts import participant_for_user
-from annotation.live.intake import AttemptClosed, events_append
 from annotation.live.frames import Batch
+from annotation.live.intake import AttemptClosed, events_append
+from annotation.models import Attempt, Enrollment, Slot, Study
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import StudySetupError, ranked, study_create
 from puzzles.models import Puzzle
@@ -26,6 +28,7 @@ def annotator(person, study, name):
 def submit(attempt, correct=True):
     """Submit an attempt through the real path, with a right or a wrong typed answer."""
     import time
+
     now = time.time() * 1000
     text = str(attempt.puzzle.truth.get("sum", 0) + (0 if correct else 1)) if "sum" in attempt.puzzle.truth else "0"
     events = [{"k": "load", "t": now, "w": 1, "h": 1, "scale": 1, "state": "visible"}]
@@ -51,7 +54,7 @@ def test_orders_block_or_interleave_types(verified):
     blocked = [p.type for p in ranked(pool, order=Study.Order.BLOCKED, seed=1)]
     assert blocked in (["Bingo"] * 4 + ["Dice_Count"] * 4, ["Dice_Count"] * 4 + ["Bingo"] * 4)
     interleaved = [p.type for p in ranked(pool, order=Study.Order.INTERLEAVED, seed=1)]
-    assert all(a != b for a, b in zip(interleaved, interleaved[1:]))
+    assert all(a != b for a, b in pairwise(interleaved))
     assert ranked(pool, order="shuffled", seed=3) == ranked(pool, order="shuffled", seed=3)
 
 
@@ -99,7 +102,7 @@ def test_overlap_is_never_exceeded_with_many_annotators_at_once(verified, person
         try:
             barrier.wait()
             enrollment_next(enrollment=enrollment)
-        except Exception as error:  # noqa: BLE001  (reported below)
+        except Exception as error:
             errors.append(error)
         finally:
             connection.close()
@@ -151,8 +154,10 @@ def test_invite_link_records_crowd_ids_and_resumes_on_another_device(verified):
     resumed = other_device.get(link, follow=True)
     assert resumed.redirect_chain[-1][0] == f"/play/{attempt.uid}/"  # exactly where they stopped
     for _ in range(2):
-        submit(Attempt.objects.filter(study=study, submitted_at__isnull=True).first() or
-               enrollment_next(enrollment=enrollment).attempt)
+        submit(
+            Attempt.objects.filter(study=study, submitted_at__isnull=True).first()
+            or enrollment_next(enrollment=enrollment).attempt
+        )
         enrollment_next(enrollment=enrollment)
     end = browser.get(f"/s/{study.token}/next/").content.decode()
     assert study.completion_code in end and "prolific" in end.lower()
@@ -171,6 +176,7 @@ def test_a_person_has_one_participant_however_often_asked(person):
 
 def test_a_study_time_limit_and_its_verdict_setting_apply_on_the_server(verified, person):
     from annotation.live.intake import batch_receive
+
     from .conftest import submit_answer
 
     verified(types=("Dice_Count",), per_type=2)
@@ -183,11 +189,21 @@ def test_a_study_time_limit_and_its_verdict_setting_apply_on_the_server(verified
     prompt = enrollment_next(enrollment=enrollment).attempt
     import json
     import time
+
     now = time.time() * 1000
-    frame = json.dumps({"type": "batch", "seq": 1, "events": [
-        {"k": "act.type", "t": now, "text": str(prompt.puzzle.truth["sum"])}, {"k": "act.submit", "t": now}]})
-    replies, _ = batch_receive(attempt=Attempt.objects.select_related("puzzle", "study").get(pk=prompt.pk),
-                               raw=frame, received_ms=now)
+    frame = json.dumps(
+        {
+            "type": "batch",
+            "seq": 1,
+            "events": [
+                {"k": "act.type", "t": now, "text": str(prompt.puzzle.truth["sum"])},
+                {"k": "act.submit", "t": now},
+            ],
+        }
+    )
+    replies, _ = batch_receive(
+        attempt=Attempt.objects.select_related("puzzle", "study").get(pk=prompt.pk), raw=frame, received_ms=now
+    )
     assert replies[-1] == {"type": "submitted", "verdict": {"correct": True}}  # this study shows verdicts
 
 
@@ -195,6 +211,7 @@ def test_a_crowd_id_never_signs_anyone_in_as_an_account_with_a_password(verified
     verified(types=("Dice_Count",), per_type=2)
     study = study_create(name="s", split="test", puzzles_per_annotator=1)
     from django.contrib.auth import get_user_model
+
     boss = get_user_model().objects.create_user("boss", password="secret", is_staff=True)
     staff = Client()
     staff.force_login(boss)
@@ -255,6 +272,7 @@ def test_retired_puzzles_leave_the_queue(verified, person):
 
 def test_re_scoring_after_a_truth_correction_keeps_the_time_limit(verified, person):
     from annotation.review.labels import puzzle_correct_truth
+
     from .conftest import submit_answer
 
     verified(types=("Dice_Count",), per_type=1)

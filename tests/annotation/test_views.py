@@ -1,4 +1,5 @@
 """The live page's HTTP side: the page, its data, the fallback for batches, practice attempts."""
+
 import json
 import time
 
@@ -43,8 +44,12 @@ def test_the_http_fallback_stores_batches_and_needs_the_csrf_token(open_attempt)
     client.get(f"/play/{attempt.uid}/")
     token = client.cookies["csrftoken"].value
     now = time.time() * 1000
-    body = batch(1, {"k": "load", "t": now, "w": 1, "h": 1, "scale": 1, "state": "visible"},
-                 {"k": "act.type", "t": now + 1, "text": str(attempt.puzzle.truth["sum"])}, {"k": "act.submit", "t": now + 2})
+    body = batch(
+        1,
+        {"k": "load", "t": now, "w": 1, "h": 1, "scale": 1, "state": "visible"},
+        {"k": "act.type", "t": now + 1, "text": str(attempt.puzzle.truth["sum"])},
+        {"k": "act.submit", "t": now + 2},
+    )
     url = f"/attempts/{attempt.uid}/events/"
     assert client.post(url, body, content_type="application/json").status_code == 403  # no token
     reply = client.post(url, body, content_type="application/json", headers={"X-CSRFToken": token})
@@ -62,13 +67,18 @@ def test_the_fallback_refuses_another_persons_attempt_and_bad_frames(open_attemp
     client.get("/accounts/login/")
     token = client.cookies["csrftoken"].value
     url = f"/attempts/{attempt.uid}/events/"
-    refused = client.post(url, batch(1, {"k": "focus", "t": time.time() * 1000}), content_type="application/json",
-                          headers={"X-CSRFToken": token})
+    refused = client.post(
+        url,
+        batch(1, {"k": "focus", "t": time.time() * 1000}),
+        content_type="application/json",
+        headers={"X-CSRFToken": token},
+    )
     assert refused.status_code == 403 and refused.json()[0]["code"] == "not_allowed"
     owner = signed_in(attempt.participant.user)
     owner.get("/accounts/login/")
-    bad = owner.post(url, "{not json", content_type="application/json",
-                     headers={"X-CSRFToken": owner.cookies["csrftoken"].value})
+    bad = owner.post(
+        url, "{not json", content_type="application/json", headers={"X-CSRFToken": owner.cookies["csrftoken"].value}
+    )
     assert bad.status_code == 400 and "not JSON" in bad.json()[0]["message"]
     assert not Event.objects.exists()
 
@@ -80,9 +90,12 @@ def test_the_verdict_is_shown_only_when_the_site_says_so(open_attempt, settings)
     client.get("/accounts/login/")
     now = time.time() * 1000
     x, y = attempt.puzzle.truth["point"]
-    reply = client.post(f"/attempts/{attempt.uid}/events/",
-                        batch(1, {"k": "act.click", "t": now, "x": x, "y": y}, {"k": "act.submit", "t": now}),
-                        content_type="application/json", headers={"X-CSRFToken": client.cookies["csrftoken"].value})
+    reply = client.post(
+        f"/attempts/{attempt.uid}/events/",
+        batch(1, {"k": "act.click", "t": now, "x": x, "y": y}, {"k": "act.submit", "t": now}),
+        content_type="application/json",
+        headers={"X-CSRFToken": client.cookies["csrftoken"].value},
+    )
     assert reply.json()[1] == {"type": "submitted", "verdict": {"correct": True}}
 
 

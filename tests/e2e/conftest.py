@@ -1,4 +1,5 @@
 """Browser tests: the machine's Chromium on the live page, served by a real daphne process."""
+
 import asyncio
 
 import pytest
@@ -26,6 +27,7 @@ def puzzles_of(transactional_db):
     def make(*types: str, index: int = 0) -> list[Puzzle]:
         bank_generate(split="test", per_type=1, start=index, types=list(types) or None, bank_seed=11, workers=1)
         return list(Puzzle.objects.filter(index=index, dataset="generated:11").order_by("type"))
+
     return make
 
 
@@ -34,6 +36,7 @@ def annotator(transactional_db):
     def make(name: str = "annie"):
         user = get_user_model().objects.create_user(username=name, password="pw")
         return user, participant_for_user(user=user)
+
     return make
 
 

@@ -1,9 +1,10 @@
 """Every type solved through the page in real Chromium; wrong answers, drops and the fallback."""
+
 import pytest
 
-from annotation.models import Attempt, Event
 from annotation.agents.browser import perform, wait_submitted
 from annotation.agents.replay import replay_puzzles
+from annotation.models import Attempt, Event
 from puzzles.models import Puzzle, ReplayCheck
 from puzzles.registry import get_type, registry
 
@@ -71,8 +72,9 @@ def test_a_socket_dropped_mid_attempt_loses_no_events(site, puzzles_of, annotato
             for x in range(200, 400, 20):  # the person goes on acting meanwhile
                 await page.mouse.move(x, 500)
             await page.keyboard.type(answer)
-            await page.wait_for_function("window.arena.state().connected && window.arena.state().pending === 0",
-                                         timeout=15000)
+            await page.wait_for_function(
+                "window.arena.state().connected && window.arena.state().pending === 0", timeout=15000
+            )
             await perform(page, {"action": "click", "arguments": _center(layout.control("submit"))})
             await wait_submitted(page, 10)
             return attempt
@@ -109,7 +111,6 @@ def test_without_websockets_the_page_falls_back_to_http(site, puzzles_of, annota
 def _center(rect) -> dict:
     x, y = rect.center()
     return {"x": round(x), "y": round(y)}
-
 
 
 def test_clicks_map_to_natural_pixels_whatever_the_window_size(site, puzzles_of, annotator):

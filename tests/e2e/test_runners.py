@@ -1,4 +1,5 @@
 """The replay command and the agent harness, end to end in real Chromium."""
+
 import base64
 import io
 import json
@@ -12,8 +13,8 @@ from django.core.management import call_command
 from django.test import Client
 from PIL import Image
 
-from annotation.models import Attempt, Participant
 from annotation.agents.harness import MAX_TURNS
+from annotation.models import Attempt, Participant
 from puzzles.models import Puzzle, ReplayCheck
 from puzzles.registry import get_type
 
@@ -89,11 +90,27 @@ def tool_call(name: str, **arguments) -> dict:
 def test_openai_provider_solves_through_the_page_and_is_scored_like_a_person(puzzles_of, monkeypatch):
     puzzle = puzzles_of("Geometry_Click")[0]
     x, y = get_type(puzzle.type).layout(puzzle.public).image.to_stage(*puzzle.truth["point"])
-    fake = FakeChatServer([tool_call("screenshot"), tool_call("teleport", x=1), tool_call("click", x=round(x), y=round(y))])
+    fake = FakeChatServer(
+        [tool_call("screenshot"), tool_call("teleport", x=1), tool_call("click", x=round(x), y=round(y))]
+    )
     monkeypatch.setenv("TEST_MODEL_KEY", "sk-test")
     try:
-        out = command("agent", "run", "--provider", "openai", "--model", "fake-model", "--base-url", fake.url,
-                      "--api-key-env", "TEST_MODEL_KEY", "--split", "test", "--limit", "1")
+        out = command(
+            "agent",
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "fake-model",
+            "--base-url",
+            fake.url,
+            "--api-key-env",
+            "TEST_MODEL_KEY",
+            "--split",
+            "test",
+            "--limit",
+            "1",
+        )
     finally:
         fake.close()
     assert out.strip().endswith("agent: 1/1 correct")
@@ -115,8 +132,20 @@ def test_an_agent_gets_at_most_fifteen_turns(puzzles_of):
     puzzle = puzzles_of("Dice_Count")[0]
     fake = FakeChatServer([tool_call("screenshot")] * 40)
     try:
-        out = command("agent", "run", "--provider", "openai", "--model", "m", "--base-url", fake.url,
-                      "--split", "test", "--limit", "1")
+        out = command(
+            "agent",
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            fake.url,
+            "--split",
+            "test",
+            "--limit",
+            "1",
+        )
     finally:
         fake.close()
     assert len(fake.requests) == MAX_TURNS

@@ -1,4 +1,5 @@
 """A small study in real Chromium: several annotators at once, a flag, a retirement, the report."""
+
 import asyncio
 import json
 
@@ -7,8 +8,8 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.models import Attempt, Enrollment, Flag
 from annotation.agents.browser import VIEWPORT, perform, wait_submitted
+from annotation.models import Attempt, Enrollment, Flag
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
 from puzzles.services import bank_generate
@@ -57,13 +58,17 @@ def test_a_small_study_with_several_annotators_a_flag_and_a_retirement(site, tra
 
     async def everyone():
         async with chromium() as browser:
-            return await asyncio.gather(*(work_through(browser, site, study.token, pid, pid == "p1")
-                                          for pid in ("p1", "p2", "p3")))
+            return await asyncio.gather(
+                *(work_through(browser, site, study.token, pid, pid == "p1") for pid in ("p1", "p2", "p3"))
+            )
 
     codes = run(everyone())
     assert codes == [study.completion_code] * 3
     assert sorted(Enrollment.objects.filter(study=study).values_list("external_ids__PROLIFIC_PID", flat=True)) == [
-        "p1", "p2", "p3"]
+        "p1",
+        "p2",
+        "p3",
+    ]
     flag = Flag.objects.get()
     assert (flag.reason, flag.note) == ("unsolvable", "the dice overlap")
 
@@ -79,8 +84,10 @@ def test_a_small_study_with_several_annotators_a_flag_and_a_retirement(site, tra
         counted[attempt.puzzle.type] = (right + attempt.correct, total + 1)
     assert {r["type"]: (r["correct"], r["attempts"]) for r in report["types"]} == counted
     assert report["retired_puzzles"] == 1 and report["annotators"] >= 2
-    assert sum(total for _, total in counted.values()) == 6 - Attempt.objects.filter(
-        study=study, puzzle=flag.puzzle, submitted_at__isnull=False).count()
+    assert (
+        sum(total for _, total in counted.values())
+        == 6 - Attempt.objects.filter(study=study, puzzle=flag.puzzle, submitted_at__isnull=False).count()
+    )
     assert Attempt.objects.filter(study=study, correct=False).count() == 1  # p2's planned wrong answer
     html = admin.get(f"/studies/{study.pk}/report.html").content.decode()
     assert "Browser pilot" in html and "<svg" in html

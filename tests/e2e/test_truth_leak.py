@@ -1,27 +1,69 @@
 """Everything an annotator's page fetches or receives, searched for the truth."""
+
 import json
 import re
 
 import pytest
 
 from annotation.agents.browser import perform, wait_submitted
-from puzzles.registry import get_type
 
 from .conftest import chromium, page_for, run
 from .test_live_page import reference_actions
 
 pytestmark = pytest.mark.browser
 
-PAGE_DATA_KEYS = {"attempt", "widget", "auto_submit", "instruction", "layout", "images", "socket", "events_url",
-                  "csrf", "submitted", "next_seq", "acked", "piece", "flag_url", "study"}
+PAGE_DATA_KEYS = {
+    "attempt",
+    "widget",
+    "auto_submit",
+    "instruction",
+    "layout",
+    "images",
+    "socket",
+    "events_url",
+    "csrf",
+    "submitted",
+    "next_seq",
+    "acked",
+    "piece",
+    "flag_url",
+    "study",
+}
 SERVER_FRAMES = {"ack", "hold", "submitted", "error"}
 # Every key the page data may hold at any depth (docs/events.md): a whitelist, so nothing new
 # can slip in unnoticed.
 NESTED_KEYS = PAGE_DATA_KEYS | {
-    "stage", "image", "reference", "grid", "controls", "x", "y", "w", "h", "natural_w", "natural_h",
-    "submit", "prev", "next", "rotate_left", "rotate_right", "input", "hold",
-    "options", "rotations", *(str(angle) for angle in range(0, 360, 45)), "size", "start",
-    "name", "purpose", "done", "total", "time_limit_s", "elapsed_ms", "next_url", "pause_url",  # a study's bar
+    "stage",
+    "image",
+    "reference",
+    "grid",
+    "controls",
+    "x",
+    "y",
+    "w",
+    "h",
+    "natural_w",
+    "natural_h",
+    "submit",
+    "prev",
+    "next",
+    "rotate_left",
+    "rotate_right",
+    "input",
+    "hold",
+    "options",
+    "rotations",
+    *(str(angle) for angle in range(0, 360, 45)),
+    "size",
+    "start",
+    "name",
+    "purpose",
+    "done",
+    "total",
+    "time_limit_s",
+    "elapsed_ms",
+    "next_url",
+    "pause_url",  # a study's bar
 }
 
 
@@ -33,8 +75,12 @@ def secrets_of(puzzle) -> tuple[set[str], list[str], list[str]]:
         value = puzzle.truth[key]
         if isinstance(value, str) and len(value) >= 4 and value not in json.dumps(puzzle.public):
             words.append(value)
-        if (isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value)
-                and min(value) >= 10):  # a point as JSON writes it (small pairs match too much by chance)
+        if (
+            isinstance(value, list)
+            and len(value) == 2
+            and all(isinstance(v, (int, float)) for v in value)
+            and min(value) >= 10
+        ):  # a point as JSON writes it (small pairs match too much by chance)
             pairs.append(f"{value[0]}, {value[1]}")
     return keys, words, pairs
 

@@ -1,4 +1,5 @@
 """Storing generated puzzles: determinism through storage, opaque asset names, masks, idempotence."""
+
 import json
 
 import numpy as np
@@ -19,8 +20,12 @@ def _snapshot(split="test"):
     out = {}
     for puzzle in Puzzle.objects.filter(split=split).prefetch_related("assets"):
         assets = {a.key: a.file.read() for a in puzzle.assets.all()}
-        out[(puzzle.type, puzzle.index)] = (json.dumps(puzzle.truth, sort_keys=True),
-                                            json.dumps(puzzle.public, sort_keys=True), assets, bytes(puzzle.masks))
+        out[(puzzle.type, puzzle.index)] = (
+            json.dumps(puzzle.truth, sort_keys=True),
+            json.dumps(puzzle.public, sort_keys=True),
+            assets,
+            bytes(puzzle.masks),
+        )
     return out
 
 

@@ -1,4 +1,5 @@
 """The `puzzles` management command, end to end against the test database."""
+
 import json
 
 import pytest
@@ -6,7 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from puzzles.models import Puzzle
-from puzzles.registry import get_type, registry
+from puzzles.registry import registry
 
 pytestmark = pytest.mark.django_db
 
@@ -27,8 +28,9 @@ def test_types_lists_every_type_with_mode_and_instruction():
 
 
 def test_generate_stores_and_reports_progress():
-    out, err = _run("generate", "--split", "val", "--per-type", "2", "--types", "Dice_Count", "Geometry_Click",
-                    "--workers", "1")
+    out, err = _run(
+        "generate", "--split", "val", "--per-type", "2", "--types", "Dice_Count", "Geometry_Click", "--workers", "1"
+    )
     assert "generate: 4 created, 0 already stored" in out
     assert "4/4" in err  # the progress line
     assert Puzzle.objects.filter(split="val").count() == 4

@@ -1,4 +1,5 @@
 """The published CaptchaArena layout: export then import gives the same verdicts; old and broken files."""
+
 import json
 
 import numpy as np
@@ -38,7 +39,9 @@ def test_export_then_import_gives_the_same_verdicts(tmp_path):
     imported = import_captchaarena(tmp_path, name="roundtrip")
     assert imported.broken == [] and imported.imported == result.puzzles
     for original in Puzzle.objects.filter(dataset="generated:3"):
-        copy = Puzzle.objects.get(dataset="import:roundtrip", type=original.type, source_id__startswith=original.source_id)
+        copy = Puzzle.objects.get(
+            dataset="import:roundtrip", type=original.type, source_id__startswith=original.source_id
+        )
         assert copy.public == original.public
         assert _verdicts(copy) == _verdicts(original), original.type
         assert {a.key for a in copy.assets.all()} == {a.key for a in original.assets.all()}
@@ -67,14 +70,20 @@ def _published_dataset(root):
     mask[50:60, 30:80] = 255  # that the mask rejects
     (geo / "masks").mkdir()
     Image.fromarray(mask, "L").save(geo / "masks" / "a.png")
-    (geo / "ground_truth.json").write_text(json.dumps({
-        "a.png": {"question": "Click on the cone.", "answer": {"valid_area": {"mask_path": "masks/a.png"}}},
-        "b.png": {"question": "Click on the cube.", "answer": {"area": [[10, 10], [50, 40]]}},
-        "c.png": {"question": "missing image", "answer": {"area": [[10, 10], [50, 40]]}},
-    }))
+    (geo / "ground_truth.json").write_text(
+        json.dumps(
+            {
+                "a.png": {"question": "Click on the cone.", "answer": {"valid_area": {"mask_path": "masks/a.png"}}},
+                "b.png": {"question": "Click on the cube.", "answer": {"area": [[10, 10], [50, 40]]}},
+                "c.png": {"question": "missing image", "answer": {"area": [[10, 10], [50, 40]]}},
+            }
+        )
+    )
     mis = root / "Test" / "Misleading_Click_1"
     _image(mis / "m.png")
-    (mis / "ground_truth.json").write_text(json.dumps({"m.png": {"avoid_area": {"x": 50, "y": 20, "width": 40, "height": 30}}}))
+    (mis / "ground_truth.json").write_text(
+        json.dumps({"m.png": {"avoid_area": {"x": 50, "y": 20, "width": 40, "height": 30}}})
+    )
     dice = root / "Test" / "Dice_Count_2"
     _image(dice / "d1.png")
     _image(dice / "d2.png")

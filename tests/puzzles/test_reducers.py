@@ -1,4 +1,5 @@
 """The per-kind reducers: the page's semantic actions to the answer the verifier judges."""
+
 import pytest
 
 from puzzles.bank import generate_puzzle
@@ -71,10 +72,16 @@ def test_the_last_click_text_and_drop_count():
     assert get_type("Slide_Puzzle").reduce([act("drag_end", x=5, y=6), act("drag_end", x=50, y=6)], {}) == [50, 6]
 
 
-@pytest.mark.parametrize("name, actions", [
-    ("Place_Dot", []), ("Dice_Count", []), ("Slide_Puzzle", [act("drag_start", x=1, y=1)]),
-    ("Hold_Button", [act("hold_start", 0)]), ("Hold_Button", [act("hold_end", 10)]),
-])
+@pytest.mark.parametrize(
+    "name, actions",
+    [
+        ("Place_Dot", []),
+        ("Dice_Count", []),
+        ("Slide_Puzzle", [act("drag_start", x=1, y=1)]),
+        ("Hold_Button", [act("hold_start", 0)]),
+        ("Hold_Button", [act("hold_end", 10)]),
+    ],
+)
 def test_no_answer_without_the_deciding_action(name, actions):
     with pytest.raises(Unreadable):
         get_type(name).reduce(actions, {})

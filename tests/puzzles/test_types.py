@@ -1,5 +1,4 @@
 """Contract tests that every registered puzzle type must pass."""
-import math
 
 import numpy as np
 import pytest
@@ -12,9 +11,31 @@ from puzzles.types.base import Mode
 TYPES = registry().names()
 SEEDS = range(6)
 
-MALFORMED = [None, "", "abc", True, {}, [], [None], [1], [1, 2, 3], [float("nan"), 5], [5, float("inf")],
-             [-5, 10], [10**9, 10**9], ["1", "2"], {"x": "a", "y": 2}, [[1, 2], ["a"]], -1, 10**12, 2.5,
-             float("nan"), [0, 0, 0, 0], "1e400", [1.5, 2.5]]
+MALFORMED = [
+    None,
+    "",
+    "abc",
+    True,
+    {},
+    [],
+    [None],
+    [1],
+    [1, 2, 3],
+    [float("nan"), 5],
+    [5, float("inf")],
+    [-5, 10],
+    [10**9, 10**9],
+    ["1", "2"],
+    {"x": "a", "y": 2},
+    [[1, 2], ["a"]],
+    -1,
+    10**12,
+    2.5,
+    float("nan"),
+    [0, 0, 0, 0],
+    "1e400",
+    [1.5, 2.5],
+]
 
 
 def _generate(name, seed):
@@ -61,8 +82,19 @@ def test_public_data_references_only_its_images_and_no_truth(puzzle_type):
         assert puzzle.public["image"] in puzzle.images
         assert puzzle.public["instruction"].strip()
         assert list(puzzle.images[puzzle.public["image"]].size) == puzzle.public["image_size"]
-        for secret in ("mask", "point", "correct_patches", "correct_option_index", "correct_angle", "sum",
-                       "target_position", "hold_time", "answer", "solution_line", "tolerance"):
+        for secret in (
+            "mask",
+            "point",
+            "correct_patches",
+            "correct_option_index",
+            "correct_angle",
+            "sum",
+            "target_position",
+            "hold_time",
+            "answer",
+            "solution_line",
+            "tolerance",
+        ):
             assert secret not in puzzle.public, secret
 
 
@@ -107,8 +139,13 @@ def test_reference_actions_stay_on_the_stage(puzzle_type):
             for x_key, y_key in (("x", "y"), ("start_x", "start_y"), ("end_x", "end_y")):
                 if x_key in args:
                     assert 0 <= args[x_key] < STAGE_W and 0 <= args[y_key] < STAGE_H, action
-        submits = [a for a in actions if a["action"] == "click" and puzzle_type.layout(puzzle.public).controls.get("submit")
-                   and puzzle_type.layout(puzzle.public).control("submit").contains(a["arguments"]["x"], a["arguments"]["y"])]
+        submits = [
+            a
+            for a in actions
+            if a["action"] == "click"
+            and puzzle_type.layout(puzzle.public).controls.get("submit")
+            and puzzle_type.layout(puzzle.public).control("submit").contains(a["arguments"]["x"], a["arguments"]["y"])
+        ]
         assert len(submits) == (0 if puzzle_type.auto_submit else 1)
 
 
@@ -121,11 +158,21 @@ def test_closer_answers_earn_more():
     point = {"target_position": [100, 100], "tolerance": 15, "image_size": [640, 480]}
     assert 1.0 > _reward("Place_Dot", point, [120, 100]) > _reward("Place_Dot", point, [400, 300]) > 0.0
     cells = {"correct_patches": [0, 1, 2], "grid_size": [3, 3], "image_size": [300, 300]}
-    assert 1.0 > _reward("Patch_Select", cells, [0, 1]) > _reward("Patch_Select", cells, [0]) > \
-        _reward("Patch_Select", cells, [5]) > 0.0
+    assert (
+        1.0
+        > _reward("Patch_Select", cells, [0, 1])
+        > _reward("Patch_Select", cells, [0])
+        > _reward("Patch_Select", cells, [5])
+        > 0.0
+    )
     option = {"correct_option_index": 4, "option_count": 8}
-    assert 1.0 > _reward("Object_Match", option, 3) > _reward("Object_Match", option, 1) > \
-        _reward("Object_Match", option, 0) > 0.0
+    assert (
+        1.0
+        > _reward("Object_Match", option, 3)
+        > _reward("Object_Match", option, 1)
+        > _reward("Object_Match", option, 0)
+        > 0.0
+    )
     angle = {"correct_angle": 90}
     assert 1.0 > _reward("Rotation_Match", angle, 45) > _reward("Rotation_Match", angle, 270) > 0.0
     dice = {"sum": 20}
@@ -133,5 +180,4 @@ def test_closer_answers_earn_more():
     held = {"hold_time": 3.0}
     assert 1.0 > _reward("Hold_Button", held, 2.5) > _reward("Hold_Button", held, 0.5) > 0.0
     order = {"answer": [[50, 50], [200, 50], [350, 50]], "tolerance": 20, "image_size": [400, 100]}
-    assert 1.0 > _reward("Click_Order", order, [[50, 50], [200, 50]]) > \
-        _reward("Click_Order", order, [[50, 50]]) > 0.0
+    assert 1.0 > _reward("Click_Order", order, [[50, 50], [200, 50]]) > _reward("Click_Order", order, [[50, 50]]) > 0.0

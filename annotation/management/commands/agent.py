@@ -1,4 +1,5 @@
 """`python manage.py agent run`: an agent's rollouts on the live page, scored like people."""
+
 import os
 from collections import Counter
 
@@ -39,8 +40,9 @@ class Command(BaseCommand):
         except UnknownPuzzleType as error:
             raise CommandError(str(error)) from None
 
-    def do_run(self, *, provider, model, base_url, api_key_env, split, types, limit, rollouts, workers,
-               verified_only, **_):
+    def do_run(
+        self, *, provider, model, base_url, api_key_env, split, types, limit, rollouts, workers, verified_only, **_
+    ):
         from puzzles.selectors import puzzle_selection
 
         if provider == "openai":
@@ -57,8 +59,14 @@ class Command(BaseCommand):
             raise CommandError(f"no stored puzzles in split {split!r} for that choice")
         types_by_id = dict(Puzzle.objects.filter(pk__in=ids).values_list("pk", "type"))
         progress = Progress(len(ids) * rollouts, f"agent {provider}:{model}", stream=self.stderr._out)
-        results = run_agent(ids, provider_factory=factory, label=f"{provider}:{model}", rollouts=rollouts,
-                            workers=workers, on_result=lambda _: progress.advance())
+        results = run_agent(
+            ids,
+            provider_factory=factory,
+            label=f"{provider}:{model}",
+            rollouts=rollouts,
+            workers=workers,
+            on_result=lambda _: progress.advance(),
+        )
         progress.close()
         self._summary(results, types_by_id)
 
@@ -85,8 +93,10 @@ class Command(BaseCommand):
             submitted[name] += result.submitted
         self.stdout.write(f"{'type':<20} {'attempts':>8} {'submitted':>9} {'correct':>7} {'Pass@1':>7}")
         for name in sorted(attempts):
-            self.stdout.write(f"{name:<20} {attempts[name]:>8} {submitted[name]:>9} {correct[name]:>7} "
-                              f"{correct[name] / attempts[name]:>7.1%}")
+            self.stdout.write(
+                f"{name:<20} {attempts[name]:>8} {submitted[name]:>9} {correct[name]:>7} "
+                f"{correct[name] / attempts[name]:>7.1%}"
+            )
         problems = [r for r in results if r.problem]
         for result in problems[:5]:
             self.stdout.write(f"problem on attempt {result.attempt_uid}: {result.problem}")

@@ -1,8 +1,9 @@
 """`python manage.py export_events --study S --out FILE`: a study's raw events as JSON lines."""
+
 from django.core.management.base import BaseCommand
 
-from annotation.reporting.exports import event_lines
 from annotation.management.commands.report import find_study
+from annotation.reporting.exports import event_lines
 
 
 class Command(BaseCommand):

@@ -1,5 +1,6 @@
 """`python manage.py replay --split S`: every chosen reference answer acted out on the live page
 in Chromium and scored by the server; a puzzle is verified only by the server's own verdict."""
+
 from collections import Counter
 
 from django.core.management.base import BaseCommand, CommandError
@@ -19,14 +20,17 @@ class Command(BaseCommand):
         parser.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
         parser.add_argument("--types", nargs="+")
         parser.add_argument("--per-type", type=int, help="the first N stored puzzles of each type (default: all)")
-        parser.add_argument("--workers", type=int, default=4, help="pages in parallel (default: 4, the fastest on 2 cores)")
+        parser.add_argument(
+            "--workers", type=int, default=4, help="pages in parallel (default: 4, the fastest on 2 cores)"
+        )
         parser.add_argument("--dataset", help="only this dataset (default: every stored dataset)")
         parser.add_argument("--unverified", action="store_true", help="only puzzles not yet verified")
 
     def handle(self, *args, split, types, per_type, workers, dataset, unverified, **_):
         try:
-            ids = puzzle_selection(split=split, types=types, per_type=per_type, dataset=dataset,
-                                   unverified_only=unverified)
+            ids = puzzle_selection(
+                split=split, types=types, per_type=per_type, dataset=dataset, unverified_only=unverified
+            )
         except UnknownPuzzleType as error:
             raise CommandError(str(error)) from None
         if not ids and unverified:

@@ -1,4 +1,5 @@
 """`python manage.py report --study S --format html|csv|json|md --out FILE`."""
+
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError

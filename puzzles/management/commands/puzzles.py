@@ -1,12 +1,12 @@
 """`python manage.py puzzles <action>`: the puzzle bank from the command line.
 
 Replay on the live page is the annotation side's `python manage.py replay`: the bank never imports annotation."""
+
 import json
 import multiprocessing
 import os
 from collections import Counter, defaultdict
 
-import numpy as np
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -46,8 +46,12 @@ class Command(BaseCommand):
 
         report = actions.add_parser("mask-report", help="mask against bounding box, per mask type")
         report.add_argument("--split", choices=list(SPLIT_SIZES))
-        report.add_argument("--generate", type=int, metavar="N",
-                            help="measure N freshly generated puzzles per type instead of the stored ones")
+        report.add_argument(
+            "--generate",
+            type=int,
+            metavar="N",
+            help="measure N freshly generated puzzles per type instead of the stored ones",
+        )
 
         imp = actions.add_parser("import-captchaarena", help="import a dataset in the published layout")
         imp.add_argument("path")
@@ -72,7 +76,9 @@ class Command(BaseCommand):
         width = max(len(r["name"]) for r in rows)
         for row in rows:
             submit = "auto-submit" if row["auto_submit"] else "submit"
-            self.stdout.write(f"{row['name']:<{width}}  {row['mode']:<8} {row['widget']:<7} {submit:<11} {row['instruction']}")
+            self.stdout.write(
+                f"{row['name']:<{width}}  {row['mode']:<8} {row['widget']:<7} {submit:<11} {row['instruction']}"
+            )
         self.stdout.write(f"{len(rows)} types")
 
     def do_generate(self, *, split, per_type, types, start, seed, workers, **_):
@@ -80,8 +86,15 @@ class Command(BaseCommand):
 
         count = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(types or registry().names())
         progress = Progress(count, f"generate {split}", stream=self.stderr._out)
-        result = bank_generate(split=split, per_type=per_type, types=types, bank_seed=seed, start=start,
-                               workers=workers, on_progress=progress.advance)
+        result = bank_generate(
+            split=split,
+            per_type=per_type,
+            types=types,
+            bank_seed=seed,
+            start=start,
+            workers=workers,
+            on_progress=progress.advance,
+        )
         progress.close()
         self.stdout.write(f"generate: {result.created} created, {result.skipped} already stored")
 
@@ -127,23 +140,33 @@ class Command(BaseCommand):
             stats = MaskStats(puzzle_type.name)
             for truth, masks in _mask_sources(puzzle_type.name, split, generate):
                 stats.add(masks[truth["mask"]])
-            self.stdout.write(f"{stats.type:<18} {stats.puzzles:>6} {stats.mask_share:>11.1%} "
-                              f"{stats.box_share:>10.1%} {stats.disagreement:>17.1%}")
-        self.stdout.write("box yes, mask no: the share of uniformly random clicks on the image that a bounding "
-                          "box accepts and the mask rejects (exact areas, not sampled).")
+            self.stdout.write(
+                f"{stats.type:<18} {stats.puzzles:>6} {stats.mask_share:>11.1%} "
+                f"{stats.box_share:>10.1%} {stats.disagreement:>17.1%}"
+            )
+        self.stdout.write(
+            "box yes, mask no: the share of uniformly random clicks on the image that a bounding "
+            "box accepts and the mask rejects (exact areas, not sampled)."
+        )
 
     def do_import_captchaarena(self, *, path, name, **_):
-        from puzzles.interop import import_captchaarena
-
         from pathlib import Path
 
-        folders = [d for s in Path(path).glob("*") if s.is_dir() and s.name.lower() in SPLIT_SIZES
-                   for d in s.iterdir() if d.is_dir()]
+        from puzzles.interop import import_captchaarena
+
+        folders = [
+            d
+            for s in Path(path).glob("*")
+            if s.is_dir() and s.name.lower() in SPLIT_SIZES
+            for d in s.iterdir()
+            if d.is_dir()
+        ]
         progress = Progress(len(folders), "import (type folders)", stream=self.stderr._out)
         result = import_captchaarena(path, name=name, on_progress=progress.advance, warn=self.stderr.write)
         progress.close()
-        self.stdout.write(f"import: {result.imported} imported, {result.skipped} already there, "
-                          f"{len(result.broken)} broken")
+        self.stdout.write(
+            f"import: {result.imported} imported, {result.skipped} already there, {len(result.broken)} broken"
+        )
 
     def do_export_captchaarena(self, *, path, split, types, dataset, **_):
         from puzzles.interop import export_captchaarena
