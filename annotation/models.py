@@ -218,11 +218,12 @@ class Flag(models.Model):
     """An annotator's report that a puzzle is broken, ambiguous, unsolvable or offensive."""
 
     class Reason(models.TextChoices):
-        BROKEN = "broken", "broken (does not load or respond)"
-        AMBIGUOUS = "ambiguous", "ambiguous (more than one answer fits)"
-        UNSOLVABLE = "unsolvable", "unsolvable (no answer fits)"
-        OFFENSIVE = "offensive", "offensive"
-        OTHER = "other", "other"
+        # The labels are what the page's flag dialog shows.
+        BROKEN = "broken", "Broken: it does not load or respond"
+        AMBIGUOUS = "ambiguous", "Ambiguous: more than one answer fits"
+        UNSOLVABLE = "unsolvable", "Unsolvable: no answer fits"
+        OFFENSIVE = "offensive", "Offensive"
+        OTHER = "other", "Something else"
 
     class Status(models.TextChoices):
         OPEN = "open", "open"

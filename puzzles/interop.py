@@ -26,7 +26,7 @@ from PIL import Image
 from puzzles.bank import SPLIT_SIZES
 from puzzles.drawing import masks as mask_io
 from puzzles.models import Asset, Puzzle, masks_to_bytes
-from puzzles.registry import UnknownPuzzleType, get_type
+from puzzles.registry import UnknownPuzzleType, get_type, type_names
 from puzzles.types.base import PublishedContext, PuzzleType
 
 SPLIT_DIRS = {"train": "Train", "val": "Val", "test": "Test"}
@@ -50,7 +50,7 @@ def export_captchaarena(
     dataset = dataset or generated_dataset(settings.PUZZLE_BANK_SEED)
     puzzles = Puzzle.objects.filter(dataset=dataset, split=split).exclude(status=Puzzle.Status.RETIRED)
     if types:
-        puzzles = puzzles.filter(type__in=[get_type(t).name for t in types])
+        puzzles = puzzles.filter(type__in=type_names(types))
     result = ExportResult()
     for type_name in sorted(set(puzzles.values_list("type", flat=True))):
         of_type = list(puzzles.filter(type=type_name).prefetch_related("assets"))
@@ -206,7 +206,7 @@ def _import_entry(puzzle_type: PuzzleType, folder: Path, split: str, dataset: st
         public["option_count"] = len(public["options"])
 
     def load_mask(relative: str) -> np.ndarray:
-        return np.asarray(_read_image(folder, relative)[1].convert("L")) > 127
+        return mask_io.to_mask(_read_image(folder, relative)[1])
 
     published = {k: v for k, v in entry.items() if not k.startswith("arena_")}
     truth, masks = puzzle_type.truth_from_published(published, PublishedContext(main.size, load_mask, public))

@@ -11,6 +11,8 @@ STAGE_W, STAGE_H = 1280, 1080
 MAIN_AREA = (40, 150, 1200, 760)  # x, y, w, h available for puzzle images
 CONTROL_Y = 940
 CONTROL_H = 70
+INSTRUCTION = (40, 20, 1080, 110)  # narrower than the stage: the flag button sits at its right
+STATUS = (40, 1020, 1200, 50)
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class Layout:
     def as_dict(self) -> dict:
         return {
             "stage": {"w": STAGE_W, "h": STAGE_H},
+            "instruction": Rect(*INSTRUCTION).as_dict(),
+            "status": Rect(*STATUS).as_dict(),
             "image": self.image.as_dict(),
             "reference": self.reference.as_dict() if self.reference else None,
             "grid": list(self.grid) if self.grid else None,

@@ -45,6 +45,10 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self._by_name)
 
+    def resolve(self, names: list[str] | None) -> list[str]:
+        """The canonical names of the types asked for (names or slugs), or every name when none are."""
+        return [self.get(name).name for name in names] if names else self.names()
+
     def all(self) -> list[PuzzleType]:
         return [self._by_name[name] for name in self.names()]
 
@@ -80,3 +84,8 @@ def registry() -> Registry:
 
 def get_type(name: str) -> PuzzleType:
     return registry().get(name)
+
+
+def type_names(names: list[str] | None = None) -> list[str]:
+    """The canonical names of the types asked for, or of every type when none are."""
+    return registry().resolve(names)

@@ -6,7 +6,7 @@ from itertools import zip_longest
 from django.db.models import Count, Q
 
 from puzzles.models import Puzzle
-from puzzles.registry import get_type, registry
+from puzzles.registry import registry, type_names
 
 
 def bank_overview() -> list[dict]:
@@ -42,7 +42,7 @@ def puzzle_selection(
 ) -> list[int]:
     """Ids of the first per_type stored puzzles of each type in a split (all when per_type is None),
     interleaved across types, so slow types (a hold takes seconds) spread over parallel workers."""
-    names = [get_type(t).name for t in types] if types else registry().names()
+    names = type_names(types)
     per_name: list[list[int]] = []
     for name in names:
         query = Puzzle.objects.filter(type=name, split=split).exclude(status=Puzzle.Status.RETIRED)

@@ -14,7 +14,7 @@ from django.db import transaction
 from puzzles.bank import SPLIT_SIZES, split_code
 from puzzles.encoding import EncodedPuzzle, encode_puzzle
 from puzzles.models import Asset, Puzzle, ReplayCheck
-from puzzles.registry import get_type, registry
+from puzzles.registry import type_names
 
 BATCH = 200
 
@@ -90,7 +90,7 @@ def bank_generate(
     split_code(split)  # fail early on an unknown split
     bank_seed = settings.PUZZLE_BANK_SEED if bank_seed is None else bank_seed
     per_type = SPLIT_SIZES[split] if per_type is None else per_type
-    names = [get_type(t).name for t in types] if types else registry().names()
+    names = type_names(types)
     dataset = generated_dataset(bank_seed)
     existing = set(Puzzle.objects.filter(dataset=dataset, split=split, type__in=names).values_list("type", "index"))
     jobs = [

@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from puzzles.bank import SPLIT_SIZES
-from puzzles.registry import registry
+from puzzles.registry import type_names
 from puzzles.services import bank_generate
 
 
@@ -11,7 +11,7 @@ from puzzles.services import bank_generate
 def bank_generate_task(
     self, *, split: str, per_type: int | None = None, types: list[str] | None = None, bank_seed: int | None = None
 ) -> dict:
-    total = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(types or registry().names())
+    total = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(type_names(types))
     done = 0
 
     def report(count: int) -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Attempt, Enrollment
+from annotation.live.frames import MAX_TEXT
+from annotation.models import Attempt, Enrollment, Flag
 from puzzles.registry import get_type
+
+UID = "--uid--"  # a stand-in, so URLs come from reverse() with the uid left to the page
 
 
 def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> dict:
@@ -24,6 +27,11 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> dict:
         "socket": f"/ws/attempts/{attempt.uid}/",
         "events_url": reverse("annotation:events", args=[attempt.uid]),
         "flag_url": reverse("annotation:flag", args=[attempt.uid]),
+        "flag_reasons": [[value, label] for value, label in Flag.Reason.choices],
+        "text_max": MAX_TEXT,
+        # For moving on in place: another attempt's page and data, "{uid}" filled in by the page.
+        "play_url": reverse("annotation:play", args=[UID]).replace(UID, "{uid}"),
+        "play_data_url": reverse("annotation:play-data", args=[UID]).replace(UID, "{uid}"),
         "csrf": csrf_token,
         "submitted": attempt.is_closed,
         # After every batch the server holds, gaps or not: a reloaded page never reuses a number.

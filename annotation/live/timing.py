@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
 
-CLOCK_SLACK_MS = 250.0  # clock granularity and network jitter between the page and the server
+from puzzles.types.base import CLOCK_SLACK_MS
+
 # The submit goes out at once, so it reaches the server soon after it happened; a page that
 # claims much less time than the server saw pass before its submit squeezed its clock.
 SUBMIT_DELAY_MS = 1000.0

@@ -13,7 +13,7 @@ from django.db import transaction
 
 from annotation.models import Slot, Study
 from puzzles.models import Puzzle
-from puzzles.registry import get_type
+from puzzles.registry import type_names
 
 
 class StudySetupError(ValueError):
@@ -37,7 +37,7 @@ def study_create(
     pool_size: int | None = None,
 ) -> Study:
     """A study over the split's replay-verified puzzles (practice and gold excluded from the pool)."""
-    names = [get_type(t).name for t in types] if types else []
+    names = type_names(types) if types else []  # empty: every type
     special = [*practice, *gold]
     unverified = [p.uid for p in special if p.status != Puzzle.Status.VERIFIED]
     if unverified:

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Enrollment, Study
+from annotation.reporting.render import FORMATS as REPORT_FORMATS
 from annotation.studies.quality import annotator_table, enrollment_exclude, enrollment_include
 from annotation.studies.setup import StudySetupError, study_create
 from puzzles.bank import SPLIT_SIZES
@@ -53,7 +54,7 @@ def study_list(request):
         slots_total=Count("slots", distinct=True),
         slots_done=Count("slots", filter=Q(slots__done=True), distinct=True),
     )
-    return render(request, "annotation/study_list.html", {"studies": studies, "formats": ["html", "csv", "json", "md"]})
+    return render(request, "annotation/study_list.html", {"studies": studies, "formats": list(REPORT_FORMATS)})
 
 
 @staff_member_required

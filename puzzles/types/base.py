@@ -24,6 +24,11 @@ from puzzles.layout import Layout, build_layout
 WRONG_FLOOR = 0.1
 WRONG_CEILING = 0.9
 
+# Clock granularity and network jitter between the page's clock and the server's receive times:
+# how far a page's timestamps may run ahead of what the server saw (holds here, every duration in
+# annotation.live.timing).
+CLOCK_SLACK_MS = 250.0
+
 
 class Mode(str, Enum):
     """The five interaction modes of CaptchaArena."""

@@ -16,6 +16,7 @@ from puzzles.drawing.masks import bbox, centroid, interior_point
 from puzzles.layout import Layout
 
 from .base import (
+    CLOCK_SLACK_MS,
     Action,
     Mode,
     PuzzleType,
@@ -646,10 +647,9 @@ class HoldType(PuzzleType):
     controls = ("hold",)
     max_hold_seconds = 600
     margin_ms = 400  # the reference hold overshoots a little, as a person would
-    # How much longer a hold may claim to be than the server saw between receiving its start
-    # and its end: the page sends each the moment it happens, so only jitter separates the two
-    # clocks. (A hold begun while the socket is down reaches the server late and counts short.)
-    clock_slack_ms = 250
+    # A hold may claim CLOCK_SLACK_MS longer than the server saw between receiving its start and
+    # its end: the page sends each the moment it happens, so only jitter separates the two clocks.
+    # (A hold begun while the socket is down reaches the server late and counts short.)
 
     def reduce(self, actions, public):
         """Seconds of the last complete hold, as far as the server can confirm it.
@@ -671,7 +671,7 @@ class HoldType(PuzzleType):
         claimed = end.t - begin.t
         if claimed < 0:
             raise Unreadable("the hold ends before it starts")
-        confirmed = max(0.0, end.received - begin.received) + self.clock_slack_ms
+        confirmed = max(0.0, end.received - begin.received) + CLOCK_SLACK_MS
         return round(min(claimed, confirmed) / 1000, 4)
 
     def hold_progress(self, truth: dict, held_ms: float) -> float:

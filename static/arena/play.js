@@ -104,14 +104,6 @@ function mount(data) {
 
 const DRAIN_MS = 10000;
 
-const FLAG_REASONS = [
-  ["broken", "Broken: it does not load or respond"],
-  ["ambiguous", "Ambiguous: more than one answer fits"],
-  ["unsolvable", "Unsolvable: no answer fits"],
-  ["offensive", "Offensive"],
-  ["other", "Something else"],
-];
-
 /** "Flag this puzzle": a reason and a note, sent to the server; the attempt goes on as it was. */
 function flagButton(stage, data) {
   const button = document.createElement("button");
@@ -121,7 +113,7 @@ function flagButton(stage, data) {
   const dialog = document.createElement("dialog");
   dialog.className = "flag-dialog";
   dialog.innerHTML = `<form method="dialog"><h3>What is wrong with this puzzle?</h3>
-    ${FLAG_REASONS.map(([v, label]) => `<label><input type="radio" name="reason" value="${v}" required> ${label}</label>`).join("")}
+    ${data.flag_reasons.map(([v, label]) => `<label><input type="radio" name="reason" value="${v}" required> ${label}</label>`).join("")}
     <textarea name="note" maxlength="1000" placeholder="Anything we should know (optional)"></textarea>
     <div class="actions"><button value="cancel" formnovalidate>Cancel</button><button value="send" class="primary">Send</button></div></form>`;
   button.addEventListener("click", () => dialog.showModal());
@@ -180,13 +172,14 @@ function studyBar(stage, study, submit) {
 /** Mount another attempt of this participant in place, once the current one's batches are all
  *  acknowledged (so moving on loses nothing of it). */
 async function next(uid) {
-  const response = await fetch(`/play/${encodeURIComponent(uid)}/data/`, { credentials: "same-origin" });
+  const at = (template) => template.replace("{uid}", encodeURIComponent(uid));
+  const response = await fetch(at(current.data.play_data_url), { credentials: "same-origin" });
   if (!response.ok) throw new Error(`attempt ${uid}: HTTP ${response.status}`);
   const data = await response.json();
   await current?.transport.drained(DRAIN_MS);
   current?.unmount();
   current = mount(data);
-  history.replaceState(null, "", `/play/${encodeURIComponent(uid)}/`);
+  history.replaceState(null, "", at(data.play_url));
 }
 
 window.arena = {

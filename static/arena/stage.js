@@ -1,9 +1,7 @@
-// The fixed 1280x1080 stage: built from page data, scaled as a whole to fit the window.
+// The fixed stage (1280x1080, from the layout in the page data): built from page data, scaled as a whole to fit the window.
 // Every element sits at a layout rectangle in stage pixels, so a replay that clicks stage
 // coordinates (at a 1280x1080 viewport, scale 1) hits what a person would.
 
-export const STAGE_W = 1280;
-export const STAGE_H = 1080;
 
 const LABELS = {
   prev: "◀ Previous",
@@ -51,10 +49,10 @@ function picture(src, className, parent) {
   return img;
 }
 
-function control(name) {
+function control(name, data) {
   if (name === "input") {
     const input = make("input", "control input");
-    Object.assign(input, { type: "text", inputMode: "numeric", placeholder: "Type your answer", maxLength: 64, autocomplete: "off" });
+    Object.assign(input, { type: "text", inputMode: "numeric", placeholder: "Type your answer", maxLength: data.text_max, autocomplete: "off" });
     return input;
   }
   const button = make("button", `control ${name}`);
@@ -68,8 +66,8 @@ function control(name) {
 export function buildStage(stage, data) {
   const { layout, images } = data;
   stage.dataset.widget = data.widget;
-  // Narrower than the stage: the flag button sits at its right.
-  const instruction = place(make("div", "instruction", stage), { x: 40, y: 20, w: 1080, h: 110 });
+  place(stage, { x: 0, y: 0, ...layout.stage });
+  const instruction = place(make("div", "instruction", stage), layout.instruction);
   instruction.textContent = data.instruction;
   if (layout.reference) place(picture(images.reference, "reference", stage), layout.reference);
   const image = place(picture(images.image, "main", stage), layout.image);
@@ -77,10 +75,10 @@ export function buildStage(stage, data) {
   const overlay = place(make("div", "overlay", stage), layout.image);
   const controls = {};
   for (const [name, rect] of Object.entries(layout.controls || {})) {
-    controls[name] = place(control(name), rect);
+    controls[name] = place(control(name, data), rect);
     stage.appendChild(controls[name]);
   }
-  const status = place(make("div", "status", stage), { x: 40, y: 1020, w: 1200, h: 50 });
+  const status = place(make("div", "status", stage), layout.status);
   status.id = "status";
   status.dataset.state = "ready";
   return { stage, image, overlay, controls, status, box: layout.image };
@@ -88,17 +86,19 @@ export function buildStage(stage, data) {
 
 /** Scale the stage to the window, centred; returns the scale. */
 export function fitStage(stage) {
-  const s = Math.min(innerWidth / STAGE_W, innerHeight / STAGE_H);
+  // offsetWidth and offsetHeight are the stage's own size, before the scale transform.
+  const [w, h] = [stage.offsetWidth, stage.offsetHeight];
+  const s = Math.min(innerWidth / w, innerHeight / h);
   stage.style.transform = `scale(${s})`;
-  stage.style.left = `${(innerWidth - STAGE_W * s) / 2}px`;
-  stage.style.top = `${(innerHeight - STAGE_H * s) / 2}px`;
+  stage.style.left = `${(innerWidth - w * s) / 2}px`;
+  stage.style.top = `${(innerHeight - h * s) / 2}px`;
   return s;
 }
 
 /** Client (viewport) coordinates to stage pixels. */
 export function toStage(stage, clientX, clientY) {
   const r = stage.getBoundingClientRect();
-  const s = r.width / STAGE_W;
+  const s = r.width / stage.offsetWidth;
   return { x: (clientX - r.left) / s, y: (clientY - r.top) / s };
 }
 

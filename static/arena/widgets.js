@@ -187,7 +187,7 @@ function hold(ctx) {
 
 function text(ctx) {
   const input = ctx.ui.controls.input;
-  input.addEventListener("input", live(ctx, (e) => ctx.emit("type", { text: input.value.slice(0, 64) }, e)));
+  input.addEventListener("input", live(ctx, (e) => ctx.emit("type", { text: input.value.slice(0, ctx.data.text_max) }, e)));
   input.addEventListener("keydown", (e) => {
     if (e.key !== "Enter") return;
     e.preventDefault();

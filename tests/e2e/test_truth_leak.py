@@ -19,6 +19,10 @@ PAGE_DATA_KEYS = {
     "instruction",
     "layout",
     "images",
+    "flag_reasons",
+    "text_max",
+    "play_url",
+    "play_data_url",
     "socket",
     "events_url",
     "csrf",
@@ -34,6 +38,7 @@ SERVER_FRAMES = {"ack", "hold", "submitted", "error"}
 # can slip in unnoticed.
 NESTED_KEYS = PAGE_DATA_KEYS | {
     "stage",
+    "status",  # the layout's instruction and status rectangles ("instruction" is a page key already)
     "image",
     "reference",
     "grid",

@@ -14,7 +14,7 @@ from puzzles.bank import SPLIT_SIZES, UnknownSplit, generate_puzzle
 from puzzles.checks import MaskStats, check_job
 from puzzles.models import Puzzle
 from puzzles.progress import Progress
-from puzzles.registry import UnknownPuzzleType, get_type, registry
+from puzzles.registry import UnknownPuzzleType, get_type, registry, type_names
 from puzzles.types.kinds import MaskPointType
 
 
@@ -84,7 +84,7 @@ class Command(BaseCommand):
     def do_generate(self, *, split, per_type, types, start, seed, workers, **_):
         from puzzles.services import bank_generate
 
-        count = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(types or registry().names())
+        count = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(type_names(types))
         progress = Progress(count, f"generate {split}", stream=self.stderr._out)
         result = bank_generate(
             split=split,
@@ -99,7 +99,7 @@ class Command(BaseCommand):
         self.stdout.write(f"generate: {result.created} created, {result.skipped} already stored")
 
     def do_selfcheck(self, *, per_type, types, seed, workers, **_):
-        names = [get_type(t).name for t in types] if types else registry().names()
+        names = type_names(types)
         seed = settings.PUZZLE_BANK_SEED if seed is None else seed
         jobs = [(name, i, seed) for name in names for i in range(per_type)]
         progress = Progress(len(jobs), "selfcheck", stream=self.stderr._out)
