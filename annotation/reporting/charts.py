@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
-from annotation.reporting.render import (
+from annotation.reporting.wording import (
     DASH,
     PEOPLE_COLOUR,
     agent_colour,
@@ -32,7 +32,7 @@ from annotation.reporting.render import (
     types_of,
 )
 
-# Colours of the charts alone; people's and the agents' colours are shared with the tables (render.py).
+# Colours of the charts alone; people's and the agents' colours are shared with the tables (wording.py).
 WALL_COLOUR = "#94a3b8"
 ACTIVE_COLOUR = "#60a5fa"
 INK = "#1f2937"

@@ -1,0 +1,330 @@
+"""How a report is worded: its numbers ("87.5% [73.9, 94.6]", "5.2 (3.9–7.1)"), names, colours,
+and the sentences every format shares. Any number may be None and any list empty: gaps show as
+"–". Pure: no Django, no database."""
+
+from __future__ import annotations
+
+import math
+
+DASH = "–"
+MEAN_ROW_LABEL = "MEAN OVER TYPES"
+CSV_TYPE_COLUMNS = (
+    "type",
+    "attempts",
+    "puzzles",
+    "correct",
+    "pass1",
+    "ci_low",
+    "ci_high",
+    "submission_rate",
+    "wall_median_ms",
+    "wall_q1_ms",
+    "wall_q3_ms",
+    "active_median_ms",
+    "active_q1_ms",
+    "active_q3_ms",
+    "mean_actions",
+)
+TYPE_TABLE_HEADERS = (
+    "Type",
+    "Pass@1 [95% CI]",
+    "Correct",
+    "Attempts / puzzles",
+    "Submitted",
+    "Wall time, s: median (IQR)",
+    "Active time, s: median (IQR)",
+    "Mean actions",
+)
+PASS1_NOTE = "Pass@1: share of attempts solved, with its 95% Wilson interval in brackets."
+TIME_DEFINITION = (
+    "Wall time runs from the first event of an attempt to its submit; active time "
+    "leaves out the time the page was hidden."
+)
+TIME_NOTE = TIME_DEFINITION + " Times in seconds: median with the interquartile range (Q1–Q3)."
+
+# Colours, shared by the tables, the legend and the charts.
+PEOPLE_COLOUR = "#2563eb"
+AGENT_COLOURS = ("#f59e0b", "#059669", "#dc2626", "#7c3aed", "#db2777", "#0891b2", "#65a30d", "#475569")
+
+
+# --- small formatters -------------------------------------------------------------------------
+
+
+def is_number(value) -> bool:
+    """True for a finite int or float that is not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def fmt_pct(value, digits: int = 1, sign: bool = True) -> str:
+    """A proportion as a percent ("87.5%"); "–" when missing."""
+    if not is_number(value):
+        return DASH
+    return f"{value * 100:.{digits}f}" + ("%" if sign else "")
+
+
+def fmt_interval(low, high) -> str:
+    """A 95% interval of proportions as percents in brackets ("[73.9, 94.6]"); "" when missing."""
+    if not (is_number(low) and is_number(high)):
+        return ""
+    return f"[{fmt_pct(low, sign=False)}, {fmt_pct(high, sign=False)}]"
+
+
+def fmt_pass1(value, low=None, high=None) -> str:
+    """Pass@1 with its interval when known ("87.5% [73.9, 94.6]"); "–" when missing."""
+    if not is_number(value):
+        return DASH
+    interval = fmt_interval(low, high)
+    return f"{fmt_pct(value)} {interval}" if interval else fmt_pct(value)
+
+
+def fmt_number(value, digits: int = 1) -> str:
+    """A number with fixed decimals; "–" when missing."""
+    return f"{value:.{digits}f}" if is_number(value) else DASH
+
+
+def fmt_count(value) -> str:
+    """A count as an integer; "–" when missing."""
+    return str(int(value)) if is_number(value) else DASH
+
+
+def fmt_seconds(ms) -> str:
+    """Milliseconds as seconds with one decimal ("5.2"); "–" when missing."""
+    return fmt_number(ms / 1000) if is_number(ms) else DASH
+
+
+def fmt_time(median_ms, q1_ms, q3_ms) -> str:
+    """A median time with its IQR in seconds ("5.2 (3.9–7.1)"); "–" when missing."""
+    if not is_number(median_ms):
+        return DASH
+    if is_number(q1_ms) and is_number(q3_ms):
+        return f"{fmt_seconds(median_ms)} ({fmt_seconds(q1_ms)}–{fmt_seconds(q3_ms)})"
+    return fmt_seconds(median_ms)
+
+
+def plural(count, noun: str) -> str:
+    """A count with its noun, plural unless the count is 1 ("1 attempt", "3 attempts")."""
+    return f"{fmt_count(count)} {noun}{'' if count == 1 else 's'}"
+
+
+def fmt_agreement(value) -> str:
+    """A kappa or alpha with two decimals and a real minus sign; "–" when missing."""
+    return fmt_number(value, 2).replace("-", "−")
+
+
+def pass_k_items(pass_k) -> list[tuple[int, float]]:
+    """(k, value) pairs from a {"5": 0.6} mapping, by k, dropping k = 1 and missing values."""
+    if not isinstance(pass_k, dict):
+        return []
+    items = []
+    for key, value in pass_k.items():
+        try:
+            k = int(key)
+        except (TypeError, ValueError):
+            continue
+        if k > 1 and is_number(value):
+            items.append((k, value))
+    return sorted(items)
+
+
+def fmt_pass_cell(pass1, pass_k=None) -> str:
+    """Pass@1 and any Pass@k of one type, for the agents table ("35.0% · pass@5 60.0%")."""
+    extras = [f"pass@{k} {fmt_pct(v)}" for k, v in pass_k_items(pass_k)]
+    return " · ".join([fmt_pct(pass1), *extras])
+
+
+# --- reading the report -----------------------------------------------------------------------
+
+
+def study_of(report: dict) -> dict:
+    """The study facts, {} when missing."""
+    return report.get("study") or {}
+
+
+def types_of(report: dict) -> list[dict]:
+    """The per-type rows, [] when missing."""
+    return list(report.get("types") or [])
+
+
+def agents_of(report: dict) -> list[dict]:
+    """The agents, [] when missing."""
+    return list(report.get("agents") or [])
+
+
+def type_name(row: dict) -> str:
+    """A per-type row's type name, "–" when it has none."""
+    name = row.get("type")
+    return str(name) if name not in (None, "") else DASH
+
+
+def agent_name(agent: dict, index: int) -> str:
+    """An agent's name, or "agent N" when it has none."""
+    name = agent.get("name")
+    return str(name) if name not in (None, "") else f"agent {index + 1}"
+
+
+def agent_colour(index: int) -> str:
+    """The colour of the index-th agent, the same in the tables, the legends and the charts."""
+    return AGENT_COLOURS[index % len(AGENT_COLOURS)]
+
+
+def agent_types(agent: dict) -> dict[str, dict]:
+    """An agent's per-type rows by type name."""
+    return {type_name(row): row for row in agent.get("types") or []}
+
+
+def agent_overall_pass1(agent: dict):
+    """An agent's mean Pass@1 over types, else its overall pass@1, else None."""
+    value = agent.get("mean_pass1_over_types")
+    if is_number(value):
+        return value
+    return (agent.get("pass_at") or {}).get("1")
+
+
+def all_type_names(report: dict) -> list[str]:
+    """People's types in report order, then any type only an agent has, by name."""
+    names = [type_name(row) for row in types_of(report)]
+    extra = {t for agent in agents_of(report) for t in agent_types(agent)} - set(names)
+    return names + sorted(extra)
+
+
+def study_title(report: dict) -> str:
+    """The study's name, or "Study N" when it has none."""
+    study = study_of(report)
+    name = study.get("name")
+    if name not in (None, ""):
+        return str(name)
+    return f"Study {study.get('id')}" if study.get("id") is not None else "Study"
+
+
+def annotators_line(report: dict) -> str:
+    """How many people are counted and how many were left out."""
+    return f"{fmt_count(report.get('annotators'))} annotators ({fmt_count(report.get('excluded_annotators'))} excluded)"
+
+
+def study_line(report: dict) -> str:
+    """Study id, split, overlap, attempts per puzzle and the generation time, on one line."""
+    study = study_of(report)
+    parts = [
+        f"Study #{study['id']}" if study.get("id") is not None else None,
+        f"split {study['split']}" if study.get("split") not in (None, "") else None,
+        f"overlap {study['overlap']}" if study.get("overlap") is not None else None,
+        (
+            plural(study["attempts_per_puzzle"], "attempt") + " per puzzle per person"
+            if is_number(study.get("attempts_per_puzzle"))
+            else None
+        ),
+        f"generated {report['generated_at']}" if report.get("generated_at") else None,
+    ]
+    return " · ".join(str(p) for p in parts if p)
+
+
+# --- tables shared by Markdown and HTML (plain text; escaped by the renderer) -------------------
+
+
+def type_row_cells(row: dict) -> list[str]:
+    """One puzzle type as table cells, in TYPE_TABLE_HEADERS order."""
+    submitted = fmt_pct(row.get("submission_rate"))
+    if submitted != DASH and is_number(row.get("submitted")) and is_number(row.get("started")):
+        submitted += f" ({fmt_count(row['submitted'])}/{fmt_count(row['started'])})"
+    return [
+        type_name(row),
+        fmt_pass1(row.get("pass1"), row.get("ci_low"), row.get("ci_high")),
+        fmt_count(row.get("correct")),
+        f"{fmt_count(row.get('attempts'))} / {fmt_count(row.get('puzzles'))}",
+        submitted,
+        fmt_time(row.get("wall_median_ms"), row.get("wall_q1_ms"), row.get("wall_q3_ms")),
+        fmt_time(row.get("active_median_ms"), row.get("active_q1_ms"), row.get("active_q3_ms")),
+        fmt_number(row.get("mean_actions")),
+    ]
+
+
+def overall_row_cells(report: dict) -> list[str]:
+    """The closing row of the type table: the mean over types and the pooled counts."""
+    overall = report.get("overall") or {}
+    cells = [DASH] * len(TYPE_TABLE_HEADERS)
+    cells[0] = "All types"
+    mean = fmt_pct(overall.get("mean_pass1_over_types"))
+    cells[1] = f"mean {mean}" if mean != DASH else DASH
+    cells[2] = fmt_count(overall.get("correct"))
+    cells[3] = f"{fmt_count(overall.get('attempts'))} / {fmt_count(overall.get('puzzles'))}"
+    return cells
+
+
+def overall_lines(report: dict) -> list[str]:
+    """The mean over types and the pooled Pass@1, as sentences."""
+    overall = report.get("overall") or {}
+    return [
+        f"Mean Pass@1 over types: {fmt_pct(overall.get('mean_pass1_over_types'))} (each type weighs the same).",
+        f"Pooled Pass@1: {fmt_pass1(overall.get('pass1_pooled'), overall.get('ci_low'), overall.get('ci_high'))}"
+        f" — {fmt_count(overall.get('correct'))} of {fmt_count(overall.get('attempts'))} attempts "
+        f"on {fmt_count(overall.get('puzzles'))} puzzles.",
+    ]
+
+
+def agreement_lines(report: dict) -> list[str]:
+    """Fleiss' kappa and Krippendorff's alpha with their n, or why there is none."""
+    agreement = report.get("agreement")
+    if not agreement:
+        overlap = study_of(report).get("overlap")
+        if overlap is None or (is_number(overlap) and overlap <= 1):
+            return ["n/a (overlap 1)"]
+        return [f"n/a (overlap {overlap}, but no puzzle was rated by two people)"]
+    return [
+        f"Fleiss' κ = {fmt_agreement(agreement.get('fleiss_kappa'))} "
+        f"(n = {fmt_count(agreement.get('fleiss_n'))} puzzles)",
+        f"Krippendorff's α = {fmt_agreement(agreement.get('krippendorff_alpha'))} "
+        f"(n = {fmt_count(agreement.get('alpha_n'))} puzzles)",
+    ]
+
+
+def agents_table(report: dict) -> tuple[list[str], list[list[str]]]:
+    """People against each agent per type (Pass@1, then any Pass@k), closing with the means."""
+    agents = agents_of(report)
+    people = {type_name(row): row for row in types_of(report)}
+    per_agent = [agent_types(agent) for agent in agents]
+    headers = ["Type", "People", *(agent_name(a, i) for i, a in enumerate(agents))]
+    rows = []
+    for name in all_type_names(report):
+        person = people.get(name, {})
+        cells = [name, fmt_pass_cell(person.get("pass1"), person.get("pass_k"))]
+        for rows_by_type in per_agent:
+            row = rows_by_type.get(name, {})
+            cells.append(fmt_pass_cell(row.get("pass1"), row.get("pass_k")))
+        rows.append(cells)
+    overall = report.get("overall") or {}
+    rows.append(
+        [
+            "Mean over types",
+            fmt_pct(overall.get("mean_pass1_over_types")),
+            *(fmt_pct(agent_overall_pass1(a)) for a in agents),
+        ]
+    )
+    return headers, rows
+
+
+def agent_details(agent: dict) -> str:
+    """Where an agent's numbers come from: source, model and rollouts per puzzle."""
+    parts = [
+        f"source {agent['source']}" if agent.get("source") else None,
+        f"model {agent['model']}" if agent.get("model") else None,
+        (
+            f"{fmt_count(agent['rollouts_per_puzzle'])} rollouts per puzzle"
+            if is_number(agent.get("rollouts_per_puzzle"))
+            else None
+        ),
+    ]
+    return ", ".join(str(p) for p in parts if p) or DASH
+
+
+def agent_pass_at_text(agent: dict) -> str:
+    """An agent's overall Pass@k values ("Pass@1 35.0% · Pass@5 60.0%")."""
+    pass_at = agent.get("pass_at") or {}
+    items = []
+    for key, value in pass_at.items():
+        try:
+            items.append((int(key), value))
+        except (TypeError, ValueError):
+            continue
+    if not items:
+        return f"Pass@1 {fmt_pct(agent_overall_pass1(agent))}"
+    return " · ".join(f"Pass@{k} {fmt_pct(v)}" for k, v in sorted(items))
