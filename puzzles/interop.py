@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from django.core.files.base import ContentFile
@@ -28,6 +29,7 @@ from puzzles.drawing import masks as mask_io
 from puzzles.models import Asset, Puzzle, masks_to_bytes
 from puzzles.registry import UnknownPuzzleType, get_type, type_names
 from puzzles.types.base import PublishedContext, PuzzleType
+from puzzles.types.contract import Masks, PublicData
 
 SPLIT_DIRS = {"train": "Train", "val": "Val", "test": "Test"}
 _TYPE_DIR = re.compile(r"^(?P<type>.+?)(?:_(?P<count>\d+))?$")
@@ -61,9 +63,10 @@ def export_captchaarena(
     return result
 
 
-def _export_type(puzzle_type: PuzzleType, puzzles: list[Puzzle], folder: Path) -> None:
+def _export_type(puzzle_type: PuzzleType[Any], puzzles: list[Puzzle], folder: Path) -> None:
     (folder / "masks").mkdir(parents=True, exist_ok=True)
-    ground_truth, ground_truth_cu = {}, {}
+    ground_truth: dict[str, dict[str, Any]] = {}
+    ground_truth_cu: dict[str, dict[str, Any]] = {}
     for puzzle in puzzles:
         puzzle_id, entry = _export_puzzle(puzzle_type, puzzle, folder)
         ground_truth[puzzle_id] = entry
@@ -73,7 +76,7 @@ def _export_type(puzzle_type: PuzzleType, puzzles: list[Puzzle], folder: Path) -
     (folder / "ground_truth_cu.json").write_text(json.dumps(ground_truth_cu, indent=1))
 
 
-def _export_puzzle(puzzle_type: PuzzleType, puzzle: Puzzle, folder: Path) -> tuple[str, dict]:
+def _export_puzzle(puzzle_type: PuzzleType[Any], puzzle: Puzzle, folder: Path) -> tuple[str, dict[str, Any]]:
     stem = puzzle.source_id
     main_key = puzzle.public["image"]
     paths = {}
@@ -87,7 +90,7 @@ def _export_puzzle(puzzle_type: PuzzleType, puzzle: Puzzle, folder: Path) -> tup
     for name, mask in puzzle.load_masks().items():
         mask_paths[name] = f"masks/{stem}_{name}.png"
         (folder / mask_paths[name]).write_bytes(mask_io.to_png(mask))
-    entry = {"question": puzzle.public.get("instruction", puzzle_type.instruction)}
+    entry: dict[str, Any] = {"question": puzzle.public.get("instruction", puzzle_type.instruction)}
     entry.update(puzzle_type.published_truth(puzzle.truth, mask_paths))
     entry.update(_published_asset_fields(puzzle.public, paths))
     entry["arena_public"] = puzzle.public
@@ -95,8 +98,8 @@ def _export_puzzle(puzzle_type: PuzzleType, puzzle: Puzzle, folder: Path) -> tup
     return paths[main_key], entry
 
 
-def _published_asset_fields(public: dict, paths: dict[str, str]) -> dict:
-    fields = {}
+def _published_asset_fields(public: PublicData, paths: dict[str, str]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
     if "reference" in public:
         fields["reference_image"] = paths[public["reference"]]
     if "options" in public:
@@ -107,9 +110,10 @@ def _published_asset_fields(public: dict, paths: dict[str, str]) -> dict:
         fields["rotation_images"] = {angle: paths[k] for angle, k in public["rotations"].items()}
     if "piece" in public:
         fields["component_image"] = paths[public["piece"]]
-    for key in ("grid_size", "image_size"):
-        if key in public:
-            fields[key] = public[key]
+    if "grid_size" in public:
+        fields["grid_size"] = public["grid_size"]
+    if "image_size" in public:
+        fields["image_size"] = public["image_size"]
     return fields
 
 
@@ -155,9 +159,12 @@ def import_captchaarena(
     return result
 
 
-def _import_type_dir(type_dir: Path, split: str, dataset: str, result: ImportResult, broken) -> None:
+def _import_type_dir(
+    type_dir: Path, split: str, dataset: str, result: ImportResult, broken: Callable[[str], None]
+) -> None:
+    named = _TYPE_DIR.match(type_dir.name)  # matches every non-empty name
     try:
-        puzzle_type = get_type(_TYPE_DIR.match(type_dir.name)["type"])
+        puzzle_type = get_type(named["type"] if named else type_dir.name)
     except UnknownPuzzleType:
         broken(f"{type_dir}: not a known puzzle type")
         return
@@ -193,7 +200,9 @@ def _read_image(folder: Path, relative: str) -> tuple[bytes, Image.Image]:
     return data, image
 
 
-def _import_entry(puzzle_type: PuzzleType, folder: Path, split: str, dataset: str, puzzle_id: str, entry) -> None:
+def _import_entry(
+    puzzle_type: PuzzleType[Any], folder: Path, split: str, dataset: str, puzzle_id: str, entry: Any
+) -> None:
     if not isinstance(entry, dict):
         raise BrokenEntry("entry is not an object")
     public, asset_paths = _public_from_entry(puzzle_type, puzzle_id, entry)
@@ -230,18 +239,23 @@ def _import_entry(puzzle_type: PuzzleType, folder: Path, split: str, dataset: st
             asset.save()
 
 
-def _check_solution(puzzle_type: PuzzleType, truth: dict, masks: dict) -> None:
+def _check_solution(puzzle_type: PuzzleType[Any], truth: dict[str, Any], masks: Masks) -> None:
     """Refuse an entry whose own answer does not verify: its truth is unusable as it stands."""
     verdict = puzzle_type.verify(truth, puzzle_type.solution(truth), masks)
     if not verdict.correct:
         raise BrokenEntry(f"its own answer does not verify ({verdict.reason})")
 
 
-def _public_from_entry(puzzle_type: PuzzleType, puzzle_id: str, entry: dict) -> tuple[dict, dict[str, str]]:
+def _public_from_entry(
+    puzzle_type: PuzzleType[Any], puzzle_id: str, entry: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The page data and its image files: exact from our own exports, else from published fields."""
     if isinstance(entry.get("arena_public"), dict) and isinstance(entry.get("arena_assets"), dict):
         return dict(entry["arena_public"]), dict(entry["arena_assets"])
-    public = {"instruction": entry.get("question") or entry.get("instruction") or puzzle_type.instruction}
+    # Read field by field: a dict, not yet PublicData (image_size comes from the image file).
+    public: dict[str, Any] = {
+        "instruction": entry.get("question") or entry.get("instruction") or puzzle_type.instruction
+    }
     paths = {"image": puzzle_id}
     if entry.get("reference_image"):
         paths["reference"] = entry["reference_image"]

@@ -6,6 +6,7 @@ the same pixels. Image coordinates are "natural": pixels of the puzzle image, or
 """
 
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 STAGE_W, STAGE_H = 1280, 1080
 MAIN_AREA = (40, 150, 1200, 760)  # x, y, w, h available for puzzle images
@@ -13,6 +14,34 @@ CONTROL_Y = 940
 CONTROL_H = 70
 INSTRUCTION = (40, 20, 1080, 110)  # narrower than the stage: the flag button sits at its right
 STATUS = (40, 1020, 1200, 50)
+
+
+# --- the layout as the page gets it (page data "layout", docs/events.md) -------------------
+class RectData(TypedDict):
+    x: float
+    y: float
+    w: float
+    h: float
+
+
+class ImageBoxData(RectData):
+    natural_w: int
+    natural_h: int
+
+
+class StageSize(TypedDict):
+    w: int
+    h: int
+
+
+class LayoutData(TypedDict):
+    stage: StageSize
+    instruction: RectData
+    status: RectData
+    image: ImageBoxData
+    reference: ImageBoxData | None
+    grid: list[int] | None  # [rows, cols]
+    controls: dict[str, RectData]  # submit, prev, next, rotate_left, rotate_right, input, hold
 
 
 @dataclass(frozen=True)
@@ -28,7 +57,7 @@ class Rect:
     def contains(self, px: float, py: float) -> bool:
         return self.x <= px < self.x + self.w and self.y <= py < self.y + self.h
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> RectData:
         return {"x": round(self.x, 2), "y": round(self.y, 2), "w": round(self.w, 2), "h": round(self.h, 2)}
 
 
@@ -50,7 +79,7 @@ class ImageBox:
     def to_natural(self, sx: float, sy: float) -> tuple[float, float]:
         return ((sx - self.rect.x) / self.scale, (sy - self.rect.y) / self.scale)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> ImageBoxData:
         return {**self.rect.as_dict(), "natural_w": self.natural_w, "natural_h": self.natural_h}
 
 
@@ -63,6 +92,8 @@ class Layout:
 
     def cell(self, index: int) -> Rect:
         """Stage rectangle of grid cell `index` (row-major)."""
+        if self.grid is None:
+            raise ValueError("this layout has no grid")
         rows, cols = self.grid
         r, c = divmod(index, cols)
         w, h = self.image.rect.w / cols, self.image.rect.h / rows
@@ -71,7 +102,7 @@ class Layout:
     def control(self, name: str) -> Rect:
         return self.controls[name]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> LayoutData:
         return {
             "stage": {"w": STAGE_W, "h": STAGE_H},
             "instruction": Rect(*INSTRUCTION).as_dict(),

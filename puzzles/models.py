@@ -65,11 +65,9 @@ def masks_to_bytes(masks: dict[str, np.ndarray]) -> bytes:
     if not masks:
         return b""
     buffer = io.BytesIO()
-    np.savez_compressed(
-        buffer,
-        **{name: np.packbits(mask, axis=None) for name, mask in masks.items()},
-        **{f"{name}__shape": np.array(mask.shape) for name, mask in masks.items()},
-    )
+    arrays: dict[str, np.ndarray] = {name: np.packbits(mask, axis=None) for name, mask in masks.items()}
+    arrays.update({f"{name}__shape": np.array(mask.shape) for name, mask in masks.items()})
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub: **arrays could name allow_pickle
     return buffer.getvalue()
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
+from typing import Any
 
 from puzzles import types as types_package
 from puzzles.types.base import PuzzleType
 
-_SUPPORT_MODULES = {"base", "kinds"}
+_SUPPORT_MODULES = {"base", "contract", "kinds"}
 
 
 class UnknownPuzzleType(LookupError):
@@ -25,15 +26,15 @@ class DuplicatePuzzleType(RuntimeError):
 
 class Registry:
     def __init__(self) -> None:
-        self._by_name: dict[str, PuzzleType] = {}
+        self._by_name: dict[str, PuzzleType[Any]] = {}
 
-    def register(self, puzzle_type: PuzzleType) -> None:
+    def register(self, puzzle_type: PuzzleType[Any]) -> None:
         name = puzzle_type.name
         if name in self._by_name or puzzle_type.slug() in {t.slug() for t in self._by_name.values()}:
             raise DuplicatePuzzleType(f"puzzle type {name!r} is registered twice")
         self._by_name[name] = puzzle_type
 
-    def get(self, name: str) -> PuzzleType:
+    def get(self, name: str) -> PuzzleType[Any]:
         """Look a type up by CaptchaArena name ("Geometry_Click") or slug ("geometry-click")."""
         found = self._by_name.get(name)
         if found is None:
@@ -49,7 +50,7 @@ class Registry:
         """The canonical names of the types asked for (names or slugs), or every name when none are."""
         return [self.get(name).name for name in names] if names else self.names()
 
-    def all(self) -> list[PuzzleType]:
+    def all(self) -> list[PuzzleType[Any]]:
         return [self._by_name[name] for name in self.names()]
 
     def __contains__(self, name: str) -> bool:
@@ -82,7 +83,7 @@ def registry() -> Registry:
     return found
 
 
-def get_type(name: str) -> PuzzleType:
+def get_type(name: str) -> PuzzleType[Any]:
     return registry().get(name)
 
 

@@ -7,13 +7,14 @@ hold of one, and it answers None for anyone but the attempt's own signed-in part
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser, User
 
 from annotation.live.frames import Limits
 from annotation.models import Attempt, Participant
 from puzzles.models import Puzzle
 
 
-def participant_for_user(*, user) -> Participant:
+def participant_for_user(*, user: User) -> Participant:
     participant, _ = Participant.objects.get_or_create(user=user, defaults={"kind": Participant.Kind.HUMAN})
     return participant
 
@@ -34,7 +35,7 @@ def attempt_start(*, participant: Participant, puzzle: Puzzle) -> Attempt:
     return Attempt.objects.create(participant=participant, puzzle=puzzle)
 
 
-def attempt_for(*, uid: str, user) -> Attempt | None:
+def attempt_for(*, uid: str, user: User | AnonymousUser) -> Attempt | None:
     """The attempt if it belongs to this signed-in user, else None."""
     if not user.is_authenticated:
         return None

@@ -22,14 +22,14 @@ T_RANGE = (1.5e12, 4.2e12)
 
 
 class FrameError(ValueError):
-    def __init__(self, code: str, message: str, seq: int | None = None):
+    def __init__(self, code: str, message: str, seq: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.seq = seq
 
-    def as_frame(self) -> dict:
-        frame = {"type": "error", "code": self.code, "message": self.message}
+    def as_frame(self) -> dict[str, Any]:
+        frame: dict[str, Any] = {"type": "error", "code": self.code, "message": self.message}
         if self.seq is not None:
             frame["seq"] = self.seq
         return frame
@@ -47,7 +47,7 @@ class Limits:
 @dataclass(frozen=True)
 class Batch:
     seq: int
-    events: list[dict]  # each {"k", "t", **fields}, validated
+    events: list[dict[str, Any]]  # each {"k", "t", **fields}, validated
 
     @property
     def has_submit(self) -> bool:
@@ -55,8 +55,11 @@ class Batch:
 
 
 # --- field checks: each returns the clean value or raises ValueError(why) --------------------
+Check = Callable[[Any, Limits], Any]
+
+
 def _number(low: float, high: float) -> Callable[[Any, Limits], float]:
-    def check(value, limits):
+    def check(value: Any, limits: Limits) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ValueError("must be a finite number")
         if not low <= value <= high:
@@ -66,8 +69,8 @@ def _number(low: float, high: float) -> Callable[[Any, Limits], float]:
     return check
 
 
-def _choice(*options) -> Callable[[Any, Limits], Any]:
-    def check(value, limits):
+def _choice(*options: object) -> Check:
+    def check(value: Any, limits: Limits) -> Any:
         if value not in options:
             raise ValueError(f"must be one of {', '.join(map(str, options))}")
         return value
@@ -76,7 +79,7 @@ def _choice(*options) -> Callable[[Any, Limits], Any]:
 
 
 def _text(max_length: int) -> Callable[[Any, Limits], str]:
-    def check(value, limits):
+    def check(value: Any, limits: Limits) -> str:
         if not isinstance(value, str) or len(value) > max_length:
             raise ValueError(f"must be text of at most {max_length} characters")
         if "\x00" in value:  # the database cannot store it; refused here, not stuck there
@@ -86,21 +89,21 @@ def _text(max_length: int) -> Callable[[Any, Limits], str]:
     return check
 
 
-def _natural_x(value, limits):
+def _natural_x(value: Any, limits: Limits) -> float:
     return _number(0, limits.image_w - 1e-6)(value, limits)
 
 
-def _natural_y(value, limits):
+def _natural_y(value: Any, limits: Limits) -> float:
     return _number(0, limits.image_h - 1e-6)(value, limits)
 
 
-def _cell(value, limits):
+def _cell(value: Any, limits: Limits) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limits.cells:
         raise ValueError(f"must be a cell index 0..{limits.cells - 1}")
     return value
 
 
-def _delta(value, limits):
+def _delta(value: Any, limits: Limits) -> int:
     if value not in (1, -1) or isinstance(value, bool):
         raise ValueError("must be +1 or -1")
     return value
@@ -112,7 +115,7 @@ _scale = _number(0, 100)
 _button = _choice(0, 1, 2, 3, 4)
 _pointer = _choice("mouse", "pen", "touch")
 
-KINDS: dict[str, dict[str, Callable]] = {
+KINDS: dict[str, dict[str, Check]] = {
     "load": {"w": _size, "h": _size, "scale": _scale, "state": _choice("hidden", "visible")},
     "pointerdown": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
     "pointerup": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
@@ -136,7 +139,7 @@ KINDS: dict[str, dict[str, Callable]] = {
     "act.type": {"text": _text(MAX_TEXT)},
     "act.submit": {},
 }
-_T = _number(*T_RANGE)
+_T: Check = _number(*T_RANGE)
 
 
 def parse_frame(raw: str | bytes, limits: Limits) -> Batch:
@@ -167,7 +170,7 @@ def parse_batch(frame: Any, limits: Limits) -> Batch:
     return Batch(seq, [_parse_event(event, i, limits, seq) for i, event in enumerate(events)])
 
 
-def _parse_event(event: Any, index: int, limits: Limits, seq: int) -> dict:
+def _parse_event(event: Any, index: int, limits: Limits, seq: int) -> dict[str, Any]:
     where = f"event {index}"
     if not isinstance(event, dict):
         raise FrameError("bad_frame", f"{where} is not an object", seq)
@@ -179,7 +182,7 @@ def _parse_event(event: Any, index: int, limits: Limits, seq: int) -> dict:
     unknown = set(event) - set(fields) - {"k", "t"}
     if unknown:
         raise FrameError("bad_frame", f"{where} has unknown field {sorted(unknown)[0]!r}", seq)
-    clean = {"k": kind}
+    clean: dict[str, Any] = {"k": kind}
     for name, check in {"t": _T, **fields}.items():
         if name not in event:
             raise FrameError("bad_frame", f"{where} lacks field {name!r}", seq)

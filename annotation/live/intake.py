@@ -63,7 +63,7 @@ def _acknowledged(appended: Appended, attempt: Attempt) -> list[dict]:
 
 def shows_verdict(attempt: Attempt) -> bool:
     """Whether people see their verdict: the study's choice, else the site's."""
-    return attempt.study.show_verdict if attempt.study_id else settings.ARENA_SHOW_VERDICT
+    return attempt.study.show_verdict if attempt.study else settings.ARENA_SHOW_VERDICT
 
 
 def submitted_frame(*, correct: bool | None, show: bool) -> dict:

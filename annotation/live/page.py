@@ -1,23 +1,83 @@
-"""What the live page is given: public fields and asset URLs, never the truth."""
+"""What the live page is given: public fields and asset URLs, never the truth.
 
-from __future__ import annotations
+No `from __future__ import annotations`: the TypedDicts keep real annotations, so their
+__required_keys__ are right at runtime (Python 3.11).
+"""
+
+from typing import NotRequired, TypedDict
 
 from django.urls import reverse
 from django.utils import timezone
 
 from annotation.live.frames import MAX_TEXT
 from annotation.models import Attempt, Enrollment, Flag
+from puzzles.layout import LayoutData
 from puzzles.registry import get_type
+from puzzles.types.contract import PublicData, Widget
 
 UID = "--uid--"  # a stand-in, so URLs come from reverse() with the uid left to the page
 
 
-def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> dict:
+class StudyBar(TypedDict):
+    """Where an annotator stands in a study, and where to go next."""
+
+    name: str
+    purpose: str  # the attempt's purpose: scored, practice or gold
+    done: int
+    total: int
+    time_limit_s: int | None  # per puzzle; None for none
+    elapsed_ms: int  # since the puzzle was first shown, across reloads and devices
+    next_url: str
+    pause_url: str
+
+
+class PieceData(TypedDict):
+    """The drag widget's piece, natural image pixels."""
+
+    size: list[int]  # [w, h]
+    start: list[float]  # [x, y] of its top-left
+
+
+class PageImages(TypedDict):
+    """Asset URLs by their role in the public data."""
+
+    image: str
+    reference: str | None
+    options: NotRequired[list[str]]  # option widget
+    rotations: NotRequired[dict[str, str]]  # rotate widget: {"0": url, ..., "315": url}
+    piece: NotRequired[str]  # drag widget
+
+
+class PageData(TypedDict):
+    """The page data (docs/events.md, "Page data"): public fields and asset URLs, never the truth."""
+
+    attempt: str
+    widget: Widget
+    auto_submit: bool
+    instruction: str
+    layout: LayoutData
+    images: PageImages
+    socket: str
+    events_url: str
+    flag_url: str
+    flag_reasons: list[list[str]]  # [[value, label], ...]
+    text_max: int
+    play_url: str
+    play_data_url: str
+    csrf: str
+    submitted: bool
+    next_seq: int
+    acked: int
+    study: NotRequired[StudyBar]  # in a study only
+    piece: NotRequired[PieceData]  # drag widget only
+
+
+def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
     """Everything the live page needs, and nothing of the truth: public fields and asset URLs only."""
     puzzle = attempt.puzzle
     puzzle_type = get_type(puzzle.type)
-    public = puzzle.public
-    data = {
+    public: PublicData = puzzle.public
+    data: PageData = {
         "attempt": attempt.uid,
         "widget": puzzle_type.widget,
         "auto_submit": puzzle_type.auto_submit,
@@ -46,11 +106,12 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> dict:
     return data
 
 
-def _image_urls(attempt: Attempt) -> dict:
+def _image_urls(attempt: Attempt) -> PageImages:
     """Asset URLs by their role in the public data (every asset has a random file name)."""
-    public = attempt.puzzle.public
+    public: PublicData = attempt.puzzle.public
     url = {asset.key: asset.file.url for asset in attempt.puzzle.assets.all()}
-    images = {"image": url[public["image"]], "reference": url.get(public.get("reference"))}
+    reference = public.get("reference")
+    images: PageImages = {"image": url[public["image"]], "reference": url.get(reference) if reference else None}
     if "options" in public:
         images["options"] = [url[key] for key in public["options"]]
     if "rotations" in public:
@@ -60,11 +121,11 @@ def _image_urls(attempt: Attempt) -> dict:
     return images
 
 
-def study_bar(*, attempt: Attempt) -> dict | None:
+def study_bar(*, attempt: Attempt) -> StudyBar | None:
     """The study part of an attempt's page: where the annotator stands, where to go next."""
-    if not attempt.study_id:
-        return None
     study = attempt.study
+    if study is None:
+        return None
     enrollment = Enrollment.objects.filter(study=study, participant_id=attempt.participant_id).first()
     if enrollment is None:
         return None

@@ -36,7 +36,7 @@ def attempt_score(*, attempt: Attempt) -> None:
     attempt.first_action_ms, attempt.action_count = timing.first_action_ms, timing.action_count
     attempt.clock_ok = timing.clock_ok
     if attempt.slot_id:
-        _slot_after_submit(attempt)
+        _slot_after_submit(attempt, slot_id=attempt.slot_id)
 
 
 def attempt_rescore(*, attempt: Attempt) -> bool:
@@ -70,23 +70,23 @@ def _submitted_events(attempt: Attempt) -> tuple[list[Event], list[Action]]:
 
 def _within_time_limit(attempt: Attempt, verdict: Verdict, *, wall_ms: float) -> Verdict:
     """A study's time limit overrules the verifier: too late is wrong, however right."""
-    limit_s = attempt.study.time_limit_s if attempt.study_id else None
+    limit_s = attempt.study.time_limit_s if attempt.study else None
     if limit_s and wall_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
         return Verdict(False, 0.0, f"submitted after {wall_ms / 1000:.1f} s; the limit is {limit_s} s")
     return verdict
 
 
-def _slot_after_submit(attempt: Attempt) -> None:
+def _slot_after_submit(attempt: Attempt, *, slot_id: int) -> None:
     """A study place is done when solved, or when its k attempts are used up."""
-    allowed = attempt.study.attempts_per_puzzle if attempt.study_id else 1
+    allowed = attempt.study.attempts_per_puzzle if attempt.study else 1
     used = (
         Attempt.objects.filter(
-            slot_id=attempt.slot_id, participant_id=attempt.participant_id, submitted_at__isnull=False
+            slot_id=slot_id, participant_id=attempt.participant_id, submitted_at__isnull=False
         ).count()
         + 1
     )
     if attempt.correct or used >= allowed:
-        Slot.objects.filter(pk=attempt.slot_id).update(done=True)
+        Slot.objects.filter(pk=slot_id).update(done=True)
 
 
 def score_actions(*, puzzle: Puzzle, actions: list[Action]) -> tuple[object, Verdict]:
@@ -101,5 +101,4 @@ def score_actions(*, puzzle: Puzzle, actions: list[Action]) -> tuple[object, Ver
 
 def hold_progress(*, puzzle: Puzzle, held_ms: float) -> float | None:
     """The loading bar of a hold widget after held_ms, or None for types without one."""
-    progress = getattr(get_type(puzzle.type), "hold_progress", None)
-    return progress(puzzle.truth, held_ms) if progress else None
+    return get_type(puzzle.type).hold_progress(puzzle.truth, held_ms)

@@ -4,11 +4,13 @@ Rotation_Match): option bookkeeping, cheap background variants, scattering and r
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
 from puzzles.types.base import Generated
+from puzzles.types.contract import PublicData
 
 from . import canvas
 from .emoji import emoji_image
@@ -16,13 +18,13 @@ from .emoji import emoji_image
 # The eight flips/quarter turns of a square image: cheap, visibly different background variants.
 _DIHEDRAL = [
     None,
-    Image.FLIP_LEFT_RIGHT,
-    Image.FLIP_TOP_BOTTOM,
-    Image.ROTATE_90,
-    Image.ROTATE_180,
-    Image.ROTATE_270,
-    Image.TRANSPOSE,
-    Image.TRANSVERSE,
+    Image.Transpose.FLIP_LEFT_RIGHT,
+    Image.Transpose.FLIP_TOP_BOTTOM,
+    Image.Transpose.ROTATE_90,
+    Image.Transpose.ROTATE_180,
+    Image.Transpose.ROTATE_270,
+    Image.Transpose.TRANSPOSE,
+    Image.Transpose.TRANSVERSE,
 ]
 
 
@@ -37,10 +39,11 @@ def background_variants(rng: np.random.Generator, size: tuple[int, int], count: 
     bands = base.split()
     out = []
     for pick in rng.choice(len(_DIHEDRAL) * len(_CHANNEL_ORDERS), size=count, replace=False):
-        op, order = divmod(int(pick), len(_CHANNEL_ORDERS))
-        order = _CHANNEL_ORDERS[order]
+        op, channels = divmod(int(pick), len(_CHANNEL_ORDERS))
+        order = _CHANNEL_ORDERS[channels]
         image = Image.merge("RGB", [bands[i] for i in order])
-        out.append(image if _DIHEDRAL[op] is None else image.transpose(_DIHEDRAL[op]))
+        turn = _DIHEDRAL[op]
+        out.append(image if turn is None else image.transpose(turn))
     return out
 
 
@@ -74,10 +77,10 @@ def turned_emoji(char: str, size: int, angle: int, flip: bool = False) -> Image.
     transparent canvas just large enough. Uncached: large sprites would make a cache huge."""
     sprite = emoji_image(char, size)
     if flip:
-        sprite = sprite.transpose(Image.FLIP_LEFT_RIGHT)
+        sprite = sprite.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
     if angle % 360 == 0:
         return sprite
-    return sprite.rotate(-angle, resample=Image.BICUBIC, expand=True)
+    return sprite.rotate(-angle, resample=Image.Resampling.BICUBIC, expand=True)
 
 
 def paste_centered(base: Image.Image, sprite: Image.Image, center: tuple[float, float]) -> None:
@@ -93,8 +96,7 @@ def option_puzzle(
     reference: Image.Image,
     options: list[Image.Image],
     correct: int,
-    extra_truth: dict | None = None,
-    extra_public: dict | None = None,
+    extra_truth: dict[str, Any] | None = None,
 ) -> Generated:
     """Package an arrow-cycling puzzle: the page starts at option 0, which is the main image."""
     sizes = {o.size for o in options}
@@ -103,7 +105,7 @@ def option_puzzle(
     keys = [f"option_{i}" for i in range(len(options))]
     images = {"reference": _rgb(reference)}
     images.update({k: _rgb(o) for k, o in zip(keys, options)})
-    public = {
+    public: PublicData = {
         "instruction": instruction,
         "image": keys[0],
         "image_size": list(options[0].size),
@@ -111,7 +113,6 @@ def option_puzzle(
         "option_count": len(options),
         "reference": "reference",
         "reference_size": list(reference.size),
-        **(extra_public or {}),
     }
     truth = {
         "correct_option_index": int(correct),

@@ -5,7 +5,8 @@ from PIL import Image, ImageDraw, ImageFilter
 
 
 def random_color(rng: np.random.Generator, low: int = 40, high: int = 220) -> tuple[int, int, int]:
-    return tuple(int(v) for v in rng.integers(low, high, size=3))
+    r, g, b = (int(v) for v in rng.integers(low, high, size=3))
+    return (r, g, b)
 
 
 def gradient(size: tuple[int, int], top: tuple[int, int, int], bottom: tuple[int, int, int]) -> Image.Image:
@@ -31,10 +32,10 @@ def background(rng: np.random.Generator, size: tuple[int, int], clutter: int = 1
     image = gradient((w, h), random_color(rng, low, high), random_color(rng, low, high))
     draw = ImageDraw.Draw(image, "RGBA")
     for _ in range(clutter):
-        x, y = rng.integers(0, w), rng.integers(0, h)
+        x, y = int(rng.integers(0, w)), int(rng.integers(0, h))
         r = int(rng.integers(min(w, h) // 20, min(w, h) // 6))
         draw.ellipse((x - r, y - r, x + r, y + r), fill=random_color(rng) + (40,))
-    image = image.filter(ImageFilter.GaussianBlur(2)).resize(size, Image.BILINEAR)
+    image = image.filter(ImageFilter.GaussianBlur(2)).resize(size, Image.Resampling.BILINEAR)
     return add_noise(image, rng, 8)
 
 

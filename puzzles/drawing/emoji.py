@@ -146,4 +146,4 @@ def emoji_image(char: str, size: int) -> Image.Image:
     glyph = _glyph(char)
     scale = size / max(glyph.size)
     target = (max(1, round(glyph.width * scale)), max(1, round(glyph.height * scale)))
-    return glyph.resize(target, Image.LANCZOS)
+    return glyph.resize(target, Image.Resampling.LANCZOS)

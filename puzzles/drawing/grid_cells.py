@@ -18,13 +18,13 @@ def sprite(char: str, size: int, *, angle: float = 0.0, mirror: bool = False, up
     base = emoji_image(char, _BASE)
     scale = size / max(base.size)
     target = (max(1, round(base.width * scale)), max(1, round(base.height * scale)))
-    image = base.resize(target, Image.BILINEAR if scale <= 1 else Image.BICUBIC)
+    image = base.resize(target, Image.Resampling.BILINEAR if scale <= 1 else Image.Resampling.BICUBIC)
     if mirror:
         image = ImageOps.mirror(image)
     if upside_down:
         image = image.transpose(Image.Transpose.ROTATE_180)
     if angle:
-        image = image.rotate(angle, resample=Image.BILINEAR, expand=True)
+        image = image.rotate(angle, resample=Image.Resampling.BILINEAR, expand=True)
         box = image.getbbox()
         if box:
             image = image.crop(box)
@@ -46,7 +46,9 @@ def _gradient(size, top, bottom) -> Image.Image:
     w, h = size
     t = np.linspace(0.0, 1.0, h, dtype=np.float32)[:, None]
     column = (1 - t) * np.asarray(top, np.float32) + t * np.asarray(bottom, np.float32)
-    return Image.fromarray(np.clip(column, 0, 255).astype(np.uint8)[:, None, :], "RGB").resize((w, h), Image.NEAREST)
+    return Image.fromarray(np.clip(column, 0, 255).astype(np.uint8)[:, None, :], "RGB").resize(
+        (w, h), Image.Resampling.NEAREST
+    )
 
 
 def _finish(image, rng, grain: int = 7) -> Image.Image:

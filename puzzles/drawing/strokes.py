@@ -98,9 +98,9 @@ def draw_dashes(
             continue
         w = width + 2 * extra
         r = w / 2 - 0.5
-        for piece in segments:
-            draw.line(piece, fill=layer, width=w, joint="curve")
-            for x, y in (piece[0], piece[-1]):  # round caps
+        for segment in segments:
+            draw.line(segment, fill=layer, width=w, joint="curve")
+            for x, y in (segment[0], segment[-1]):  # round caps
                 draw.ellipse((x - r, y - r, x + r, y + r), fill=layer)
 
 
@@ -111,7 +111,7 @@ def deep_point(mask: np.ndarray, scale: int = 8, depth_share: float = 0.6) -> li
     block that is not; among blocks at least `depth_share` of the deepest depth, the one
     nearest the mask's centroid wins (so the point is both deep and central)."""
     h, w = mask.shape
-    small = Image.fromarray(mask.astype(np.uint8) * 255, "L").resize((w // scale, h // scale), Image.BOX)
+    small = Image.fromarray(mask.astype(np.uint8) * 255, "L").resize((w // scale, h // scale), Image.Resampling.BOX)
     inside = np.pad(np.asarray(small) > 250, 1)
     cx, cy = masks.centroid(mask)
     if not inside.any():
@@ -141,4 +141,4 @@ def deep_point(mask: np.ndarray, scale: int = 8, depth_share: float = 0.6) -> li
 def luminance(image: Image.Image, box=None) -> float:
     """Mean luminance (0..255) of an image or a region of it."""
     region = image.crop(box) if box else image
-    return float(np.asarray(region.convert("L").resize((32, 32), Image.BOX)).mean())
+    return float(np.asarray(region.convert("L").resize((32, 32), Image.Resampling.BOX)).mean())

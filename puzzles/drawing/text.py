@@ -1,5 +1,7 @@
 """Legible text on puzzle images."""
 
+from typing import Any
+
 from PIL import ImageDraw
 
 from .fonts import text_font
@@ -15,5 +17,5 @@ def centered_text(
     outline: tuple | None = None,
 ) -> None:
     font = text_font(size, bold)
-    kwargs = {"stroke_width": max(1, size // 12), "stroke_fill": outline} if outline else {}
+    kwargs: dict[str, Any] = {"stroke_width": max(1, size // 12), "stroke_fill": outline} if outline else {}
     draw.text(center, text, font=font, fill=fill, anchor="mm", **kwargs)

@@ -58,4 +58,4 @@ def trowel(length: int, rng: np.random.Generator) -> Image.Image:
             (cx + half[k], ys[k] - L * 0.015 * np.sin(k)) for k in range(39, start - 1, -1)
         ]
         draw.polygon(tip, fill=soil)
-    return image.resize((max(1, W // s), length), Image.LANCZOS)
+    return image.resize((max(1, W // s), length), Image.Resampling.LANCZOS)

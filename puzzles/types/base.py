@@ -9,14 +9,17 @@ usually only draws its puzzle.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 from PIL import Image
 
 from puzzles.layout import Layout, build_layout
+
+from .contract import CuAnswer, Masks, PublicData, Widget
 
 # Rewards: nothing submitted or unreadable = 0; any readable wrong answer lies in
 # [WRONG_FLOOR, WRONG_CEILING], rising with closeness; correct = 1. So submitting always
@@ -46,7 +49,7 @@ class Verdict:
     reward: float
     reason: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"correct": self.correct, "reward": round(self.reward, 6), "reason": self.reason}
 
 
@@ -89,90 +92,115 @@ class Generated:
     masks: private boolean masks (natural image size) by name; truth refers to them by name.
     """
 
-    public: dict[str, Any]
-    truth: dict[str, Any]
+    public: PublicData
+    truth: dict[str, Any]  # the kind's truth (contract.py) and whatever else the type keeps
     images: dict[str, Image.Image]
-    masks: dict[str, np.ndarray] = field(default_factory=dict)
+    masks: Masks = field(default_factory=dict)
 
 
 class PublishedContext:
     """What an import offers a type while it reads one entry."""
 
-    def __init__(self, image_size: tuple[int, int], load_mask, public: dict):
+    def __init__(
+        self, image_size: tuple[int, int], load_mask: Callable[[str], np.ndarray], public: dict[str, Any]
+    ) -> None:
         self.image_size = list(image_size)
         self.load_mask = load_mask  # relative path -> boolean array
-        self.public = public  # the page data already read for this entry
+        self.public = public  # the page data already read for this entry (not all of it yet)
 
 
-class PuzzleType:
-    """Base of all types. Subclasses set the class attributes and implement generate()."""
+# The truth a type reads: one of the TypedDicts of contract.py, fixed by each kind.
+TruthT = TypeVar("TruthT", bound=Mapping[str, Any])
+
+
+class PuzzleType(Generic[TruthT]):
+    """Base of all types. Subclasses set the class attributes and implement generate().
+
+    The kinds (kinds.py) fix TruthT to their truth's TypedDict; code that looks a type up by name
+    (registry.get_type) holds a PuzzleType[Any] and passes it the stored JSON.
+    """
 
     name: ClassVar[str]  # CaptchaArena type name, e.g. "Geometry_Click"
     mode: ClassVar[Mode]
-    widget: ClassVar[str]  # the page widget: point, points, cells, swap, option, rotate, drag, hold, text
+    widget: ClassVar[Widget]  # the page widget
     auto_submit: ClassVar[bool] = False  # submits on the first action, as published
     instruction: ClassVar[str]
     controls: ClassVar[tuple[str, ...]] = ()  # buttons other than submit, e.g. ("prev", "next")
 
     # --- to implement -------------------------------------------------------------------
     def generate(self, rng: np.random.Generator) -> Generated:
+        """A new puzzle, a pure function of the generator's state: public data, truth, images, masks."""
         raise NotImplementedError
 
-    def verify(self, truth: dict, answer: Any, masks: dict[str, np.ndarray] | None = None) -> Verdict:
+    def verify(self, truth: TruthT, answer: Any, masks: Masks | None = None) -> Verdict:
+        """The verdict on an answer (any JSON value; unreadable ones are malformed, never raised)."""
         raise NotImplementedError
 
-    def solution(self, truth: dict) -> Any:
+    def solution(self, truth: TruthT) -> Any:
         """The answer the truth itself gives (verifies correct with reward 1)."""
         raise NotImplementedError
 
-    def perturbations(self, truth: dict, masks: dict[str, np.ndarray], rng: np.random.Generator) -> list[Any]:
+    def perturbations(self, truth: TruthT, masks: Masks, rng: np.random.Generator) -> list[Any]:
         """Readable answers that must verify wrong: near misses and far misses."""
         raise NotImplementedError
 
-    def answer_actions(self, truth: dict, layout: Layout) -> list[dict]:
+    def answer_actions(self, truth: TruthT, layout: Layout) -> list[dict[str, Any]]:
         """The actions that enter the solution on the page, without the final submit."""
         raise NotImplementedError
 
-    def reduce(self, actions: list[Action], public: dict) -> Any:
+    def reduce(self, actions: list[Action], public: PublicData) -> Any:
         """The answer that the page's semantic actions (in order, before submit) add up to.
 
         Raises Unreadable when they give none. The kinds implement this per widget.
         """
         raise NotImplementedError
 
+    def cu_answer(self, truth: TruthT) -> CuAnswer:
+        """The published computer-use answer (answer_cu_kind, answer_cu); every kind gives one."""
+        raise NotImplementedError(f"{type(self).__name__} has no computer-use answer")
+
+    def hold_progress(self, truth: TruthT, held_ms: float) -> float | None:
+        """The hold button's loading bar (0..1) after held_ms; None for types without a hold bar."""
+        return None
+
     # --- the published CaptchaArena layout ----------------------------------------------
-    def published_truth(self, truth: dict, mask_paths: dict[str, str]) -> dict:
+    def published_truth(self, truth: TruthT, mask_paths: dict[str, str]) -> dict[str, Any]:
         """ground_truth.json fields for this truth (masks given as file paths)."""
         return dict(truth)
 
-    def truth_from_published(self, entry: dict, context: PublishedContext) -> tuple[dict, dict[str, np.ndarray]]:
-        """Our truth (and masks) from a ground_truth.json entry; raises ValueError if it is unusable."""
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
+        """Our truth (and masks) from a ground_truth.json entry; raises ValueError if it is unusable.
+
+        The result is read, not typed: the import keeps it only if its own solution verifies."""
         return dict(entry), {}
 
     # --- shared -------------------------------------------------------------------------
     @classmethod
     def slug(cls) -> str:
+        """The name as a URL or the command line may give it: "geometry-click"."""
         return cls.name.lower().replace("_", "-")
 
-    def layout(self, public: dict) -> Layout:
+    def layout(self, public: PublicData) -> Layout:
+        """Where everything of this puzzle sits on the stage."""
         ref = public.get("reference_size")
         grid = public.get("grid_size")
         return build_layout(
-            image_size=tuple(public["image_size"]),
-            reference_size=tuple(ref) if ref else None,
-            grid=tuple(grid) if grid else None,
+            image_size=_pair(public["image_size"]),
+            reference_size=_pair(ref) if ref else None,
+            grid=_pair(grid) if grid else None,
             controls=self.controls,
             submit=not self.auto_submit,
         )
 
-    def compile_actions(self, truth: dict, layout: Layout) -> list[dict]:
+    def compile_actions(self, truth: TruthT, layout: Layout) -> list[dict[str, Any]]:
         """The reference answer as computer-use actions in 1280x1080 stage coordinates."""
         actions = self.answer_actions(truth, layout)
         if not self.auto_submit:
             actions.append(click(*layout.control("submit").center()))
         return actions
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
+        """The type as listed by the command line and the review pages."""
         return {
             "name": self.name,
             "mode": self.mode.value,
@@ -182,12 +210,18 @@ class PuzzleType:
         }
 
 
+def _pair(values: Sequence[int]) -> tuple[int, int]:
+    """A JSON [a, b] as the tuple the layout takes."""
+    first, second = values
+    return (first, second)
+
+
 # --- computer-use actions, in the published tool-call shape ------------------------------
-def click(x: float, y: float) -> dict:
+def click(x: float, y: float) -> dict[str, Any]:
     return {"action": "click", "arguments": {"x": round(x), "y": round(y)}}
 
 
-def drag(start: tuple[float, float], end: tuple[float, float]) -> dict:
+def drag(start: tuple[float, float], end: tuple[float, float]) -> dict[str, Any]:
     return {
         "action": "drag",
         "arguments": {
@@ -199,11 +233,11 @@ def drag(start: tuple[float, float], end: tuple[float, float]) -> dict:
     }
 
 
-def hold(x: float, y: float, duration_ms: int) -> dict:
+def hold(x: float, y: float, duration_ms: int) -> dict[str, Any]:
     return {"action": "hold", "arguments": {"x": round(x), "y": round(y), "duration_ms": int(duration_ms)}}
 
 
-def type_text(text: str) -> dict:
+def type_text(text: str) -> dict[str, Any]:
     return {"action": "type_text", "arguments": {"text": text}}
 
 
@@ -224,7 +258,7 @@ def as_int(value: Any) -> int | None:
     return int(number)
 
 
-def parse_point(answer: Any, size: tuple[int, int]) -> tuple[tuple[float, float] | None, str | None]:
+def parse_point(answer: Any, size: Sequence[int]) -> tuple[tuple[float, float] | None, str | None]:
     if isinstance(answer, dict) and set(answer) >= {"x", "y"}:
         answer = [answer["x"], answer["y"]]
     if not isinstance(answer, (list, tuple)) or len(answer) != 2:

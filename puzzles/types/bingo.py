@@ -38,7 +38,8 @@ def valid_swaps(tiles) -> list[list[int]]:
 def _tile_backdrop(rng) -> Image.Image:
     """One backdrop for every tile of the puzzle, so identical pictures are identical tiles."""
     top = canvas.random_color(rng, 170, 250)
-    bottom = tuple(max(0, c - int(rng.integers(15, 45))) for c in top)
+    shade = [max(0, c - int(rng.integers(15, 45))) for c in top]
+    bottom = (shade[0], shade[1], shade[2])
     image = canvas.gradient((INNER, INNER), top, bottom)
     draw = ImageDraw.Draw(image, "RGBA")
     r = INNER * 0.42
@@ -70,6 +71,8 @@ class Bingo(SwapType):
             faces[name] = canvas.add_noise(face, rng, 4)
         image = grid_cells.compose([faces[t] for t in tiles], N, N, CELL, color=(70, 70, 80))
         i, j = answer[0]
+        line = line_of(swapped(tiles, i, j))
+        assert line is not None  # answer holds only swaps that make a line
         size = list(image.size)
         return Generated(
             public={"instruction": self.instruction, "image": "image", "image_size": size, "grid_size": [N, N]},
@@ -77,7 +80,7 @@ class Bingo(SwapType):
                 "answer": answer,
                 "grid_size": [N, N],
                 "image_size": size,
-                "solution_line": list(line_of(swapped(tiles, i, j))),
+                "solution_line": list(line),
                 "tiles": tiles,
             },
             images={"image": image},

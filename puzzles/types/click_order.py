@@ -82,7 +82,7 @@ def _char(name: str) -> str:
 def _centres(rng, count):
     w, h = SIZE
     while True:
-        spots = []
+        spots: list[tuple[float, float]] = []
         for _ in range(400):
             p = (float(rng.uniform(EDGE, w - EDGE)), float(rng.uniform(EDGE, h - EDGE)))
             if all(math.hypot(p[0] - q[0], p[1] - q[1]) >= MIN_APART for q in spots):
@@ -134,7 +134,7 @@ class ClickOrder(PointSequenceType):
             size = 4 * int(rng.integers(13, 18))  # 52..68 px
             sprite = emoji.emoji_image(_char(name), size)
             angle = float(rng.uniform(-28, 28))
-            sprite = sprite.rotate(angle, resample=Image.BICUBIC, expand=True)
+            sprite = sprite.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True)
             x, y = int(round(cx - sprite.width / 2)), int(round(cy - sprite.height / 2))
             canvas.paste_rgba(image, sprite, (x, y))
             if k < count:

@@ -62,13 +62,13 @@ def _dart_base(color_index: int) -> Image.Image:
             outline=dark,
         )
     d.ellipse((cx - 3.5 * s, cy - 3.5 * s, cx + 3.5 * s, cy + 3.5 * s), fill=(25, 25, 25))  # the hole
-    return image.resize((2 * DART, 2 * DART), Image.LANCZOS)
+    return image.resize((2 * DART, 2 * DART), Image.Resampling.LANCZOS)
 
 
 @lru_cache(maxsize=256)
 def _dart(color_index: int, angle: int) -> Image.Image:
     """The dart with its body pointing at screen angle `angle` (degrees, y down) from its tip."""
-    return _dart_base(color_index).rotate(-angle, resample=Image.BICUBIC)
+    return _dart_base(color_index).rotate(-angle, resample=Image.Resampling.BICUBIC)
 
 
 def _ring_edges(rings):
@@ -100,7 +100,7 @@ def _rings_layer(rings: int, colors: int) -> Image.Image:
     for i in range(rings - 1, -1, -1):
         r = edges[i] * s
         d.ellipse((c - r, c - r, c + r, c + r), fill=first if i % 2 == 0 else second, outline=(60, 60, 60), width=s)
-    return layer.resize((size // s, size // s), Image.LANCZOS)
+    return layer.resize((size // s, size // s), Image.Resampling.LANCZOS)
 
 
 def _board(base, rng, values, label_angle):
@@ -143,7 +143,8 @@ def _place_darts(rng, rings_hit, edges, band, labels, throw):
     and of the other darts' bodies, and every dart fits in the image."""
     w, h = SIZE
     for _ in range(200):
-        placed = []  # (tip, body start, body end, angle)
+        # (tip, body start, body end, angle)
+        placed: list[tuple[tuple[float, float], tuple[float, float], tuple[float, float], int]] = []
         for ring in rings_hit:
             for _ in range(60):
                 if ring == 0:

@@ -71,7 +71,7 @@ def _die_sprite(value: int, size: int, body, pip, flip: bool, angle: float) -> I
     shadow = Image.new("RGBA", sprite.size, (0, 0, 0, 0))
     shadow.putalpha(alpha.filter(ImageFilter.GaussianBlur(3)))
     combined = Image.alpha_composite(shadow, sprite)
-    return combined.rotate(angle, Image.BICUBIC, expand=True)
+    return combined.rotate(angle, Image.Resampling.BICUBIC, expand=True)
 
 
 def _place(rng, radii, size, margin=6):

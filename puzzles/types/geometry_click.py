@@ -5,6 +5,7 @@ from PIL import Image, ImageDraw
 
 from puzzles.drawing import canvas, masks
 from puzzles.types.base import Generated
+from puzzles.types.contract import MaskTruth
 from puzzles.types.kinds import MaskPointType
 
 SIZE = (640, 480)
@@ -78,7 +79,7 @@ def _place(rng, count, size, spacing):
     return spots
 
 
-class GeometryClick(MaskPointType):
+class GeometryClick(MaskPointType[MaskTruth]):
     name = "Geometry_Click"
     instruction = "Click on the cone."
 
@@ -95,6 +96,7 @@ class GeometryClick(MaskPointType):
             canvas.paste_rgba(image, sprite, spot)
             if kind == target:
                 target_mask = masks.from_alpha(sprite, SIZE, spot)
+        assert target_mask is not None  # the target is chosen[0], drawn first
         mask = masks.dilate(target_mask, 3)
         question = f"Click on the {target}."
         return Generated(

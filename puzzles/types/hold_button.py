@@ -70,7 +70,7 @@ class HoldButton(HoldType):
         ImageDraw.Draw(shadow).rounded_rectangle(
             (cx0 // 2 + 2, cy0 // 2 + 4, (cx0 + cw) // 2 + 2, (cy0 + ch) // 2 + 4), 12, fill=110
         )
-        shadow = shadow.filter(ImageFilter.GaussianBlur(5)).resize(SIZE, Image.BILINEAR)
+        shadow = shadow.filter(ImageFilter.GaussianBlur(5)).resize(SIZE, Image.Resampling.BILINEAR)
         image.paste((0, 0, 0), (0, 0), shadow)
         draw = ImageDraw.Draw(image)
         card = (30, 34, 44) if dark_card else (250, 250, 252)

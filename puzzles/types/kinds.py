@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from .base import (
     CLOCK_SLACK_MS,
     Action,
     Mode,
+    PublishedContext,
     PuzzleType,
     Unreadable,
     Verdict,
@@ -33,15 +35,36 @@ from .base import (
     type_text,
     wrong,
 )
+from .contract import (
+    AngleTruth,
+    AvoidMaskTruth,
+    CellSetTruth,
+    CuAnswer,
+    DragTruth,
+    HoldTruth,
+    IntegerTruth,
+    Masks,
+    MaskTruth,
+    OptionTruth,
+    PointSequenceTruth,
+    PublicData,
+    SwapTruth,
+    ToleranceTruth,
+    Widget,
+)
+
+# The two kinds that a narrower kind extends are generic in their truth.
+MaskT = TypeVar("MaskT", bound=MaskTruth)
+PointT = TypeVar("PointT", bound=ToleranceTruth)
 
 _WHOLE_NUMBER = re.compile(r"-?[0-9]{1,9}")
 
 
-def _diag(size) -> float:
+def _diag(size: Sequence[float]) -> float:
     return math.hypot(size[0], size[1])
 
 
-def _natural_click(layout: Layout, x: float, y: float) -> dict:
+def _natural_click(layout: Layout, x: float, y: float) -> dict[str, Any]:
     return click(*layout.image.to_stage(x, y))
 
 
@@ -79,13 +102,13 @@ def _cycle_total(actions: list[Action]) -> int:
     return sum(a.data["delta"] for a in _of(actions, "cycle"))
 
 
-def _box_mask(size, x1, y1, x2, y2) -> np.ndarray:
+def _box_mask(size: Sequence[int], x1: float, y1: float, x2: float, y2: float) -> np.ndarray:
     mask = np.zeros((size[1], size[0]), dtype=bool)
     mask[max(0, int(y1)) : int(y2) + 1, max(0, int(x1)) : int(x2) + 1] = True
     return mask
 
 
-def _mask_truth(entry: dict, mask: np.ndarray, context, *, inside: bool) -> dict:
+def _mask_truth(entry: dict[str, Any], mask: np.ndarray, context: PublishedContext, *, inside: bool) -> dict[str, Any]:
     """Our mask-point truth from a published entry: a sure point, the centre and the box."""
     if mask.shape != (context.image_size[1], context.image_size[0]):
         raise ValueError(
@@ -101,24 +124,24 @@ def _mask_truth(entry: dict, mask: np.ndarray, context, *, inside: bool) -> dict
     return truth
 
 
-def _with_defaults(entry: dict, context, **defaults) -> dict:
+def _with_defaults(entry: dict[str, Any], context: PublishedContext, **defaults: Any) -> dict[str, Any]:
     truth = {**defaults, **entry}
     truth.setdefault("image_size", context.image_size)
     return truth
 
 
 # --- points judged by a mask -------------------------------------------------------------
-class MaskPointType(PuzzleType):
+class MaskPointType(PuzzleType[MaskT]):
     """Click inside the target mask. truth: mask, image_size, point (inside), center, bbox."""
 
     mode = Mode.CLICK
     widget = "point"
     auto_submit = True
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: MaskT, answer: Any, masks: Masks | None = None) -> Verdict:
         point, problem = parse_point(answer, truth["image_size"])
-        if problem:
-            return malformed(problem)
+        if point is None:
+            return malformed(problem or "expected a point [x, y]")
         mask = (masks or {}).get(truth["mask"])
         if mask is None:
             return malformed("puzzle mask is not loaded")
@@ -128,23 +151,23 @@ class MaskPointType(PuzzleType):
         cx, cy = truth["center"]
         return wrong(1 - math.hypot(point[0] - cx, point[1] - cy) / _diag(truth["image_size"]), "outside the target")
 
-    def solution(self, truth):
+    def solution(self, truth: MaskT) -> list[float]:
         return list(truth["point"])
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> list[float]:
         return _last_click(actions)
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: MaskT, masks: Masks, rng: np.random.Generator) -> list[Any]:
         mask = masks[truth["mask"]]
         return _box_but_not_mask(mask, rng, 4) + _outside_points(mask, rng, 6)
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: MaskT, layout: Layout) -> list[dict[str, Any]]:
         return [_natural_click(layout, *truth["point"])]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: MaskT) -> CuAnswer:
         return "single_xy", [int(v) for v in truth["point"]]
 
-    def published_truth(self, truth, mask_paths):
+    def published_truth(self, truth: MaskT, mask_paths: dict[str, str]) -> dict[str, Any]:
         x1, y1, x2, y2 = truth["bbox"]
         out = {k: v for k, v in truth.items() if k != "mask"}
         out["answer"] = {
@@ -153,7 +176,7 @@ class MaskPointType(PuzzleType):
         }
         return out
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         answer = entry.get("answer") or {}
         valid = answer.get("valid_area") or {}
         if valid.get("mask_path"):
@@ -166,13 +189,13 @@ class MaskPointType(PuzzleType):
         return _mask_truth(entry, mask, context, inside=True), {"target": mask}
 
 
-class AvoidMaskPointType(MaskPointType):
+class AvoidMaskPointType(MaskPointType[AvoidMaskTruth]):
     """Click anywhere but on the mask. truth: mask, image_size, point (outside), center, radius, bbox."""
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: AvoidMaskTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         point, problem = parse_point(answer, truth["image_size"])
-        if problem:
-            return malformed(problem)
+        if point is None:
+            return malformed(problem or "expected a point [x, y]")
         mask = (masks or {}).get(truth["mask"])
         if mask is None:
             return malformed("puzzle mask is not loaded")
@@ -181,17 +204,17 @@ class AvoidMaskPointType(MaskPointType):
         cx, cy = truth["center"]
         return wrong(math.hypot(point[0] - cx, point[1] - cy) / truth["radius"], "on the figure to avoid")
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: AvoidMaskTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         return _outside_points(~masks[truth["mask"]], rng, 8)
 
-    def published_truth(self, truth, mask_paths):
+    def published_truth(self, truth: AvoidMaskTruth, mask_paths: dict[str, str]) -> dict[str, Any]:
         x1, y1, x2, y2 = truth["bbox"]
         out = {k: v for k, v in truth.items() if k != "mask"}
         out["mask_path"] = mask_paths[truth["mask"]]
         out["avoid_area"] = {"x": x1, "y": y1, "width": x2 - x1 + 1, "height": y2 - y1 + 1}
         return out
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         if entry.get("mask_path"):
             mask = context.load_mask(entry["mask_path"])
         elif entry.get("avoid_area"):  # older files: a box
@@ -208,17 +231,17 @@ class AvoidMaskPointType(MaskPointType):
 
 
 # --- points judged by distance -----------------------------------------------------------
-class TolerancePointType(PuzzleType):
+class TolerancePointType(PuzzleType[PointT]):
     """Place a point within tolerance of a target. truth: target_position, tolerance, image_size."""
 
     mode = Mode.CLICK
-    widget = "point"
+    widget: ClassVar[Widget] = "point"  # DragPositionType makes it "drag"
     target_word = "target"
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: PointT, answer: Any, masks: Masks | None = None) -> Verdict:
         point, problem = parse_point(answer, truth["image_size"])
-        if problem:
-            return malformed(problem)
+        if point is None:
+            return malformed(problem or "expected a point [x, y]")
         tx, ty = truth["target_position"]
         distance = math.hypot(point[0] - tx, point[1] - ty)
         if distance <= truth["tolerance"]:
@@ -226,13 +249,13 @@ class TolerancePointType(PuzzleType):
         miss = distance - truth["tolerance"]
         return wrong(1 - miss / _diag(truth["image_size"]), f"{distance:.1f} px from the {self.target_word}")
 
-    def solution(self, truth):
+    def solution(self, truth: PointT) -> list[float]:
         return list(truth["target_position"])
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> list[float]:
         return _last_click(actions)
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: PointT, masks: Masks, rng: np.random.Generator) -> list[Any]:
         w, h = truth["image_size"]
         tx, ty = truth["target_position"]
         out = []
@@ -243,25 +266,25 @@ class TolerancePointType(PuzzleType):
                     out.append([round(x, 2), round(y, 2)])
         return out
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: PointT, layout: Layout) -> list[dict[str, Any]]:
         return [_natural_click(layout, *truth["target_position"])]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: PointT) -> CuAnswer:
         return "single_xy", [int(round(v)) for v in truth["target_position"]]
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         if "target_position" not in entry:
             raise ValueError("no target_position")
         return _with_defaults(entry, context, tolerance=15), {}
 
 
-class PointSequenceType(PuzzleType):
+class PointSequenceType(PuzzleType[PointSequenceTruth]):
     """Click points in order. truth: answer ([[x, y], ...]), tolerance, image_size."""
 
     mode = Mode.CLICK
     widget = "points"
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: PointSequenceTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         if not isinstance(answer, (list, tuple)):
             return malformed("expected a list of points [[x, y], ...]")
         if len(answer) > 50:
@@ -269,8 +292,8 @@ class PointSequenceType(PuzzleType):
         points = []
         for item in answer:
             point, problem = parse_point(item, truth["image_size"])
-            if problem:
-                return malformed(problem)
+            if point is None:
+                return malformed(problem or "expected a point [x, y]")
             points.append(point)
         targets = truth["answer"]
         hits = 0
@@ -283,13 +306,13 @@ class PointSequenceType(PuzzleType):
         closeness = hits / len(targets) - abs(len(points) - len(targets)) / (2 * len(targets))
         return wrong(closeness, f"{hits} of {len(targets)} points right in order, {len(points)} given")
 
-    def solution(self, truth):
+    def solution(self, truth: PointSequenceTruth) -> list[list[float]]:
         return [list(p) for p in truth["answer"]]
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> list[list[float]]:
         return [[a.data["x"], a.data["y"]] for a in _of(actions, "click")]
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: PointSequenceTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         targets = [list(p) for p in truth["answer"]]
         out = [targets[:-1], targets + [targets[0]], [targets[1], targets[0], *targets[2:]]]
         shifted = [p[:] for p in targets]
@@ -297,13 +320,13 @@ class PointSequenceType(PuzzleType):
         shifted[-1] = [(shifted[-1][0] + w / 2) % w, (shifted[-1][1] + h / 2) % h]
         return out + [shifted, []]
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: PointSequenceTruth, layout: Layout) -> list[dict[str, Any]]:
         return [_natural_click(layout, x, y) for x, y in truth["answer"]]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: PointSequenceTruth) -> CuAnswer:
         return "multi_xy", [{"action": "click", "arguments": {"x": int(x), "y": int(y)}} for x, y in truth["answer"]]
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         points = [[p["x"], p["y"]] if isinstance(p, dict) else list(p) for p in entry.get("answer") or []]
         if not points:
             raise ValueError("no answer points")
@@ -327,23 +350,23 @@ def parse_cells(answer: Any, cell_count: int) -> tuple[set[int] | None, str | No
     return set(cells), None
 
 
-def _cell_center_natural(index: int, grid, size) -> tuple[float, float]:
+def _cell_center_natural(index: int, grid: Sequence[int], size: Sequence[int]) -> tuple[float, float]:
     rows, cols = grid
     r, c = divmod(index, cols)
     return ((c + 0.5) * size[0] / cols, (r + 0.5) * size[1] / rows)
 
 
-class CellSetType(PuzzleType):
+class CellSetType(PuzzleType[CellSetTruth]):
     """Select exactly the right cells. truth: correct_patches, grid_size [rows, cols], image_size."""
 
     mode = Mode.GRID
     widget = "cells"
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: CellSetTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         rows, cols = truth["grid_size"]
         cells, problem = parse_cells(answer, rows * cols)
-        if problem:
-            return malformed(problem)
+        if cells is None:
+            return malformed(problem or "expected a list of cell indices")
         target = set(truth["correct_patches"])
         if cells == target:
             return right(f"all {len(target)} cells and no other")
@@ -351,17 +374,17 @@ class CellSetType(PuzzleType):
         jaccard = len(cells & target) / len(union) if union else 0.0
         return wrong(jaccard, f"{len(cells & target)} of {len(target)} right cells, {len(cells - target)} wrong")
 
-    def solution(self, truth):
+    def solution(self, truth: CellSetTruth) -> list[int]:
         return sorted(truth["correct_patches"])
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> list[int]:
         """The cells toggled an odd number of times."""
         selected: set[int] = set()
         for action in _of(actions, "toggle"):
             selected ^= {action.data["cell"]}
         return sorted(selected)
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: CellSetTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         rows, cols = truth["grid_size"]
         target = sorted(truth["correct_patches"])
         others = [i for i in range(rows * cols) if i not in target]
@@ -374,16 +397,16 @@ class CellSetType(PuzzleType):
             out.append(sorted(target[1:] + [extra]))
         return [p for p in out if set(p) != set(target)]
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: CellSetTruth, layout: Layout) -> list[dict[str, Any]]:
         return [click(*layout.cell(i).center()) for i in sorted(truth["correct_patches"])]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: CellSetTruth) -> CuAnswer:
         points = [
             _cell_center_natural(i, truth["grid_size"], truth["image_size"]) for i in sorted(truth["correct_patches"])
         ]
         return "multi_xy", [{"action": "click", "arguments": {"x": int(x), "y": int(y)}} for x, y in points]
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         # Published files name the cells correct_patches, correct_selections or answer, by type.
         cells = next((entry[k] for k in ("correct_patches", "correct_selections", "answer") if k in entry), None)
         if cells is None:
@@ -392,29 +415,29 @@ class CellSetType(PuzzleType):
         return _with_defaults({**entry, "correct_patches": list(cells), "grid_size": list(grid)}, context), {}
 
 
-class SwapType(PuzzleType):
+class SwapType(PuzzleType[SwapTruth]):
     """Swap two tiles. truth: answer (valid pairs), grid_size, image_size."""
 
     mode = Mode.GRID
     widget = "swap"
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: SwapTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         rows, cols = truth["grid_size"]
         if not isinstance(answer, (list, tuple)) or len(answer) != 2:
             return malformed("expected a swap [i, j]")
         cells, problem = parse_cells(answer, rows * cols)
-        if problem:
-            return malformed(problem)
+        if cells is None:
+            return malformed(problem or "expected a list of cell indices")
         valid = [set(pair) for pair in truth["answer"]]
         if cells in valid:
             return right("the swap completes a line")
         shares = any(cells & pair for pair in valid)
         return wrong(0.5 if shares else 0.0, "the swap completes no line")
 
-    def solution(self, truth):
+    def solution(self, truth: SwapTruth) -> list[int]:
         return list(truth["answer"][0])
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> list[int]:
         """The cells that the net arrangement of all swaps moved (two for a single swap)."""
         rows, cols = public["grid_size"]
         tiles = list(range(rows * cols))
@@ -426,39 +449,39 @@ class SwapType(PuzzleType):
             raise Unreadable("no tiles swapped")
         return moved
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: SwapTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         rows, cols = truth["grid_size"]
         valid = [set(pair) for pair in truth["answer"]]
         pairs = [[i, j] for i in range(rows * cols) for j in range(i + 1, rows * cols) if {i, j} not in valid]
         picks = rng.choice(len(pairs), size=min(6, len(pairs)), replace=False)
         return [pairs[i] for i in picks]
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: SwapTruth, layout: Layout) -> list[dict[str, Any]]:
         i, j = truth["answer"][0]
         return [click(*layout.cell(i).center()), click(*layout.cell(j).center())]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: SwapTruth) -> CuAnswer:
         alternatives = []
         for pair in truth["answer"]:
             points = [_cell_center_natural(i, truth["grid_size"], truth["image_size"]) for i in pair]
             alternatives.append([{"action": "click", "arguments": {"x": int(x), "y": int(y)}} for x, y in points])
         return "multi_swap", alternatives
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         if not entry.get("answer"):
             raise ValueError("no answer swap pairs")
         return _with_defaults(entry, context, grid_size=[3, 3]), {}
 
 
 # --- arrow cycling -------------------------------------------------------------------------
-class OptionType(PuzzleType):
+class OptionType(PuzzleType[OptionTruth]):
     """Page through options with arrows. truth: correct_option_index, option_count. Starts at 0."""
 
     mode = Mode.CYCLE
     widget = "option"
     controls = ("prev", "next")
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: OptionTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         count = truth["option_count"]
         index = as_int(answer)
         if index is None:
@@ -471,32 +494,33 @@ class OptionType(PuzzleType):
         steps = min((index - correct) % count, (correct - index) % count)
         return wrong(1 - steps / max(1, count // 2), f"option {index}, {steps} arrow steps away")
 
-    def solution(self, truth):
+    def solution(self, truth: OptionTruth) -> int:
         return truth["correct_option_index"]
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> int:
         return _cycle_total(actions) % public["option_count"]
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: OptionTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         return [i for i in range(truth["option_count"]) if i != truth["correct_option_index"]]
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: OptionTruth, layout: Layout) -> list[dict[str, Any]]:
         return [click(*layout.control("next").center()) for _ in range(truth["correct_option_index"])]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: OptionTruth) -> CuAnswer:
         return "option", {"select_option_index": truth["correct_option_index"]}
 
-    def truth_from_published(self, entry, context):
-        index = entry.get("correct_option_index", entry.get("correct_option"))
-        if as_int(index) is None:
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
+        given = entry.get("correct_option_index", entry.get("correct_option"))
+        index = as_int(given)
+        if index is None:
             raise ValueError("no correct_option_index or correct_option")
         count = entry.get("option_count") or context.public.get("option_count")
-        if not count or not 0 <= int(index) < count:
-            raise ValueError(f"correct option {index} is not among {count} options")
-        return _with_defaults({**entry, "correct_option_index": int(index), "option_count": count}, context), {}
+        if not count or not 0 <= index < count:
+            raise ValueError(f"correct option {given} is not among {count} options")
+        return _with_defaults({**entry, "correct_option_index": index, "option_count": count}, context), {}
 
 
-class AngleType(PuzzleType):
+class AngleType(PuzzleType[AngleTruth]):
     """Rotate in 45-degree steps. truth: correct_angle (0..315). Starts at 0."""
 
     mode = Mode.CYCLE
@@ -504,7 +528,7 @@ class AngleType(PuzzleType):
     controls = ("rotate_left", "rotate_right")
     step = 45
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: AngleTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         angle = as_int(answer)
         if angle is None:
             return malformed("expected an angle in degrees")
@@ -518,23 +542,23 @@ class AngleType(PuzzleType):
             return right(f"rotated to {angle % 360} degrees")
         return wrong(1 - distance / 180, f"{distance} degrees off")
 
-    def solution(self, truth):
+    def solution(self, truth: AngleTruth) -> int:
         return truth["correct_angle"]
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> int:
         return (_cycle_total(actions) * self.step) % 360
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: AngleTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         return [a for a in range(0, 360, self.step) if a != truth["correct_angle"] % 360]
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: AngleTruth, layout: Layout) -> list[dict[str, Any]]:
         steps = (truth["correct_angle"] % 360) // self.step
         return [click(*layout.control("rotate_right").center()) for _ in range(steps)]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: AngleTruth) -> CuAnswer:
         return "rotate", {"rotate_to_angle": truth["correct_angle"]}
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         angle = as_int(entry.get("correct_angle"))
         if angle is None or angle % self.step:
             raise ValueError(f"correct_angle {entry.get('correct_angle')!r} is not a multiple of {self.step}")
@@ -542,15 +566,15 @@ class AngleType(PuzzleType):
 
 
 # --- text, drag, hold ---------------------------------------------------------------------------
-class IntegerTextType(PuzzleType):
+class IntegerTextType(PuzzleType[IntegerTruth]):
     """Type a whole number. truth: sum."""
 
     mode = Mode.TEXT
     widget = "text"
     controls = ("input",)
-    truth_key = "sum"
+    truth_key: ClassVar[Literal["sum"]] = "sum"  # the truth's key of the number (IntegerTruth)
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: IntegerTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         value = self._parse(answer)
         if value is None:
             return malformed("expected a whole number")
@@ -566,33 +590,33 @@ class IntegerTextType(PuzzleType):
             return int(text) if _WHOLE_NUMBER.fullmatch(text) else None
         return as_int(answer)
 
-    def solution(self, truth):
+    def solution(self, truth: IntegerTruth) -> str:
         return str(truth[self.truth_key])
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> str:
         typed = _of(actions, "type")
         if not typed:
             raise Unreadable("nothing typed")
         return typed[-1].data["text"]
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: IntegerTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         value = truth[self.truth_key]
         return [str(value + 1), str(value - 1), str(value + 5), "0", value * 2 + 1]
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: IntegerTruth, layout: Layout) -> list[dict[str, Any]]:
         return [click(*layout.control("input").center()), type_text(str(truth[self.truth_key]))]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: IntegerTruth) -> CuAnswer:
         return "type_text", {"type_text": str(truth[self.truth_key])}
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         value = self._parse(entry.get(self.truth_key))
         if value is None:
             raise ValueError(f"no whole number in {self.truth_key}")
         return _with_defaults({**entry, self.truth_key: value}, context), {}
 
 
-class DragPositionType(TolerancePointType):
+class DragPositionType(TolerancePointType[DragTruth]):
     """Drag a piece so its top-left lands on a target: judged like a point within tolerance.
 
     truth: target_position, tolerance, image_size, start_position, piece_size.
@@ -602,33 +626,33 @@ class DragPositionType(TolerancePointType):
     widget = "drag"
     target_word = "slot"
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: DragTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         w, h = truth["image_size"]
         tx, ty = truth["target_position"]
         tol = truth["tolerance"]
         candidates = [[tx + tol + 4, ty], [tx - tol - 4, ty], list(truth["start_position"]), [tx + 5 * tol, ty]]
         return [p for p in candidates if 0 <= p[0] < w and 0 <= p[1] < h and math.hypot(p[0] - tx, p[1] - ty) > tol]
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> list[float]:
         drops = _of(actions, "drag_end")
         if not drops:
             raise Unreadable("the piece was not dragged")
         return [drops[-1].data["x"], drops[-1].data["y"]]
 
-    def _centers(self, truth):
+    def _centers(self, truth: DragTruth) -> tuple[tuple[float, float], tuple[float, float]]:
         pw, ph = truth["piece_size"]
         (sx, sy), (tx, ty) = truth["start_position"], truth["target_position"]
         return (sx + pw / 2, sy + ph / 2), (tx + pw / 2, ty + ph / 2)
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: DragTruth, layout: Layout) -> list[dict[str, Any]]:
         start, end = self._centers(truth)
         return [drag(layout.image.to_stage(*start), layout.image.to_stage(*end))]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: DragTruth) -> CuAnswer:
         start, end = self._centers(truth)
         return "drag", {"drag": {"from": [round(v) for v in start], "to": [round(v) for v in end]}}
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         if "target_position" not in entry:
             raise ValueError("no target_position")
         piece = context.public.get("piece_size") or entry.get("hole_size")
@@ -638,7 +662,7 @@ class DragPositionType(TolerancePointType):
         return _with_defaults(entry, context, tolerance=10, piece_size=list(piece), start_position=list(start)), {}
 
 
-class HoldType(PuzzleType):
+class HoldType(PuzzleType[HoldTruth]):
     """Press and hold for at least hold_time seconds. truth: hold_time. Answer: seconds held."""
 
     mode = Mode.REALTIME
@@ -651,7 +675,7 @@ class HoldType(PuzzleType):
     # its end: the page sends each the moment it happens, so only jitter separates the two clocks.
     # (A hold begun while the socket is down reaches the server late and counts short.)
 
-    def reduce(self, actions, public):
+    def reduce(self, actions: list[Action], public: PublicData) -> float:
         """Seconds of the last complete hold, as far as the server can confirm it.
 
         The page's clock measures the hold precisely, but the page could claim anything: a claim
@@ -674,11 +698,11 @@ class HoldType(PuzzleType):
         confirmed = max(0.0, end.received - begin.received) + CLOCK_SLACK_MS
         return round(min(claimed, confirmed) / 1000, 4)
 
-    def hold_progress(self, truth: dict, held_ms: float) -> float:
+    def hold_progress(self, truth: HoldTruth, held_ms: float) -> float:
         """How far the button's loading bar is after held_ms, 0..1 (shown while holding)."""
         return min(1.0, max(0.0, held_ms / (truth["hold_time"] * 1000)))
 
-    def verify(self, truth, answer, masks=None) -> Verdict:
+    def verify(self, truth: HoldTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         held = as_number(answer)
         if held is None:
             return malformed("expected the seconds held")
@@ -689,21 +713,21 @@ class HoldType(PuzzleType):
             return right(f"held {held:.2f} s of {target:g} s")
         return wrong(held / target, f"released after {held:.2f} s of {target:g} s")
 
-    def solution(self, truth):
+    def solution(self, truth: HoldTruth) -> float:
         return float(truth["hold_time"])
 
-    def perturbations(self, truth, masks, rng):
+    def perturbations(self, truth: HoldTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         target = truth["hold_time"]
         return [0, target * 0.5, max(0.0, target - 0.2)]
 
-    def answer_actions(self, truth, layout):
+    def answer_actions(self, truth: HoldTruth, layout: Layout) -> list[dict[str, Any]]:
         duration = int(truth["hold_time"] * 1000) + self.margin_ms
         return [hold(*layout.control("hold").center(), duration)]
 
-    def cu_answer(self, truth):
+    def cu_answer(self, truth: HoldTruth) -> CuAnswer:
         return "hold", {"duration_ms": int(truth["hold_time"] * 1000) + self.margin_ms}
 
-    def truth_from_published(self, entry, context):
+    def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         held = as_number(entry.get("hold_time", 3))
         if held is None or held <= 0:
             raise ValueError(f"hold_time {entry.get('hold_time')!r} is not a positive number")

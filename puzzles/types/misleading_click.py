@@ -219,8 +219,8 @@ def _safe_point(rng, box, scenery):
     """A point on open ground well away from the figure's box (at least 60 px when the picture
     allows), preferably not on a scenery emoji either (those are fine to click, but plainer)."""
     w, h = SIZE
-    xs, ys = np.meshgrid(np.arange(30, w - 29, 10), np.arange(30, h - 29, 10))
-    xs, ys = xs.ravel(), ys.ravel()
+    grid_x, grid_y = np.meshgrid(np.arange(30, w - 29, 10), np.arange(30, h - 29, 10))
+    xs, ys = grid_x.ravel(), grid_y.ravel()
     dx = np.maximum(np.maximum(box[0] - xs, xs - box[2]), 0)
     dy = np.maximum(np.maximum(box[1] - ys, ys - box[3]), 0)
     distance = np.hypot(dx, dy)

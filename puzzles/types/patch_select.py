@@ -119,7 +119,7 @@ def ground_texture(rng, size) -> Image.Image:
         np.float32,
     ) + rng.integers(-15, 16, 3)
     coarse = rng.integers(0, 256, (h // 24 + 2, w // 24 + 2), dtype=np.uint8)
-    blotch = Image.fromarray(coarse, "L").resize((w, h), Image.BILINEAR)
+    blotch = Image.fromarray(coarse, "L").resize((w, h), Image.Resampling.BILINEAR)
     light = Image.new("RGB", (w, h), tuple(int(v) for v in np.clip(base * 1.1, 0, 255)))
     image = Image.composite(light, Image.new("RGB", (w, h), tuple(int(v) for v in base * 0.9)), blotch)
     draw = ImageDraw.Draw(image, "RGBA")
@@ -131,12 +131,13 @@ def ground_texture(rng, size) -> Image.Image:
 
 
 def _sprite(rng, target: str, length: int) -> Image.Image:
-    if TARGETS[target] is None:
+    char = TARGETS[target]
+    if char is None:
         angle = float(rng.uniform(0, 360))
-        item = trowel(length, rng).rotate(angle, resample=Image.BICUBIC, expand=True)
+        item = trowel(length, rng).rotate(angle, resample=Image.Resampling.BICUBIC, expand=True)
         return item.crop(item.getbbox())
     return grid_cells.sprite(
-        TARGETS[target],
+        char,
         length,
         mirror=bool(rng.random() < 0.5),
         angle=float(rng.uniform(-25, 25)) if rng.random() < 0.5 else 0.0,

@@ -100,7 +100,7 @@ class PathFinder(OptionType):
         # Checkered terrain with grain, so each tile reads as a square of the map.
         cells = np.indices((rows, cols)).sum(axis=0) % 2
         board = np.where(cells[..., None] == 0, np.array(light), np.array(dark)).astype(np.uint8)
-        base = Image.fromarray(board, "RGB").resize(size, Image.NEAREST)
+        base = Image.fromarray(board, "RGB").resize(size, Image.Resampling.NEAREST)
         draw = ImageDraw.Draw(base, "RGBA")
 
         road = _road(rng, cols, rows)
@@ -156,7 +156,7 @@ class PathFinder(OptionType):
         mover = sorted(MOVERS)[int(rng.integers(len(MOVERS)))]
         glyph = emoji_image(MOVERS[mover], int(tile * 0.8))
         if bool(rng.integers(0, 2)):
-            glyph = glyph.transpose(Image.FLIP_LEFT_RIGHT)
+            glyph = glyph.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
 
         images = {}
         keys = []

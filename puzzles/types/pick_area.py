@@ -12,6 +12,7 @@ from PIL import Image, ImageDraw
 
 from puzzles.drawing import canvas, masks, scenery, strokes
 from puzzles.types.base import Generated
+from puzzles.types.contract import MaskTruth
 from puzzles.types.kinds import MaskPointType
 
 SIZE = (640, 480)
@@ -82,7 +83,7 @@ def _layout(rng, box):
     """
     x1, y1, x2, y2 = box
     count = int(rng.integers(5, 9))
-    seeds = []
+    seeds: list[tuple[float, float]] = []
     for _ in range(200):
         p = (float(rng.uniform(x1 + 30, x2 - 30)), float(rng.uniform(y1 + 30, y2 - 30)))
         if all(math.hypot(p[0] - q[0], p[1] - q[1]) > 95 for q in seeds):
@@ -150,7 +151,7 @@ def _layout(rng, box):
     return outlines, edges, target, len(regions)
 
 
-class PickArea(MaskPointType):
+class PickArea(MaskPointType[MaskTruth]):
     name = "Pick_Area"
     instruction = "Click on the center of the largest area outlined by the dotted line"
 

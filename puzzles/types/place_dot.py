@@ -13,6 +13,7 @@ from PIL import ImageDraw
 
 from puzzles.drawing import canvas, emoji, scenery, strokes
 from puzzles.types.base import Generated
+from puzzles.types.contract import ToleranceTruth
 from puzzles.types.kinds import TolerancePointType
 
 SIZE = (640, 480)
@@ -169,7 +170,7 @@ def _scene(rng, sprites):
             return boxes, lines
 
 
-class PlaceDot(TolerancePointType):
+class PlaceDot(TolerancePointType[ToleranceTruth]):
     name = "Place_Dot"
     instruction = "Click to place a Dot at the end of the car's path"
 

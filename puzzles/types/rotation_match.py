@@ -8,6 +8,7 @@ from puzzles.drawing import canvas
 from puzzles.drawing.arrow_options import background_variants, paste_centered, turned_emoji
 from puzzles.drawing.emoji import emoji_image
 from puzzles.types.base import Generated
+from puzzles.types.contract import PublicData
 from puzzles.types.kinds import AngleType
 
 SIZE = (480, 480)
@@ -33,7 +34,12 @@ ANGLES = list(range(0, 360, 45))
 
 
 # Clockwise quarter turns as exact (and cheap) transposes.
-_QUARTER_TURNS = {0: None, 90: Image.ROTATE_270, 180: Image.ROTATE_180, 270: Image.ROTATE_90}
+_QUARTER_TURNS = {
+    0: None,
+    90: Image.Transpose.ROTATE_270,
+    180: Image.Transpose.ROTATE_180,
+    270: Image.Transpose.ROTATE_90,
+}
 
 
 def _native(native, flip):
@@ -50,7 +56,7 @@ def _all_directions(char, native, size, flip):
     (one per 45-degree class); the rest are quarter-turn transposes of those two."""
     emoji = emoji_image(char, size)
     if flip:
-        emoji = emoji.transpose(Image.FLIP_LEFT_RIGHT)
+        emoji = emoji.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
     native = _native(native, flip)
     fine = {}
     out = {}
@@ -58,7 +64,7 @@ def _all_directions(char, native, size, flip):
         turn = (direction - native) % 360
         rest = turn % 90
         if rest not in fine:
-            fine[rest] = emoji if rest == 0 else emoji.rotate(-rest, resample=Image.BICUBIC, expand=True)
+            fine[rest] = emoji if rest == 0 else emoji.rotate(-rest, resample=Image.Resampling.BICUBIC, expand=True)
         quarter = _QUARTER_TURNS[turn - rest]
         out[direction] = fine[rest] if quarter is None else fine[rest].transpose(quarter)
     return out
@@ -103,7 +109,7 @@ class RotationMatch(AngleType):
             key = f"object_{angle}"
             images[key] = image
             rotations[str(angle)] = key
-        public = {
+        public: PublicData = {
             "instruction": self.instruction,
             "image": rotations["0"],
             "image_size": list(SIZE),

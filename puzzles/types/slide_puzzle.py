@@ -143,7 +143,7 @@ class SlidePuzzle(DragPositionType):
         ys = rng.integers(12, h - ph - 12, size=6)
         busiest = int(np.argmax([pixels[y : y + ph, x : x + pw].std() for x, y in zip(xs, ys)]))
         tx, ty = int(xs[busiest]), int(ys[busiest])
-        start = [0, ty]
+        start: list[float] = [0, ty]
         target = [tx, ty]
         box = (tx, target[1], tx + pw, target[1] + ph)
 

@@ -6,9 +6,10 @@ import json
 import multiprocessing
 import os
 from collections import Counter, defaultdict
+from typing import TextIO, cast
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from puzzles.bank import SPLIT_SIZES, UnknownSplit, generate_puzzle
 from puzzles.checks import MaskStats, check_job
@@ -85,7 +86,7 @@ class Command(BaseCommand):
         from puzzles.services import bank_generate
 
         count = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(type_names(types))
-        progress = Progress(count, f"generate {split}", stream=self.stderr._out)
+        progress = Progress(count, f"generate {split}", stream=_unwrapped(self.stderr))
         result = bank_generate(
             split=split,
             per_type=per_type,
@@ -102,7 +103,7 @@ class Command(BaseCommand):
         names = type_names(types)
         seed = settings.PUZZLE_BANK_SEED if seed is None else seed
         jobs = [(name, i, seed) for name in names for i in range(per_type)]
-        progress = Progress(len(jobs), "selfcheck", stream=self.stderr._out)
+        progress = Progress(len(jobs), "selfcheck", stream=_unwrapped(self.stderr))
         failures: dict[str, list[str]] = defaultdict(list)
         checked: Counter = Counter()
         with multiprocessing.get_context("fork").Pool(workers or os.cpu_count() or 1) as pool:
@@ -161,7 +162,7 @@ class Command(BaseCommand):
             for d in s.iterdir()
             if d.is_dir()
         ]
-        progress = Progress(len(folders), "import (type folders)", stream=self.stderr._out)
+        progress = Progress(len(folders), "import (type folders)", stream=_unwrapped(self.stderr))
         result = import_captchaarena(path, name=name, on_progress=progress.advance, warn=self.stderr.write)
         progress.close()
         self.stdout.write(
@@ -173,6 +174,12 @@ class Command(BaseCommand):
 
         result = export_captchaarena(path, split=split, types=types, dataset=dataset)
         self.stdout.write(f"export: {result.puzzles} puzzles of {result.types} types written to {path}")
+
+
+def _unwrapped(wrapper: OutputWrapper) -> TextIO:
+    """The stream under a command's OutputWrapper, written to as is (the wrapper would end every
+    write with a newline, and a progress bar redraws one line). The stubs omit this private field."""
+    return cast(TextIO, wrapper._out)
 
 
 def _find_puzzle(type_name: str, puzzle_id: str) -> Puzzle:
@@ -191,8 +198,8 @@ def _find_puzzle(type_name: str, puzzle_id: str) -> Puzzle:
 def _mask_sources(type_name: str, split: str | None, generate: int | None):
     if generate:
         for index in range(generate):
-            puzzle = generate_puzzle(type_name, split or "test", index, settings.PUZZLE_BANK_SEED)
-            yield puzzle.truth, puzzle.masks
+            generated = generate_puzzle(type_name, split or "test", index, settings.PUZZLE_BANK_SEED)
+            yield generated.truth, generated.masks
         return
     stored = Puzzle.objects.filter(type=type_name).exclude(status=Puzzle.Status.RETIRED)
     if split:
