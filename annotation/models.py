@@ -56,6 +56,9 @@ class Study(models.Model):
     practice = models.ManyToManyField(Puzzle, blank=True, related_name="practice_in", help_text="not scored")
     gold = models.ManyToManyField(Puzzle, blank=True, related_name="gold_in", help_text="for quality control")
     completion_code = models.CharField(max_length=32, default=new_token)
+    require_crowd_id = models.BooleanField(
+        default=False, help_text="joining needs a crowd id (PROLIFIC_PID or workerId) in the invite link"
+    )
     is_open = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -77,6 +80,9 @@ class Enrollment(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="enrollments")
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="enrollments")
     external_ids = models.JSONField(default=dict, blank=True, help_text="crowd-platform ids, e.g. PROLIFIC_PID")
+    crowd_id = models.CharField(
+        max_length=100, blank=True, help_text="the id that names the person (PROLIFIC_PID or workerId); one per study"
+    )
     joined_at = models.DateTimeField(auto_now_add=True)
     consented_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -84,7 +90,12 @@ class Enrollment(models.Model):
     excluded_reason = models.CharField(max_length=300, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["study", "participant"], name="one_enrollment_per_study")]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "participant"], name="one_enrollment_per_study"),
+            models.UniqueConstraint(
+                fields=["study", "crowd_id"], condition=~models.Q(crowd_id=""), name="one_enrollment_per_crowd_id"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.participant} in {self.study}"

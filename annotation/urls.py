@@ -24,6 +24,7 @@ urlpatterns = [
     path("s/<str:token>/", study.study_join, name="study-join"),
     path("s/<str:token>/next/", study.study_next, name="study-next"),
     path("s/<str:token>/pause/", study.study_pause, name="study-pause"),
+    path("s/<str:token>/resume/<str:secret>/", study.study_resume, name="study-resume"),
     path("studies/", study_staff.study_list, name="studies"),
     path("studies/new/", study_staff.study_new, name="study-new"),
     path("studies/<int:study_id>/annotators/", study_staff.study_annotators, name="study-annotators"),

@@ -94,6 +94,8 @@ if REDIS_URL:
         }
     }
     CELERY_BROKER_URL = REDIS_URL
+    # Shared by every web process: rate limits hold across the whole site.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 else:
@@ -126,6 +128,11 @@ PRIVATE_ROOT = Path(env_str("PRIVATE_ROOT", str(VAR_DIR / "private")))  # never 
 PUZZLE_BANK_SEED = env_int("PUZZLE_BANK_SEED", 20260)
 # Whether a person sees "correct / not correct" after submitting (never the answer itself).
 ARENA_SHOW_VERDICT = env_bool("ARENA_SHOW_VERDICT", default=False)
+# Anonymous joins of one study from one client address per hour (invite links are public).
+ARENA_JOINS_PER_HOUR = env_int("ARENA_JOINS_PER_HOUR", 30)
+# Reverse proxies in front of the site: the client's address is that many hops back in
+# X-Forwarded-For (0: the connection's own address).
+ARENA_PROXY_HOPS = env_int("ARENA_PROXY_HOPS", 0)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "puzzles:home"
 

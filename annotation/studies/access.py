@@ -1,8 +1,10 @@
-"""Who may act as whom in a study: login-less guests from an invite link, and the crowd ids
-(PROLIFIC_PID, workerId...) that let the same person resume on another device.
+"""Who may act as whom in a study: login-less guests from an invite link, and how the same person
+comes back.
 
-A crowd id is not a password: it resumes only a login-less guest of this very study, never an
-account with a password, a staff account, or anyone enrolled in another way.
+A crowd id (PROLIFIC_PID, workerId...) names a person but is no password: others can know it. It
+is recorded, it keeps one enrolment per person and study, and it never signs anyone in. Coming
+back takes the resume secret that only the annotator has: a signed, per-enrolment token, in the
+resume link they are shown and in a cookie of the browser they joined with.
 """
 
 from __future__ import annotations
@@ -10,17 +12,36 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core import signing
+from django.core.cache import cache
 
 from annotation.models import Enrollment, Study
 
 CROWD_IDS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId")
-RESUME_IDS = ("PROLIFIC_PID", "workerId")  # the ids that name a person, not a session
+PERSON_IDS = ("PROLIFIC_PID", "workerId")  # the ids that name a person, not a session
+MAX_CROWD_ID = 100
+RESUME_SALT = "annotation.studies.resume"
+RESUME_COOKIE_DAYS = 90
+
+
+class AccessRefused(ValueError):
+    """Joining or resuming is refused; the message says why, in words for the annotator."""
 
 
 def crowd_ids(query: Mapping[str, str]) -> dict[str, str]:
-    """The crowd-platform ids in an invite link's query, trimmed."""
-    return {k: query[k][:100] for k in CROWD_IDS if k in query}
+    """The crowd-platform ids in an invite link's query; printable text only."""
+    found = {k: query[k] for k in CROWD_IDS if k in query}
+    for key, value in found.items():
+        if len(value) > MAX_CROWD_ID or not value.isprintable():
+            raise AccessRefused(f"{key} must be printable text of at most {MAX_CROWD_ID} characters")
+    return found
+
+
+def person_id(crowd: Mapping[str, str]) -> str:
+    """The id that names the person (PROLIFIC_PID, else workerId), or ""."""
+    return next((crowd[k] for k in PERSON_IDS if crowd.get(k)), "")
 
 
 def guest_user(*, study: Study):
@@ -35,22 +56,62 @@ def is_guest(user, *, study: Study) -> bool:
     return user.username.startswith(f"guest-{study.pk}-")
 
 
-def returning_guest(*, study: Study, crowd: dict[str, str]):
-    """The guest account this crowd id joined with, to resume on another device, or None."""
-    key = next((k for k in RESUME_IDS if crowd.get(k)), None)
-    if key is None:
+def join_check(*, study: Study, crowd: Mapping[str, str], anonymous: bool, client: str) -> None:
+    """Raise AccessRefused unless this visitor may join now: the study is open, has the crowd id
+    it requires, the id is not already someone's here, and anonymous joins stay within the rate."""
+    if not study.is_open:
+        raise AccessRefused("This study is closed.")
+    person = person_id(crowd)
+    if study.require_crowd_id and not person:
+        raise AccessRefused("This study is joined from its crowd-work platform: open the link given there.")
+    if person and Enrollment.objects.filter(study=study, crowd_id=person).exists():
+        raise AccessRefused(
+            "This id already takes part in this study. To continue, open the resume link you were shown."
+        )
+    if anonymous and not _within_join_rate(study, client):
+        raise AccessRefused("Too many people joined from this address just now. Please try again in an hour.")
+
+
+def _within_join_rate(study: Study, client: str) -> bool:
+    """Count a join from this client; False once it is over the hourly allowance."""
+    key = f"arena:joins:{study.token}:{client}"
+    cache.add(key, 0, timeout=3600)
+    return cache.incr(key) <= settings.ARENA_JOINS_PER_HOUR
+
+
+def client_address(meta: Mapping[str, str]) -> str:
+    """The client's address: the connection's, or ARENA_PROXY_HOPS back through X-Forwarded-For
+    (only the entries our own proxies appended can be trusted)."""
+    hops = settings.ARENA_PROXY_HOPS
+    forwarded = [part.strip() for part in meta.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
+    if hops and len(forwarded) >= hops:
+        return forwarded[-hops]
+    return meta.get("REMOTE_ADDR", "")
+
+
+def resume_token(enrollment: Enrollment) -> str:
+    """The annotator's resume secret: signed with the site's key, valid for this enrolment only."""
+    return signing.dumps(enrollment.pk, salt=f"{RESUME_SALT}.{enrollment.study.token}")
+
+
+def resumable_user(*, study: Study, token: str):
+    """The guest whose resume token this is, or None. Only a login-less guest of this study
+    resumes this way, never an account with a password or staff."""
+    try:
+        pk = signing.loads(token, salt=f"{RESUME_SALT}.{study.token}", max_age=RESUME_COOKIE_DAYS * 86400)
+    except signing.BadSignature:
         return None
-    found = list(
-        Enrollment.objects.filter(study=study, **{f"external_ids__{key}": crowd[key]}).select_related(
-            "participant__user"
-        )[:2]
-    )
-    if len(found) != 1:
+    enrollment = Enrollment.objects.filter(pk=pk, study=study).select_related("participant__user").first()
+    if enrollment is None:
         return None
-    user = found[0].participant.user
+    user = enrollment.participant.user
     if user.is_staff or user.is_superuser or user.has_usable_password() or not is_guest(user, study=study):
         return None
     return user
+
+
+def resume_cookie(study: Study) -> str:
+    return f"arena-resume-{study.token[:8]}"
 
 
 def enrollment_of(*, user, study: Study) -> Enrollment | None:

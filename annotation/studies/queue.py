@@ -9,25 +9,33 @@ queue; the attempt it carried is closed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.live.attempts import participant_for_user
 from annotation.models import Attempt, Enrollment, Slot, Study
+from annotation.studies.access import AccessRefused, person_id
 from puzzles.models import Puzzle
 
 
 def enrollment_join(*, study: Study, user, external_ids: dict[str, str]) -> Enrollment:
+    """The user's enrolment in the study, made on first joining with the crowd ids of the link.
+
+    Ids are recorded once: a later link cannot attach another person's id to this enrolment, and
+    an id already enrolled in the study is refused (AccessRefused), one enrolment per person."""
     participant = participant_for_user(user=user)
-    enrollment, created = Enrollment.objects.get_or_create(
-        study=study, participant=participant, defaults={"external_ids": external_ids}
-    )
-    if not created and external_ids and external_ids != enrollment.external_ids:
-        enrollment.external_ids = {**enrollment.external_ids, **external_ids}
-        enrollment.save(update_fields=["external_ids"])
+    try:
+        with transaction.atomic():
+            enrollment, _ = Enrollment.objects.get_or_create(
+                study=study,
+                participant=participant,
+                defaults={"external_ids": external_ids, "crowd_id": person_id(external_ids)},
+            )
+    except IntegrityError:  # the unique crowd id: someone else joined with it first
+        raise AccessRefused("This id already takes part in this study.") from None
     return enrollment
 
 
@@ -109,7 +117,9 @@ def _next_special(enrollment: Enrollment, puzzles, purpose: str) -> Attempt | No
 
 
 def _current(enrollment: Enrollment, now: datetime) -> Attempt | None:
-    """The annotator's unfinished slot (kept alive while they come back), with an open attempt."""
+    """The annotator's unfinished slot, with an open attempt. The place is kept for the hold time
+    after its holder last acted on the page: asking for it again, alone, does not keep it (an
+    enrolment that never acts cannot hoard places)."""
     slot = (
         Slot.objects.select_for_update(of=("self",))
         .filter(enrollment=enrollment, done=False)
@@ -119,8 +129,18 @@ def _current(enrollment: Enrollment, now: datetime) -> Attempt | None:
     )
     if slot is None:
         return None
-    Slot.objects.filter(pk=slot.pk).update(expires_at=now + timedelta(minutes=enrollment.study.hold_minutes))
-    return _open_attempt(enrollment, slot)
+    attempt = _open_attempt(enrollment, slot)
+    hold = timedelta(minutes=enrollment.study.hold_minutes)
+    Slot.objects.filter(pk=slot.pk).update(expires_at=_last_activity(attempt) + hold)
+    return attempt
+
+
+def _last_activity(attempt: Attempt) -> datetime:
+    """When the attempt was opened, or when its newest batch arrived, whichever is later."""
+    newest_ms = attempt.events.order_by("-seq", "-index").values_list("received", flat=True).first()
+    if newest_ms is None:
+        return attempt.created_at
+    return max(attempt.created_at, datetime.fromtimestamp(newest_ms / 1000, tz=UTC))
 
 
 def _open_attempt(enrollment: Enrollment, slot: Slot) -> Attempt:

@@ -35,6 +35,7 @@ def study_create(
     practice: list[Puzzle] = (),
     gold: list[Puzzle] = (),
     pool_size: int | None = None,
+    require_crowd_id: bool = False,
 ) -> Study:
     """A study over the split's replay-verified puzzles (practice and gold excluded from the pool)."""
     names = type_names(types) if types else []  # empty: every type
@@ -62,6 +63,7 @@ def study_create(
             show_verdict=show_verdict,
             time_limit_s=time_limit_s,
             attempts_per_puzzle=attempts_per_puzzle,
+            require_crowd_id=require_crowd_id,
         )
         study.practice.set(practice)
         study.gold.set(gold)

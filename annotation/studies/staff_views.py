@@ -33,6 +33,9 @@ class StudyForm(forms.Form):
     practice = forms.CharField(required=False, help_text="puzzle uids, space separated (not scored)")
     gold = forms.CharField(required=False, help_text="puzzle uids, space separated (quality control)")
     pool_size = forms.IntegerField(min_value=1, required=False, help_text="cap on the pool; empty for all")
+    require_crowd_id = forms.BooleanField(
+        required=False, help_text="only people whose link carries PROLIFIC_PID or workerId may join"
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -77,6 +80,7 @@ def study_new(request):
                 practice=form.puzzles("practice"),
                 gold=form.puzzles("gold"),
                 pool_size=data["pool_size"],
+                require_crowd_id=data["require_crowd_id"],
             )
         except StudySetupError as error:
             form.add_error(None, str(error))

@@ -1,35 +1,81 @@
-"""The annotator's way through a study: invite link, consent, the next puzzle, pause, the end."""
+"""The annotator's way through a study: invite link, consent, the next puzzle, pause, resume, the end.
 
+Nobody is signed in on a GET: joining and resuming are buttons (POST), so a link preview or a
+prefetcher cannot sign a browser in or take a place.
+"""
+
+from django.conf import settings
 from django.contrib.auth import login
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
 
 from annotation.models import Study
-from annotation.studies.access import crowd_ids, enrollment_of, guest_user, returning_guest
+from annotation.studies.access import (
+    RESUME_COOKIE_DAYS,
+    AccessRefused,
+    client_address,
+    crowd_ids,
+    enrollment_of,
+    guest_user,
+    join_check,
+    resumable_user,
+    resume_cookie,
+    resume_token,
+)
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
+@require_http_methods(["GET", "POST"])
 def study_join(request, token: str):
-    """The invite link: the study's consent and instructions; starting joins (no account needed)."""
+    """The invite link: the study's consent and instructions; the start button joins (no account
+    needed), and a browser that joined before is offered to continue."""
     study = get_object_or_404(Study, token=token)
-    crowd = crowd_ids(request.GET)
-    if crowd:
-        request.session[f"crowd-{token}"] = crowd  # kept until the person starts
-        returning = returning_guest(study=study, crowd=crowd)
-        if returning is not None and not request.user.is_authenticated:
-            # The same crowd id on another device or browser: continue as that annotator.
-            login(request, returning, backend=MODEL_BACKEND)
-            return redirect("annotation:study-next", token=token)
-    if request.method == "POST" and study.is_open:
-        if not request.user.is_authenticated:
+    try:
+        crowd = crowd_ids(request.GET) or request.session.get(f"crowd-{token}", {})
+    except AccessRefused as refused:
+        return _refused(request, study, refused, status=400)
+    request.session[f"crowd-{token}"] = crowd  # kept until the person starts
+    returning = resumable_user(study=study, token=request.COOKIES.get(resume_cookie(study), ""))
+    if request.method == "POST":
+        return _resume(request, study, returning) if returning else _start(request, study, crowd)
+    context = {"study": study, "types": study.types or None, "returning": returning is not None}
+    return render(request, "annotation/study_join.html", context)
+
+
+def _start(request, study: Study, crowd: dict):
+    """Join: check the visitor may, sign a new guest in if nobody is, enrol, consent, go on."""
+    try:
+        anonymous = not request.user.is_authenticated
+        join_check(study=study, crowd=crowd, anonymous=anonymous, client=client_address(request.META))
+        if anonymous:
             login(request, guest_user(study=study), backend=MODEL_BACKEND)
-        enrollment = enrollment_join(
-            study=study, user=request.user, external_ids=request.session.get(f"crowd-{token}", {})
-        )
-        enrollment_consent(enrollment=enrollment)
-        return redirect("annotation:study-next", token=token)
-    return render(request, "annotation/study_join.html", {"study": study, "types": study.types or None})
+        enrollment = enrollment_join(study=study, user=request.user, external_ids=crowd)
+    except AccessRefused as refused:
+        return _refused(request, study, refused, status=403)
+    enrollment_consent(enrollment=enrollment)
+    return _with_resume_cookie(redirect("annotation:study-next", token=study.token), study, enrollment)
+
+
+def _resume(request, study: Study, user):
+    login(request, user, backend=MODEL_BACKEND)
+    return redirect("annotation:study-next", token=study.token)
+
+
+@require_http_methods(["GET", "POST"])
+def study_resume(request, token: str, secret: str):
+    """The resume link an annotator was shown: a button signs them back in, on any device."""
+    study = get_object_or_404(Study, token=token)
+    user = resumable_user(study=study, token=secret)
+    if user is None:
+        return _refused(request, study, AccessRefused("This resume link is not valid for this study."), status=404)
+    if request.method == "POST":
+        enrollment = enrollment_of(user=user, study=study)
+        return _with_resume_cookie(_resume(request, study, user), study, enrollment)
+    return render(request, "annotation/study_resume.html", {"study": study})
 
 
 def study_next(request, token: str):
@@ -43,10 +89,37 @@ def study_next(request, token: str):
         return redirect("annotation:study-join", token=token)
     if step.kind == "attempt":
         return redirect("annotation:play", uid=step.attempt.uid)
-    return render(request, "annotation/study_end.html", {"study": study, "step": step, "enrollment": enrollment})
+    context = {"study": study, "step": step, "enrollment": enrollment, "resume_url": _resume_url(request, enrollment)}
+    return render(request, "annotation/study_end.html", context)
 
 
 def study_pause(request, token: str):
     study = get_object_or_404(Study, token=token)
     enrollment = enrollment_of(user=request.user, study=study)
-    return render(request, "annotation/study_pause.html", {"study": study, "enrollment": enrollment})
+    context = {"study": study, "enrollment": enrollment, "resume_url": _resume_url(request, enrollment)}
+    return render(request, "annotation/study_pause.html", context)
+
+
+def _resume_url(request, enrollment) -> str | None:
+    if enrollment is None:
+        return None
+    path = reverse("annotation:study-resume", args=[enrollment.study.token, resume_token(enrollment)])
+    return request.build_absolute_uri(path)
+
+
+def _with_resume_cookie(response: HttpResponse, study: Study, enrollment) -> HttpResponse:
+    """This browser keeps the resume secret, so the same invite link continues here later."""
+    if enrollment is not None:
+        response.set_cookie(
+            resume_cookie(study),
+            resume_token(enrollment),
+            max_age=RESUME_COOKIE_DAYS * 86400,
+            httponly=True,
+            samesite="Lax",
+            secure=settings.SESSION_COOKIE_SECURE,  # as the session: https-only where served so
+        )
+    return response
+
+
+def _refused(request, study: Study, refused: AccessRefused, *, status: int):
+    return render(request, "annotation/study_refused.html", {"study": study, "why": str(refused)}, status=status)

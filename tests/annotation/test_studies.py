@@ -135,7 +135,7 @@ def test_an_abandoned_assignment_expires_and_goes_back_to_the_queue(verified, pe
         submit(Attempt.objects.get(pk=abandoned.pk))
 
 
-def test_invite_link_records_crowd_ids_and_resumes_on_another_device(verified):
+def test_invite_link_records_crowd_ids_and_the_resume_link_continues_on_another_device(verified):
     verified(types=("Dice_Count",), per_type=2)
     study = study_create(name="Pilot", split="test", puzzles_per_annotator=2)
     link = f"/s/{study.token}/?PROLIFIC_PID=abc123&STUDY_ID=s9"
@@ -151,7 +151,12 @@ def test_invite_link_records_crowd_ids_and_resumes_on_another_device(verified):
     page = browser.get(first["Location"])
     assert page.context["page_data"]["study"]["total"] == 2
     other_device = Client()
-    resumed = other_device.get(link, follow=True)
+    assert "I agree, start" in other_device.get(link).content.decode()  # the crowd id alone signs nobody in
+    assert other_device.post(f"/s/{study.token}/").status_code == 403  # ...and takes no second place
+    resume_url = browser.get(f"/s/{study.token}/pause/").context["resume_url"]
+    assert other_device.get(resume_url).status_code == 200  # a GET signs nobody in
+    assert other_device.get(f"/s/{study.token}/next/")["Location"] == f"/s/{study.token}/"
+    resumed = other_device.post(resume_url, follow=True)
     assert resumed.redirect_chain[-1][0] == f"/play/{attempt.uid}/"  # exactly where they stopped
     for _ in range(2):
         submit(
