@@ -3,13 +3,7 @@
 import io
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFilter
-
-
-def blank(size: tuple[int, int]) -> tuple[Image.Image, ImageDraw.ImageDraw]:
-    """An 'L' canvas to draw a target's shape on, with white (255) = target."""
-    image = Image.new("L", size, 0)
-    return image, ImageDraw.Draw(image)
+from PIL import Image, ImageFilter
 
 
 def to_mask(image: Image.Image) -> np.ndarray:
@@ -83,7 +77,3 @@ def to_png(mask: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(mask.astype(np.uint8) * 255, "L").save(buffer, "PNG", optimize=False, compress_level=6)
     return buffer.getvalue()
-
-
-def from_png(data: bytes) -> np.ndarray:
-    return to_mask(Image.open(io.BytesIO(data)))
