@@ -11,11 +11,10 @@ from django.utils import timezone
 
 from annotation.live.frames import MAX_TEXT
 from annotation.models import Attempt, Enrollment, Flag
+from annotation.url_templates import url_template
 from puzzles.layout import LayoutData
 from puzzles.registry import get_type
 from puzzles.types.contract import PublicData, Widget
-
-UID = "--uid--"  # a stand-in, so URLs come from reverse() with the uid left to the page
 
 
 class StudyBar(TypedDict):
@@ -90,8 +89,8 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
         "flag_reasons": [[value, label] for value, label in Flag.Reason.choices],
         "text_max": MAX_TEXT,
         # For moving on in place: another attempt's page and data, "{uid}" filled in by the page.
-        "play_url": reverse("annotation:play", args=[UID]).replace(UID, "{uid}"),
-        "play_data_url": reverse("annotation:play-data", args=[UID]).replace(UID, "{uid}"),
+        "play_url": url_template("annotation:play", uid="str"),
+        "play_data_url": url_template("annotation:play-data", uid="str"),
         "csrf": csrf_token,
         "submitted": attempt.is_closed,
         # After every batch the server holds, gaps or not: a reloaded page never reuses a number.

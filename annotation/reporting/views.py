@@ -13,6 +13,7 @@ from annotation.reporting import render as report_render
 from annotation.reporting.dashboard import dashboard_summary
 from annotation.reporting.exports import event_lines
 from annotation.reporting.reports import study_report
+from annotation.url_templates import url_template
 
 
 def _staff_json(view):
@@ -35,7 +36,12 @@ def dashboard(request):
     return render(
         request,
         "annotation/dashboard.html",
-        {"summary": dashboard_summary(), "report_formats": list(report_render.FORMATS)},
+        {
+            "summary": dashboard_summary(),
+            "report_formats": list(report_render.FORMATS),
+            "report_url": url_template("annotation:study-report", study_id="int", fmt="str"),
+            "review_url": url_template("annotation:review-puzzle", uid="str"),
+        },
     )
 
 

@@ -6,6 +6,8 @@ const POLL_MS = 5000;
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000, 30000];
 const REFUSED = 4403; // the server's "not staff": retrying would not help
 const formats = root.dataset.reportFormats.split(",");
+// URL patterns from the server ("/studies/{study_id}/report.{fmt}"), filled in here.
+const fillUrl = (template, values) => template.replace(/\{(\w+)\}/g, (_, key) => encodeURIComponent(values[key]));
 let latestSubmitMs = null;
 
 // --- rendering ---------------------------------------------------------------------------
@@ -34,7 +36,7 @@ function emptyRow(columns, text) {
 }
 
 function studyRow(study) {
-  const links = formats.map((fmt) => el("a", { href: `/studies/${study.id}/report.${fmt}` }, fmt));
+  const links = formats.map((fmt) => el("a", { href: fillUrl(root.dataset.reportUrl, { study_id: study.id, fmt }) }, fmt));
   return el("tr", {},
     el("td", {}, study.name),
     el("td", { class: "num" }, String(study.enrolled)),
@@ -58,7 +60,7 @@ function flagItem(flag) {
   const when = new Date(flag.created_at).toLocaleTimeString();
   return el("li", {},
     el("span", { class: `dash-reason dash-reason-${flag.reason}` }, flag.reason), " ",
-    el("a", { href: `/review/${encodeURIComponent(flag.puzzle_uid)}/` }, flag.puzzle_type),
+    el("a", { href: fillUrl(root.dataset.reviewUrl, { uid: flag.puzzle_uid }) }, flag.puzzle_type),
     el("time", { datetime: flag.created_at }, when));
 }
 
