@@ -1,3 +1,5 @@
+"""Staff admin for participants and attempts: read-only records of what the server scored."""
+
 from django.contrib import admin
 
 from annotation.models import Attempt, Participant

@@ -1,3 +1,5 @@
+"""The annotation app."""
+
 from django.apps import AppConfig
 
 

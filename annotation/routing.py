@@ -1,3 +1,5 @@
+"""The WebSocket routes: the live page's attempt socket and the staff dashboard's."""
+
 from django.urls import path
 
 from annotation.live.consumers import AttemptConsumer
