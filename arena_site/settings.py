@@ -124,8 +124,12 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 PRIVATE_ROOT = Path(env_str("PRIVATE_ROOT", str(VAR_DIR / "private")))  # never served
 
-# A puzzle is a pure function of (type, split, index, bank seed).
-PUZZLE_BANK_SEED = env_int("PUZZLE_BANK_SEED", 20260)
+# A puzzle is a pure function of (type, split, index, bank secret). The secret is per deployment,
+# never a constant in the source (anyone with the code could rebuild the bank): required outside
+# DEBUG, made once and kept in VAR_DIR with DEBUG on. arena_site/bank_secret.py reads and checks it.
+from .bank_secret import bank_secret  # noqa: E402  (beside the one setting it serves)
+
+PUZZLE_BANK_SECRET = bank_secret(debug=DEBUG, var_dir=VAR_DIR, base_dir=BASE_DIR)
 # Whether a person sees "correct / not correct" after submitting (never the answer itself).
 ARENA_SHOW_VERDICT = env_bool("ARENA_SHOW_VERDICT", default=False)
 # Anonymous joins of one study from one client address per hour (invite links are public).

@@ -7,14 +7,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from puzzles.bank import generate_puzzle
+from puzzles.bank import BankKey, generate_puzzle
 from puzzles.registry import get_type
 
 
-def check_puzzle(type_name: str, index: int, bank_seed: int, split: str = "test") -> list[str]:
+def check_puzzle(type_name: str, index: int, bank: BankKey | int | None, split: str = "test") -> list[str]:
     """Problems with one puzzle: its truth must verify correct (reward 1), perturbations wrong (reward < 1)."""
     puzzle_type = get_type(type_name)
-    generated = generate_puzzle(type_name, split, index, bank_seed)
+    generated = generate_puzzle(type_name, split, index, bank)
     truth = json.loads(json.dumps(generated.truth))  # verify what would be stored, not live objects
     problems = []
     verdict = puzzle_type.verify(truth, puzzle_type.solution(truth), generated.masks)
@@ -30,11 +30,11 @@ def check_puzzle(type_name: str, index: int, bank_seed: int, split: str = "test"
     return problems
 
 
-def check_job(job: tuple[str, int, int]) -> tuple[str, list[str]]:
+def check_job(job: tuple[str, int, BankKey]) -> tuple[str, list[str]]:
     """check_puzzle for a worker pool: a crash is a finding, not the end of the run."""
-    type_name, index, bank_seed = job
+    type_name, index, bank = job
     try:
-        return type_name, check_puzzle(type_name, index, bank_seed)
+        return type_name, check_puzzle(type_name, index, bank)
     except Exception as error:
         return type_name, [f"#{index}: {type(error).__name__}: {error}"]
 

@@ -7,10 +7,16 @@
 Exports carry, beside the published fields, `arena_public` and `arena_assets` so that our own
 import restores every puzzle exactly; published datasets without them are read from their
 published fields alone.
+
+An import stores each image re-encoded with the deployment's imprint (puzzles/imprint.py, as
+lossless PNG), so a bot holding the dataset cannot find a served image by its hash; and it
+records whether the dataset's truth is public (a published split's is, by default): a study on
+such puzzles warns, and its report says so.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -24,7 +30,8 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from PIL import Image
 
-from puzzles.bank import SPLIT_SIZES
+from puzzles import imprint
+from puzzles.bank import SPLIT_SIZES, BankKey, bank_key
 from puzzles.drawing import masks as mask_io
 from puzzles.models import Asset, Puzzle, masks_to_bytes
 from puzzles.registry import UnknownPuzzleType, get_type, type_names
@@ -45,11 +52,7 @@ class ExportResult:
 def export_captchaarena(
     root: str | Path, *, split: str, types: list[str] | None = None, dataset: str | None = None
 ) -> ExportResult:
-    from django.conf import settings
-
-    from puzzles.services import generated_dataset
-
-    dataset = dataset or generated_dataset(settings.PUZZLE_BANK_SEED)
+    dataset = dataset or bank_key().label
     puzzles = Puzzle.objects.filter(dataset=dataset, split=split).exclude(status=Puzzle.Status.RETIRED)
     if types:
         puzzles = puzzles.filter(type__in=type_names(types))
@@ -133,14 +136,18 @@ def import_captchaarena(
     root: str | Path,
     *,
     name: str | None = None,
+    truth_public: bool = True,
     on_progress: Callable[[int], None] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> ImportResult:
-    """Import every <split>/<Type>_<n>/ground_truth.json under root; broken entries are named and skipped."""
+    """Import every <split>/<Type>_<n>/ground_truth.json under root; broken entries are named and skipped.
+
+    truth_public: whether the dataset's answers are published (the safe default: a dataset in
+    the published layout usually is); only a dataset never made public is imported private."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a folder")
-    dataset = f"import:{name or root.resolve().name}"
+    target = _Target(f"import:{name or root.resolve().name}", truth_public, bank_key())
     result = ImportResult()
 
     def broken(message: str) -> None:
@@ -153,14 +160,23 @@ def import_captchaarena(
         if split not in SPLIT_SIZES:
             continue
         for type_dir in sorted(p for p in split_dir.iterdir() if p.is_dir()):
-            _import_type_dir(type_dir, split, dataset, result, broken)
+            _import_type_dir(type_dir, split, target, result, broken)
             if on_progress:
                 on_progress(1)
     return result
 
 
+@dataclass(frozen=True)
+class _Target:
+    """Where an import goes: its dataset label, its truth's provenance, the deployment's imprint key."""
+
+    dataset: str
+    truth_public: bool
+    bank: BankKey
+
+
 def _import_type_dir(
-    type_dir: Path, split: str, dataset: str, result: ImportResult, broken: Callable[[str], None]
+    type_dir: Path, split: str, target: _Target, result: ImportResult, broken: Callable[[str], None]
 ) -> None:
     named = _TYPE_DIR.match(type_dir.name)  # matches every non-empty name
     try:
@@ -177,14 +193,16 @@ def _import_type_dir(
         broken(f"{gt_file}: {error}")
         return
     existing = set(
-        Puzzle.objects.filter(dataset=dataset, type=puzzle_type.name, split=split).values_list("source_id", flat=True)
+        Puzzle.objects.filter(dataset=target.dataset, type=puzzle_type.name, split=split).values_list(
+            "source_id", flat=True
+        )
     )
     for puzzle_id, entry in entries.items():
         if puzzle_id in existing:
             result.skipped += 1
             continue
         try:
-            _import_entry(puzzle_type, type_dir, split, dataset, puzzle_id, entry)
+            _import_entry(puzzle_type, type_dir, split, target, puzzle_id, entry)
             result.imported += 1
         except (BrokenEntry, OSError, ValueError, KeyError, TypeError) as error:
             broken(f"{gt_file} puzzle {puzzle_id!r}: {error}")
@@ -201,7 +219,7 @@ def _read_image(folder: Path, relative: str) -> tuple[bytes, Image.Image]:
 
 
 def _import_entry(
-    puzzle_type: PuzzleType[Any], folder: Path, split: str, dataset: str, puzzle_id: str, entry: Any
+    puzzle_type: PuzzleType[Any], folder: Path, split: str, target: _Target, puzzle_id: str, entry: Any
 ) -> None:
     if not isinstance(entry, dict):
         raise BrokenEntry("entry is not an object")
@@ -227,16 +245,29 @@ def _import_entry(
         puzzle = Puzzle.objects.create(
             type=puzzle_type.name,
             split=split,
-            dataset=dataset,
+            dataset=target.dataset,
             source_id=puzzle_id,
             public=public,
             truth=truth,
             masks=masks_to_bytes(masks),
+            truth_public=target.truth_public,
         )
         for key, (data, image) in files.items():
+            noise = target.bank.rng("import", target.dataset, split, puzzle_type.name, puzzle_id, key, _digest(data))
             asset = Asset(puzzle=puzzle, key=key, width=image.width, height=image.height)
-            asset.file.save(f"x{Path(asset_paths[key]).suffix or '.png'}", ContentFile(data), save=False)
+            asset.file.save("x.png", ContentFile(_served_png(image, noise)), save=False)
             asset.save()
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _served_png(image: Image.Image, noise: np.random.Generator) -> bytes:
+    """The imported image as served: its own pixels, imprinted, losslessly (no second JPEG loss)."""
+    buffer = io.BytesIO()
+    imprint.lossless(imprint.servable(image), noise).save(buffer, "PNG", compress_level=6)
+    return buffer.getvalue()
 
 
 def _check_solution(puzzle_type: PuzzleType[Any], truth: dict[str, Any], masks: Masks) -> None:

@@ -38,9 +38,19 @@ class Puzzle(models.Model):
     uid = models.CharField(max_length=32, unique=True, default=new_uid, editable=False)
     type = models.CharField(max_length=64, db_index=True, validators=[validate_puzzle_type])
     split = models.CharField(max_length=16, db_index=True)
-    dataset = models.CharField(max_length=128, help_text="generated:<bank seed> or import:<name>")
+    dataset = models.CharField(
+        max_length=128,
+        help_text="generated:key-<fingerprint> (the deployment's bank), generated:<seed> or import:<name>",
+    )
     source_id = models.CharField(max_length=255, help_text="index for generated puzzles, file id for imports")
     index = models.PositiveIntegerField(null=True, blank=True)
+    # Provenance, not a secret: a published dataset's answers are a lookup away for any bot, so a
+    # study on such puzzles says so (set up, listed, reported). Generated puzzles are private.
+    truth_public = models.BooleanField(
+        "truth is public",
+        default=False,
+        help_text="its answer is published (e.g. an imported public dataset): anyone can look it up",
+    )
     public = models.JSONField()
     truth = models.JSONField()
     masks = models.BinaryField(default=b"", blank=True)

@@ -19,6 +19,7 @@ def bank_overview() -> list[dict]:
         for row in Puzzle.objects.values("type").annotate(
             verified=Count("id", filter=Q(status=Puzzle.Status.VERIFIED)),
             failed=Count("id", filter=Q(status=Puzzle.Status.FAILED)),
+            public_truth=Count("id", filter=Q(truth_public=True)),
         )
     }
     return [
@@ -27,6 +28,7 @@ def bank_overview() -> list[dict]:
             "counts": counts.get(t.name, {}),
             "verified": replayed.get(t.name, {}).get("verified", 0),
             "failed": replayed.get(t.name, {}).get("failed", 0),
+            "public_truth": replayed.get(t.name, {}).get("public_truth", 0),
         }
         for t in registry().all()
     ]

@@ -7,11 +7,10 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
-from puzzles.bank import SPLIT_SIZES, split_code
+from puzzles.bank import SPLIT_SIZES, BankKey, bank_key, split_code
 from puzzles.encoding import EncodedPuzzle, encode_puzzle
 from puzzles.models import Asset, Puzzle, ReplayCheck
 from puzzles.registry import type_names
@@ -25,11 +24,7 @@ class GenerateResult:
     skipped: int
 
 
-def generated_dataset(bank_seed: int) -> str:
-    return f"generated:{bank_seed}"
-
-
-def _encoded(jobs: list[tuple], workers: int) -> Iterator[EncodedPuzzle]:
+def _encoded(jobs: list[tuple[str, str, int, BankKey]], workers: int) -> Iterator[EncodedPuzzle]:
     if workers <= 1 or len(jobs) < 20:
         yield from map(encode_puzzle, jobs)
         return
@@ -86,18 +81,18 @@ def bank_generate(
     workers: int | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> GenerateResult:
-    """Generate and store puzzles [start, start + per_type) of each type; existing ones are skipped."""
+    """Generate and store puzzles [start, start + per_type) of each type; existing ones are skipped.
+
+    Without bank_seed, the deployment's bank; an explicit seed selects another bank of this
+    deployment (tests, benches), still keyed by its secret (puzzles.bank)."""
     split_code(split)  # fail early on an unknown split
-    bank_seed = settings.PUZZLE_BANK_SEED if bank_seed is None else bank_seed
+    bank = bank_key(bank_seed)
     per_type = SPLIT_SIZES[split] if per_type is None else per_type
     names = type_names(types)
-    dataset = generated_dataset(bank_seed)
+    dataset = bank.label
     existing = set(Puzzle.objects.filter(dataset=dataset, split=split, type__in=names).values_list("type", "index"))
     jobs = [
-        (name, split, i, bank_seed)
-        for name in names
-        for i in range(start, start + per_type)
-        if (name, i) not in existing
+        (name, split, i, bank) for name in names for i in range(start, start + per_type) if (name, i) not in existing
     ]
     skipped = len(names) * per_type - len(jobs)
     if on_progress and skipped:

@@ -1,3 +1,5 @@
+"""The bank's own pages: its overview (public counts only) and failed replays' screenshots (staff)."""
+
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, render
@@ -11,7 +13,10 @@ def home(request):
     rows = bank_overview()
     for row in rows:
         row["split_counts"] = [row["counts"].get(split, 0) for split in SPLIT_SIZES]
-    return render(request, "puzzles/home.html", {"rows": rows, "splits": list(SPLIT_SIZES)})
+    public_truth = sum(row["public_truth"] for row in rows)
+    return render(
+        request, "puzzles/home.html", {"rows": rows, "splits": list(SPLIT_SIZES), "public_truth": public_truth}
+    )
 
 
 @staff_member_required

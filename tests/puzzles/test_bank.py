@@ -1,12 +1,14 @@
-"""Storing generated puzzles: determinism through storage, opaque asset names, masks, idempotence."""
+"""Storing generated puzzles: determinism through storage, opaque asset names, masks, idempotence,
+and the bank secret every generated puzzle derives from."""
 
 import json
+import secrets
 
 import numpy as np
 import pytest
 from django.core.exceptions import ValidationError
 
-from puzzles.bank import generate_puzzle
+from puzzles.bank import bank_key, generate_puzzle
 from puzzles.models import Asset, Puzzle
 from puzzles.registry import UnknownPuzzleType, get_type
 from puzzles.services import bank_generate
@@ -89,3 +91,23 @@ def test_type_is_validated_against_the_registry():
 def test_unknown_split_is_refused():
     with pytest.raises(ValueError, match="unknown split"):
         bank_generate(split="holdout", per_type=1)
+
+
+def test_the_secret_changes_the_puzzles_and_an_explicit_seed_never_replaces_it(settings):
+    settings.PUZZLE_BANK_SECRET = "a" + secrets.token_urlsafe(40)
+    first = generate_puzzle(MASK_TYPE, "test", 0, 4)
+    assert json.dumps(generate_puzzle(MASK_TYPE, "test", 0, 4).truth) == json.dumps(first.truth)  # pure
+    settings.PUZZLE_BANK_SECRET = "b" + secrets.token_urlsafe(40)
+    second = generate_puzzle(MASK_TYPE, "test", 0, 4)
+    assert first.truth != second.truth
+    assert not np.array_equal(np.asarray(first.images["image"]), np.asarray(second.images["image"]))
+
+
+def test_bank_labels_name_an_explicit_seed_or_a_fingerprint_of_the_secret(settings):
+    settings.PUZZLE_BANK_SECRET = secret = secrets.token_urlsafe(48)
+    assert bank_key(7).label == "generated:7"  # tests and benches find their puzzles by it
+    own = bank_key().label
+    assert own.startswith("generated:key-") and len(own) == len("generated:key-") + 12 and secret not in own
+    assert bank_key(secret=secrets.token_urlsafe(48)).label != own  # a new secret is a new dataset
+    bank_generate(split="test", per_type=1, types=["Dice_Count"], workers=1)
+    assert Puzzle.objects.get().dataset == own

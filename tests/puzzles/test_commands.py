@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from puzzles.bank import bank_key, generate_puzzle
 from puzzles.models import Puzzle
 from puzzles.registry import registry
 
@@ -36,6 +37,14 @@ def test_generate_stores_and_reports_progress():
     assert Puzzle.objects.filter(split="val").count() == 4
     out, _ = _run("generate", "--split", "val", "--per-type", "2", "--types", "Dice_Count", "--workers", "1")
     assert "generate: 0 created, 2 already stored" in out
+    assert f"dataset: {bank_key().label}" in out
+
+
+def test_generate_with_a_seed_fills_another_bank_of_this_deployment():
+    out, _ = _run("generate", "--split", "val", "--per-type", "1", "--types", "Dice_Count", "--seed", "3")
+    assert "generate: 1 created" in out and "dataset: generated:3" in out
+    stored = Puzzle.objects.get(dataset="generated:3")
+    assert stored.truth == json.loads(json.dumps(generate_puzzle("Dice_Count", "val", 0, bank_key(3)).truth))
 
 
 def test_selfcheck_prints_a_table_and_the_final_line():

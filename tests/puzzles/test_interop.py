@@ -127,3 +127,20 @@ def test_import_command_names_broken_entries(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "import: 4 imported, 0 already there, 4 broken" in out
     assert "d2.png" in err and "no whole number" in err
+
+
+def test_imported_truth_is_public_unless_said_private(tmp_path, capsys):
+    _published_dataset(tmp_path)
+    call_command("puzzles", "import-captchaarena", str(tmp_path), "--name", "published")
+    assert "truth: public" in capsys.readouterr().out
+    call_command("puzzles", "import-captchaarena", str(tmp_path), "--name", "ours", "--private-truth")
+    assert "truth: public" not in capsys.readouterr().out
+    public = Puzzle.objects.filter(dataset="import:published")
+    private = Puzzle.objects.filter(dataset="import:ours")
+    assert public.count() == private.count() == 4
+    assert all(p.truth_public for p in public) and not any(p.truth_public for p in private)
+
+
+def test_generated_puzzles_are_not_public_truth():
+    bank_generate(split="val", per_type=1, types=["Dice_Count"], workers=1)
+    assert not Puzzle.objects.get().truth_public

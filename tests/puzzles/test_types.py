@@ -39,7 +39,7 @@ MALFORMED = [
 
 
 def _generate(name, seed):
-    return generate_puzzle(name, "test", seed, bank_seed=7)
+    return generate_puzzle(name, "test", seed, 7)
 
 
 @pytest.fixture(params=TYPES)

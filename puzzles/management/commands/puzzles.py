@@ -8,15 +8,19 @@ import os
 from collections import Counter, defaultdict
 from typing import TextIO, cast
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
-from puzzles.bank import SPLIT_SIZES, UnknownSplit, generate_puzzle
+from puzzles.bank import SPLIT_SIZES, UnknownSplit, bank_key, generate_puzzle
 from puzzles.checks import MaskStats, check_job
 from puzzles.models import Puzzle
 from puzzles.progress import Progress
 from puzzles.registry import UnknownPuzzleType, get_type, registry, type_names
 from puzzles.types.kinds import MaskPointType
+
+SEED_HELP = (
+    "another bank of this deployment, for tests and benches: the seed is mixed with PUZZLE_BANK_SECRET, "
+    "never used instead of it (default: the deployment's own bank)"
+)
 
 
 class Command(BaseCommand):
@@ -31,13 +35,13 @@ class Command(BaseCommand):
         generate.add_argument("--per-type", type=int, help="puzzles per type (default: the published size)")
         generate.add_argument("--types", nargs="+", help="only these types")
         generate.add_argument("--start", type=int, default=0, help="first index")
-        generate.add_argument("--seed", type=int, help="bank seed (default: PUZZLE_BANK_SEED)")
+        generate.add_argument("--seed", type=int, help=SEED_HELP)
         generate.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
 
         selfcheck = actions.add_parser("selfcheck", help="check that truths verify and perturbations fail")
         selfcheck.add_argument("--per-type", type=int, default=50)
         selfcheck.add_argument("--types", nargs="+")
-        selfcheck.add_argument("--seed", type=int)
+        selfcheck.add_argument("--seed", type=int, help=SEED_HELP)
         selfcheck.add_argument("--workers", type=int)
 
         verify = actions.add_parser("verify", help="verify an answer to a stored puzzle; prints the verdict as JSON")
@@ -57,6 +61,20 @@ class Command(BaseCommand):
         imp = actions.add_parser("import-captchaarena", help="import a dataset in the published layout")
         imp.add_argument("path")
         imp.add_argument("--name", help="dataset name (default: the folder's name)")
+        truth = imp.add_mutually_exclusive_group()
+        truth.add_argument(
+            "--public-truth",
+            dest="truth_public",
+            action="store_true",
+            default=True,
+            help="its answers are published, as the CaptchaArena splits are (the default): studies on it warn",
+        )
+        truth.add_argument(
+            "--private-truth",
+            dest="truth_public",
+            action="store_false",
+            help="its answers were never published anywhere",
+        )
 
         exp = actions.add_parser("export-captchaarena", help="export the bank in the published layout")
         exp.add_argument("path")
@@ -98,11 +116,12 @@ class Command(BaseCommand):
         )
         progress.close()
         self.stdout.write(f"generate: {result.created} created, {result.skipped} already stored")
+        self.stdout.write(f"dataset: {bank_key(seed).label}")
 
     def do_selfcheck(self, *, per_type, types, seed, workers, **_):
         names = type_names(types)
-        seed = settings.PUZZLE_BANK_SEED if seed is None else seed
-        jobs = [(name, i, seed) for name in names for i in range(per_type)]
+        bank = bank_key(seed)
+        jobs = [(name, i, bank) for name in names for i in range(per_type)]
         progress = Progress(len(jobs), "selfcheck", stream=_unwrapped(self.stderr))
         failures: dict[str, list[str]] = defaultdict(list)
         checked: Counter = Counter()
@@ -150,7 +169,7 @@ class Command(BaseCommand):
             "box accepts and the mask rejects (exact areas, not sampled)."
         )
 
-    def do_import_captchaarena(self, *, path, name, **_):
+    def do_import_captchaarena(self, *, path, name, truth_public, **_):
         from pathlib import Path
 
         from puzzles.interop import import_captchaarena
@@ -163,11 +182,18 @@ class Command(BaseCommand):
             if d.is_dir()
         ]
         progress = Progress(len(folders), "import (type folders)", stream=_unwrapped(self.stderr))
-        result = import_captchaarena(path, name=name, on_progress=progress.advance, warn=self.stderr.write)
+        result = import_captchaarena(
+            path, name=name, truth_public=truth_public, on_progress=progress.advance, warn=self.stderr.write
+        )
         progress.close()
         self.stdout.write(
             f"import: {result.imported} imported, {result.skipped} already there, {len(result.broken)} broken"
         )
+        if truth_public:
+            self.stdout.write(
+                "truth: public (anyone can look these answers up; studies on them warn). "
+                "Use --private-truth only for a dataset never published."
+            )
 
     def do_export_captchaarena(self, *, path, split, types, dataset, **_):
         from puzzles.interop import export_captchaarena
@@ -198,7 +224,7 @@ def _find_puzzle(type_name: str, puzzle_id: str) -> Puzzle:
 def _mask_sources(type_name: str, split: str | None, generate: int | None):
     if generate:
         for index in range(generate):
-            generated = generate_puzzle(type_name, split or "test", index, settings.PUZZLE_BANK_SEED)
+            generated = generate_puzzle(type_name, split or "test", index)
             yield generated.truth, generated.masks
         return
     stored = Puzzle.objects.filter(type=type_name).exclude(status=Puzzle.Status.RETIRED)

@@ -1,0 +1,115 @@
+"""The puzzle bank's secret: what every generated puzzle of a deployment derives from.
+
+A puzzle is a pure function of (type, split, index, bank secret). With a constant in the source
+anyone holding the code could rebuild the bank offline and look each served image's truth up, so
+the secret comes from the environment (PUZZLE_BANK_SECRET) and is required outside DEBUG. With
+DEBUG on and none set, one is generated once and kept in VAR_DIR, readable by its owner alone; a
+test run makes a throwaway one.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from collections.abc import Collection
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+ENV = "PUZZLE_BANK_SECRET"
+MIN_LENGTH = 32
+MIN_DISTINCT = 10  # a 32-character run of a few repeated characters is not a secret
+SECRET_FILE = "bank-secret"
+# The old public default seed and the placeholders people paste: anyone can guess them.
+KNOWN = {"20260"}
+PLACEHOLDER_WORDS = ("change", "example", "placeholder", "insecure", "dummy", "default", "replace", "dev-only")
+_RETIRED_ENV = "PUZZLE_BANK_SEED"
+
+
+def bank_secret(*, debug: bool, var_dir: Path, base_dir: Path) -> str:
+    """The deployment's secret, or ImproperlyConfigured naming PUZZLE_BANK_SECRET and what is wrong."""
+    if os.environ.get(_RETIRED_ENV):
+        # Silently ignoring it would quietly switch a deployment to a new bank.
+        raise ImproperlyConfigured(
+            f"{_RETIRED_ENV} is no longer read: puzzles derive from {ENV} (at least {MIN_LENGTH} random characters)"
+        )
+    secret = os.environ.get(ENV, "").strip()
+    if secret:
+        problem = weakness(secret, known=_env_example_values(base_dir))
+        if problem and not debug:
+            raise ImproperlyConfigured(f"{ENV} is refused: {problem}. {_HOW}")
+        return secret
+    if debug:
+        return _kept_secret(var_dir)
+    if _running_tests():
+        # A throwaway bank per test run. Exported so that the processes the tests start (page
+        # servers, service commands) inherit it, as they inherit the rest of the environment.
+        os.environ[ENV] = secret = f"test-only-{secrets.token_urlsafe(40)}"
+        return secret
+    raise ImproperlyConfigured(f"{ENV} must be set when DEBUG is false. {_HOW}")
+
+
+_HOW = f'Generate one with: python -c "import secrets; print(secrets.token_urlsafe(48))" and set {ENV}.'
+
+
+def weakness(secret: str, *, known: Collection[str] = ()) -> str | None:
+    """Why a secret is unfit for a deployment, or None."""
+    if secret in KNOWN or secret in known:
+        return "it is a known value (a default, or a value from .env.example)"
+    lowered = secret.lower()
+    if any(word in lowered for word in PLACEHOLDER_WORDS):
+        return "it looks like a placeholder"
+    if len(secret) < MIN_LENGTH:
+        return f"it has {len(secret)} characters, fewer than {MIN_LENGTH}"
+    if len(set(secret)) < MIN_DISTINCT:
+        return f"it repeats fewer than {MIN_DISTINCT} distinct characters"
+    return None
+
+
+def _running_tests() -> bool:
+    # Both: a program started from a test (a page server) has the variable but not the module.
+    return "PYTEST_VERSION" in os.environ and "_pytest" in sys.modules
+
+
+def _env_example_values(base_dir: Path) -> set[str]:
+    """Every value in the repository's .env.example: published with the code, so never a secret."""
+    try:
+        lines = (base_dir / ".env.example").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return set()
+    values = set()
+    for line in lines:
+        name, sep, value = line.strip().partition("=")
+        if sep and not name.startswith("#"):
+            value = value.strip().strip("'\"")
+            if value:
+                values.add(value)
+    return values
+
+
+def _kept_secret(var_dir: Path) -> str:
+    """DEBUG only: the secret kept in var_dir, made on first use (owner-only permissions)."""
+    path = var_dir / SECRET_FILE
+    if not path.exists():
+        var_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _create(path, secrets.token_urlsafe(48))
+    secret = path.read_text(encoding="utf-8").strip()
+    if len(secret) < MIN_LENGTH:
+        raise ImproperlyConfigured(f"{path} does not hold a usable {ENV}; delete it to have a new one made")
+    return secret
+
+
+def _create(path: Path, secret: str) -> None:
+    # Written aside and linked into place: a process starting at the same moment either sees no
+    # file or the whole secret, and the loser of the race reads the winner's.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(secret + "\n")
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        pass
+    finally:
+        temporary.unlink()

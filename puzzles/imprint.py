@@ -1,0 +1,127 @@
+"""The deployment's imprint on every served image: imperceptible keyed noise, so that no served
+file is byte-identical to what a public generator or a public dataset produces (a bot that
+indexes those by hash finds nothing), while everything a person or a verifier relies on stays.
+
+- lossless images (PNG): ±1 on a keyed half of the samples of each colour channel; never alpha,
+  never a fully transparent pixel; a palette image keeps its indices and moves its used colours;
+- JPEG: ±1 on all three channels of a keyed half of the 8x8 blocks. A uniform shift of a block
+  moves only its luminance DC coefficient (the encoder's colour weights sum to one, its chroma
+  weights to zero), so the encoded file changes while every decoded pixel moves by at most 2
+  (the DC quantisation step at quality 92 is 3); per-pixel noise would flip AC coefficients and
+  move edges by 20 levels and more.
+
+Sizes and modes stay; masks and truths are never touched (they are not images we serve). The
+randomness comes from the caller's keyed generator, so the same puzzle gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+BLOCK = 8  # the JPEG block, aligned to the image's top left corner as the encoder's blocks are
+LOSSLESS_MODES = ("RGB", "RGBA", "L", "LA", "P")
+
+
+def _signs(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """-1, +1 or 0 per element: a keyed half of them move, either way."""
+    draw = rng.integers(0, 4, size=shape, dtype=np.int8)
+    return np.where(draw == 0, -1, np.where(draw == 1, 1, 0)).astype(np.int16)
+
+
+def _kept_in_range(values: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """The signs, turned around where a move would leave 0..255 (so every chosen sample moves)."""
+    signs = np.where((values == 255) & (signs > 0), -1, signs)
+    return np.where((values == 0) & (signs < 0), 1, signs)
+
+
+def _at_least_one(signs: np.ndarray, eligible: np.ndarray, values: np.ndarray) -> np.ndarray:
+    # A tiny image could draw no move at all and keep its public bytes.
+    if signs.any() or not eligible.any():
+        return signs
+    first = np.argwhere(eligible)[0]
+    signs[tuple(first)] = -1 if values[tuple(first)] == 255 else 1
+    return signs
+
+
+def lossless(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """The image with ±1 on a keyed half of its colour samples, in its own mode (see LOSSLESS_MODES)."""
+    if image.mode == "P":
+        return _palette(image, rng)
+    values = np.asarray(image, dtype=np.int16)
+    if values.ndim == 2:
+        values = values[:, :, None]
+    has_alpha = image.mode in ("RGBA", "LA")
+    colours = values[:, :, :-1] if has_alpha else values
+    eligible = np.ones(colours.shape, dtype=bool)
+    if has_alpha:
+        eligible &= (values[:, :, -1:] > 0).repeat(colours.shape[2], axis=2)  # transparent stays as it is
+    signs = np.where(eligible, _kept_in_range(colours, _signs(rng, colours.shape)), 0)
+    signs = _at_least_one(signs, eligible, colours)
+    moved = values.copy()
+    moved[:, :, : colours.shape[2]] += signs
+    out = moved.astype(np.uint8)
+    return _like(image, Image.fromarray(out[:, :, 0] if out.shape[2] == 1 else out, image.mode))
+
+
+def _palette(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """A palette image: the indices stay, each used opaque colour of the palette moves by ±1."""
+    palette = np.array(image.getpalette("RGB") or [], dtype=np.int16).reshape(-1, 3)
+    used = np.unique(np.asarray(image))
+    used = used[used < len(palette)]
+    opaque = np.setdiff1d(used, _transparent_entries(image))
+    eligible = np.zeros(palette.shape, dtype=bool)
+    eligible[opaque] = True
+    signs = np.where(eligible, _kept_in_range(palette, _signs(rng, palette.shape)), 0)
+    signs = _at_least_one(signs, eligible, palette)
+    out = image.copy()  # keeps info, the transparency among it
+    out.putpalette((palette + signs).astype(np.uint8).flatten().tolist(), "RGB")
+    return out
+
+
+def _transparent_entries(image: Image.Image) -> list[int]:
+    transparency = image.info.get("transparency")
+    if isinstance(transparency, int):
+        return [transparency]
+    if isinstance(transparency, bytes):
+        return [i for i, alpha in enumerate(transparency) if alpha == 0]
+    return []
+
+
+def jpeg_blocks(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """An RGB image with a keyed half of its 8x8 blocks one level lighter or darker, all channels alike."""
+    values = np.asarray(image.convert("RGB"), dtype=np.int16)
+    height, width = values.shape[:2]
+    rows, cols = -(-height // BLOCK), -(-width // BLOCK)
+    # The encoder pads a partial block by repeating its edge: shifting the visible part shifts it all.
+    padded = np.pad(values, ((0, rows * BLOCK - height), (0, cols * BLOCK - width), (0, 0)), mode="edge")
+    blocks = padded.reshape(rows, BLOCK, cols, BLOCK, 3)
+    highest, lowest = blocks.max(axis=(1, 3, 4)), blocks.min(axis=(1, 3, 4))
+    signs = _signs(rng, (rows, cols))
+    signs = np.where((highest == 255) & (signs > 0), -1, signs)
+    signs = np.where((lowest == 0) & (signs < 0), 1, signs)
+    fits = (highest < 255) | (lowest > 0)  # a block holding both 0 and 255 cannot shift whole
+    signs = np.where(fits, signs, 0)
+    signs = _at_least_one(signs, fits, np.where(highest == 255, 255, 0))
+    shift = np.repeat(np.repeat(signs, BLOCK, axis=0), BLOCK, axis=1)[:height, :width, None]
+    return Image.fromarray((values + shift).astype(np.uint8), "RGB")
+
+
+def servable(image: Image.Image) -> Image.Image:
+    """An imported image in a mode `lossless` handles, looking the same: bilevel becomes grey,
+    anything else RGB or RGBA, and a single transparent colour (tRNS) becomes an alpha channel,
+    so that noise can neither make a transparent pixel show nor hide an opaque one."""
+    if image.mode == "1":
+        return image.convert("L")
+    if image.mode in ("RGB", "L") and "transparency" in image.info:
+        return image.convert("RGBA" if image.mode == "RGB" else "LA")
+    if image.mode in LOSSLESS_MODES:
+        return image
+    if "A" in image.mode or "transparency" in image.info:
+        return image.convert("RGBA")
+    return image.convert("RGB")
+
+
+def _like(original: Image.Image, made: Image.Image) -> Image.Image:
+    made.info.update({k: v for k, v in original.info.items() if k in ("icc_profile", "dpi", "gamma")})
+    return made

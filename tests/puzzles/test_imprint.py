@@ -1,0 +1,95 @@
+"""The deployment's imprint on served images: other bytes, the same look, every mode kept sane."""
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from puzzles import imprint
+
+
+def _rng(n: int = 0) -> np.random.Generator:
+    return np.random.default_rng(n)
+
+
+def _array(image: Image.Image) -> np.ndarray:
+    return np.asarray(image.convert("RGBA"), dtype=np.int16)
+
+
+def _png(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def _jpeg(image: Image.Image) -> np.ndarray:
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=92, subsampling=0)
+    return np.asarray(Image.open(io.BytesIO(buffer.getvalue())).convert("RGB"), dtype=np.int16)
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "L", "LA"])
+def test_lossless_moves_colours_by_one_keeps_mode_size_and_alpha(mode):
+    values = _rng().integers(0, 256, (37, 53, len(mode)), dtype=np.uint8)
+    values[0, :] = 0  # at the ends of the range a move turns inwards
+    values[1, :] = 255
+    if "A" in mode:
+        values[:10, :, -1] = 0  # fully transparent
+    original = Image.fromarray(values[:, :, 0] if mode == "L" else values, mode)
+    moved = imprint.lossless(original, _rng(1))
+    assert (moved.mode, moved.size) == (original.mode, original.size)
+    a, b = _array(original), _array(moved)
+    assert np.abs(a - b).max() == 1 and (a != b).mean() > 0.2
+    assert np.array_equal(a[:, :, 3], b[:, :, 3])
+    if "A" in mode:
+        assert np.array_equal(a[:10], b[:10])  # transparent pixels are left as they are
+    assert imprint.lossless(original, _rng(1)).tobytes() == moved.tobytes()  # keyed: the same key, the same bytes
+    assert imprint.lossless(original, _rng(2)).tobytes() != moved.tobytes()
+
+
+def test_a_palette_image_keeps_its_indices_and_transparent_entry():
+    indices = _rng().integers(0, 3, (20, 30), dtype=np.uint8)
+    original = Image.fromarray(indices, "L").convert("P")
+    original.putpalette([9, 9, 9, 200, 30, 30, 30, 200, 30])
+    original.info["transparency"] = 0
+    moved = imprint.lossless(original, _rng(3))
+    assert moved.mode == "P" and np.array_equal(np.asarray(moved), indices)
+    assert moved.getpalette()[:3] == [9, 9, 9]  # the transparent entry is not touched
+    assert moved.getpalette() != original.getpalette()
+    reread = Image.open(io.BytesIO(_png(moved)))
+    assert reread.info.get("transparency") == 0
+    assert np.abs(_array(reread) - _array(original)).max() == 1
+
+
+def test_even_a_one_pixel_image_changes():
+    for seed in range(20):
+        assert imprint.lossless(Image.new("RGB", (1, 1), (0, 0, 0)), _rng(seed)).getpixel((0, 0)) != (0, 0, 0)
+
+
+def test_a_single_transparent_colour_becomes_alpha_so_noise_cannot_show_or_hide_a_pixel():
+    image = Image.new("RGB", (8, 8), (10, 20, 30))
+    image.info["transparency"] = (10, 20, 30)
+    servable = imprint.servable(image)
+    assert servable.mode == "RGBA" and servable.getpixel((0, 0))[3] == 0
+    assert imprint.servable(Image.new("1", (4, 4))).mode == "L"
+    assert imprint.servable(Image.new("CMYK", (4, 4))).mode == "RGB"
+
+
+def test_jpeg_blocks_change_the_file_and_no_decoded_pixel_by_more_than_two():
+    rng = _rng(4)
+    values = rng.integers(0, 256, (101, 163, 3), dtype=np.uint8)  # sizes not multiples of 8
+    values[:16, :16] = 255  # a block at the top of the range can only go down
+    values[16:24, :8] = 0  # one at the bottom only up
+    values[24:32, :8, 0], values[24:32, :8, 1] = 0, 255  # one holding both cannot shift at all
+    original = Image.fromarray(values, "RGB")
+    moved = imprint.jpeg_blocks(original, _rng(5))
+    assert (moved.mode, moved.size) == ("RGB", original.size)
+    shift = np.asarray(moved, dtype=np.int16) - values
+    assert set(np.unique(shift)) <= {-1, 0, 1}
+    assert np.all(shift[24:32, :8] == 0)
+    blocks = shift[:96, :160].reshape(12, 8, 20, 8, 3)
+    assert np.all(blocks == blocks[:, :1, :, :1, :1])  # each block moves whole, all channels alike
+    decoded, plain = _jpeg(moved), _jpeg(original)
+    assert not np.array_equal(decoded, plain)
+    assert np.abs(decoded - plain).max() <= 2
