@@ -45,6 +45,7 @@ from annotation.reporting.wording import (
     fmt_pct,
     overall_lines,
     overall_row_cells,
+    public_truth_lines,
     study_line,
     study_of,
     study_title,
@@ -111,6 +112,8 @@ def to_markdown(report: dict) -> str:
     facts = study_line(report)
     if facts:
         lines += [md_text(facts), ""]
+    for line in public_truth_lines(report):
+        lines += [f"> **Warning:** {md_text(line)}", ""]
     lines += [f"**Annotators:** {md_text(annotators_line(report))}", "", "## Per puzzle type", ""]
     types = types_of(report)
     if types:
@@ -149,7 +152,7 @@ def fact_cards(report: dict) -> list[tuple[str, str]]:
     """The header's grid of key numbers, as (number, what it counts)."""
     study = study_of(report)
     overall = report.get("overall") or {}
-    return [
+    cards = [
         (fmt_count(report.get("annotators")), f"annotators ({fmt_count(report.get('excluded_annotators'))} excluded)"),
         (fmt_count(len(types_of(report))), "puzzle types"),
         (fmt_count(overall.get("attempts")), f"attempts on {fmt_count(overall.get('puzzles'))} puzzles"),
@@ -162,6 +165,9 @@ def fact_cards(report: dict) -> list[tuple[str, str]]:
         (fmt_count(study.get("attempts_per_puzzle")), "attempts per puzzle each"),
         (fmt_count(len(agents_of(report))), "agents compared"),
     ]
+    if public_truth_lines(report):  # only when there are some: a zero would read as noise
+        cards.append((fmt_count(report["public_truth_puzzles"]), "puzzles with public truth (answers a lookup away)"))
+    return cards
 
 
 def types_html_table(report: dict) -> dict | None:
@@ -204,7 +210,7 @@ def html_context(report: dict) -> dict:
         "pass1_note": PASS1_NOTE,
         "time_note": TIME_NOTE,
         "time_definition": TIME_DEFINITION,
-        "overall_lines": overall_lines(report),
+        "overall_lines": public_truth_lines(report) + overall_lines(report),  # the warning first
         "pass1_chart": charts.pass1_chart(report),
         "time_chart": charts.time_chart(report),
         "agreement_lines": agreement_lines(report),

@@ -6,7 +6,10 @@ Counting rules (written into every report's `rules`):
 - Pass@1 is over submitted first attempts; submission rate is submitted / started;
 - practice and gold attempts, excluded annotators and retired puzzles are left out; an attempt
   whose assignment expired counts as started and not submitted;
-- agents are matched on the study's puzzles; an agent's unsubmitted rollout counts as wrong.
+- agents are matched on the study's puzzles; an agent's unsubmitted rollout counts as wrong;
+- puzzles whose truth is public (imported from a published dataset) count like the others, and
+  the report states how many of the scored and gold puzzles they are (`public_truth_puzzles`):
+  anyone can look their answers up, so results on them, an agent's above all, prove no skill.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ def study_report(*, study: Study) -> dict:
         "annotators": len({a["participant"] for a in answers}),
         "excluded_annotators": excluded,
         "retired_puzzles": len(retired),
+        "public_truth_puzzles": _public_truth(study, pool),
         "types": [_type_row(name, rows, study.attempts_per_puzzle) for name, rows in _by_type(answers).items()],
         "overall": _overall(answers),
         "agreement": _agreement(answers) if study.overlap >= 2 else None,
@@ -60,6 +64,12 @@ def study_report(*, study: Study) -> dict:
             for name, rows in _by_type(answers).items()
         },
     }
+
+
+def _public_truth(study: Study, pool: set[int]) -> int:
+    """Scored and gold puzzles whose answers are published: a lookup away for any bot."""
+    gold = set(study.gold.values_list("pk", flat=True))
+    return Puzzle.objects.filter(pk__in=pool | gold, truth_public=True).count()
 
 
 def _first_answers(study: Study, pool: set[int]) -> list[dict]:

@@ -261,6 +261,22 @@ def overall_lines(report: dict) -> list[str]:
     ]
 
 
+def public_truth_line(count) -> str | None:
+    """The warning carried by a study on puzzles whose answers are published; None when there are none."""
+    if not is_number(count) or count <= 0:
+        return None
+    return (
+        f"Public truth on {plural(count, 'puzzle')}: their answers are published (an imported public "
+        "dataset), so anyone, a bot included, can look them up; results on them show no ability to solve them."
+    )
+
+
+def public_truth_lines(report: dict) -> list[str]:
+    """The report's public-truth warning as a list of at most one sentence."""
+    line = public_truth_line(report.get("public_truth_puzzles"))
+    return [line] if line else []
+
+
 def agreement_lines(report: dict) -> list[str]:
     """Fleiss' kappa and Krippendorff's alpha with their n, or why there is none."""
     agreement = report.get("agreement")

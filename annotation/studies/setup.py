@@ -2,6 +2,10 @@
 
 Each study puzzle gets `overlap` places (slots); annotators take them one at a time through
 studies.queue.
+
+A study on puzzles whose truth is public (imported from a published dataset) can be solved by
+lookup: `public_truth_warning` says so at set-up, the staff list marks such studies, and the
+report states it (reporting/reports.py).
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ import random
 from itertools import zip_longest
 
 from django.db import transaction
+from django.db.models import Count
 
 from annotation.models import Slot, Study
+from annotation.reporting.wording import public_truth_line
 from puzzles.models import Puzzle
 from puzzles.registry import type_names
 
@@ -73,6 +79,29 @@ def study_create(
             for copy in range(overlap)
         )
     return study
+
+
+def public_truth_counts(study_ids: list[int]) -> dict[int, int]:
+    """Per study, its puzzles (pool, practice, gold) whose answers are published."""
+    counts: dict[int, int] = {
+        row["study_id"]: row["n"]
+        for row in Slot.objects.filter(study_id__in=study_ids, puzzle__truth_public=True)
+        .values("study_id")
+        .annotate(n=Count("puzzle_id", distinct=True))
+    }
+    # Practice and gold are few and never in the pool, but may share a puzzle: count it once.
+    special: set[tuple[int, int]] = set()
+    for through in (Study.practice.through, Study.gold.through):
+        rows = through.objects.filter(study_id__in=study_ids, puzzle__truth_public=True)
+        special |= set(rows.values_list("study_id", "puzzle_id"))
+    for study_id, _ in special:
+        counts[study_id] = counts.get(study_id, 0) + 1
+    return counts
+
+
+def public_truth_warning(study: Study) -> str | None:
+    """What staff must know before inviting anyone: some answers are a lookup away. None if none are."""
+    return public_truth_line(public_truth_counts([study.pk]).get(study.pk, 0))
 
 
 def ranked(puzzles: list[Puzzle], *, order: str, seed: int) -> list[Puzzle]:

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Enrollment, Study
 from annotation.reporting.render import FORMATS as REPORT_FORMATS
 from annotation.studies.quality import annotator_table, enrollment_exclude, enrollment_include
-from annotation.studies.setup import StudySetupError, study_create
+from annotation.studies.setup import StudySetupError, public_truth_counts, public_truth_warning, study_create
 from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
 from puzzles.registry import registry
@@ -57,6 +57,10 @@ def study_list(request):
         slots_total=Count("slots", distinct=True),
         slots_done=Count("slots", filter=Q(slots__done=True), distinct=True),
     )
+    studies = list(studies)
+    public_truth = public_truth_counts([s.pk for s in studies])
+    for study in studies:
+        study.public_truth = public_truth.get(study.pk, 0)  # marked in the list: answers a lookup away
     return render(request, "annotation/study_list.html", {"studies": studies, "formats": list(REPORT_FORMATS)})
 
 
@@ -86,8 +90,22 @@ def study_new(request):
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Study “{study.name}” created: {study.slots.count()} places to fill.")
+            warning = public_truth_warning(study)
+            if warning:
+                messages.warning(request, f"Study “{study.name}”: {warning}")
             return redirect("annotation:studies")
-    return render(request, "annotation/study_new.html", {"form": form})
+    return render(request, "annotation/study_new.html", {"form": form, "public_truth": _public_truth_by_split()})
+
+
+def _public_truth_by_split() -> list[tuple[str, int]]:
+    """Replay-verified puzzles with published answers per split: a study drawing on them can warn ahead."""
+    rows = (
+        Puzzle.objects.filter(status=Puzzle.Status.VERIFIED, truth_public=True)
+        .values("split")
+        .annotate(n=Count("id"))
+        .order_by("split")
+    )
+    return [(row["split"], row["n"]) for row in rows]
 
 
 @staff_member_required
