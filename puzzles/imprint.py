@@ -90,21 +90,23 @@ def _transparent_entries(image: Image.Image) -> list[int]:
 
 def jpeg_blocks(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     """An RGB image with a keyed half of its 8x8 blocks one level lighter or darker, all channels alike."""
-    values = np.asarray(image.convert("RGB"), dtype=np.int16)
+    values = np.asarray(image.convert("RGB"))
     height, width = values.shape[:2]
-    rows, cols = -(-height // BLOCK), -(-width // BLOCK)
-    # The encoder pads a partial block by repeating its edge: shifting the visible part shifts it all.
-    padded = np.pad(values, ((0, rows * BLOCK - height), (0, cols * BLOCK - width), (0, 0)), mode="edge")
-    blocks = padded.reshape(rows, BLOCK, cols, BLOCK, 3)
-    highest, lowest = blocks.max(axis=(1, 3, 4)), blocks.min(axis=(1, 3, 4))
-    signs = _signs(rng, (rows, cols))
+    # Each block's extremes, partial blocks at the right and bottom edges included (the encoder
+    # pads those by repeating their edge pixels, so shifting the visible part shifts it all).
+    flat = values.reshape(height, width * 3)
+    across, down = np.arange(0, width * 3, BLOCK * 3), np.arange(0, height, BLOCK)
+    highest = np.maximum.reduceat(np.maximum.reduceat(flat, across, axis=1), down, axis=0)
+    lowest = np.minimum.reduceat(np.minimum.reduceat(flat, across, axis=1), down, axis=0)
+    signs = _signs(rng, highest.shape)
     signs = np.where((highest == 255) & (signs > 0), -1, signs)
     signs = np.where((lowest == 0) & (signs < 0), 1, signs)
     fits = (highest < 255) | (lowest > 0)  # a block holding both 0 and 255 cannot shift whole
-    signs = np.where(fits, signs, 0)
-    signs = _at_least_one(signs, fits, np.where(highest == 255, 255, 0))
-    shift = np.repeat(np.repeat(signs, BLOCK, axis=0), BLOCK, axis=1)[:height, :width, None]
-    return Image.fromarray((values + shift).astype(np.uint8), "RGB")
+    signs = _at_least_one(np.where(fits, signs, 0), fits, np.where(highest == 255, 255, 0))
+    # uint8 arithmetic: -1 is 255 and wraps, which never crosses 0..255 after the turns above.
+    shift = (signs % 256).astype(np.uint8)
+    per_pixel = np.repeat(np.repeat(shift, BLOCK, axis=0)[:height], BLOCK, axis=1)[:, :width]
+    return Image.fromarray(values + per_pixel[:, :, None], "RGB")
 
 
 def servable(image: Image.Image) -> Image.Image:
