@@ -21,12 +21,15 @@ $(STAMP): pyproject.toml scripts/system-packages.sh
 
 setup: $(STAMP)
 
+# Local use: DEBUG on (the dev secret key, a bank secret kept in var/), unless set otherwise.
+run: export DEBUG ?= true
 run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py puzzles generate --split test --per-type 10
 	$(BIN)/python manage.py replay --split test --per-type 10 --unverified
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# The suite makes a throwaway SECRET_KEY of its own (settings.py, when run by pytest); DEBUG stays off.
 test: setup
 	$(BIN)/python -m pytest
 

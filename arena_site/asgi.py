@@ -7,9 +7,10 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from .bounds import BodyLimitMiddleware  # noqa: E402
+from .origins import SameOriginWebSocketValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 
 
@@ -26,7 +27,9 @@ class CachedStaticFilesHandler(ASGIStaticFilesHandler):
 application = ProtocolTypeRouter(
     {
         # daphne serves our own static files: one process to run, no separate file server needed.
-        "http": CachedStaticFilesHandler(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Bodies over ARENA_MAX_BODY_BYTES are refused before anything reads them.
+        "http": BodyLimitMiddleware(CachedStaticFilesHandler(django_asgi_app)),
+        # Sockets only from the site's own pages: scheme, host and port compared.
+        "websocket": SameOriginWebSocketValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

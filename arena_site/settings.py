@@ -4,6 +4,9 @@ With no environment at all the platform runs embedded: SQLite, an in-memory chan
 layer and Celery tasks run inline. DATABASE_URL and REDIS_URL switch to PostgreSQL and Redis.
 """
 
+import os
+import secrets
+import sys
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -13,13 +16,35 @@ from .env import database_from_url, env_bool, env_int, env_list, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ARENA_VAR_DIR", str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DEBUG", default=True)
+# Type checking (mypy's Django plugin) imports these settings and serves nothing: throwaway secrets.
+if "mypy" in sys.modules:
+    for _name in ("SECRET_KEY", "PUZZLE_BANK_SECRET"):
+        os.environ.setdefault(_name, f"typecheck-only-{secrets.token_urlsafe(40)}")
+
+# Production by default: `make run` sets DEBUG=true for local use.
+DEBUG = env_bool("DEBUG", default=False)
+# The test suite (a pytest run) signs with a throwaway key of its own, new each run; the page
+# servers it starts get that key through their environment (annotation/agents/server.py).
+RUNNING_TESTS = "PYTEST_VERSION" in os.environ and "_pytest" in sys.modules
+# Keys that were ever public (this file's dev key, the old docker-compose default) sign nothing real.
+PUBLIC_SECRET_KEYS = frozenset({"dev-only-insecure-key-do-not-deploy", "change-me-in-production"})
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false")
-    SECRET_KEY = "dev-only-insecure-key-do-not-deploy"
+    if DEBUG:
+        SECRET_KEY = "dev-only-insecure-key-do-not-deploy"
+    elif RUNNING_TESTS:
+        # Exported: the processes the tests start (page servers, commands) inherit it.
+        os.environ["SECRET_KEY"] = SECRET_KEY = f"test-only-{secrets.token_urlsafe(40)}"
+    else:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is false (a long random string, e.g. "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`)"
+        )
+elif not DEBUG and SECRET_KEY in PUBLIC_SECRET_KEYS:
+    raise ImproperlyConfigured("SECRET_KEY is a published development key; set a random one of your own")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+# Origins (scheme://host[:port]) other than the site's own that may post forms and open sockets.
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 RUNNING_IN_CI = env_bool("CI", default=False)
 
 INSTALLED_APPS = [
@@ -31,18 +56,22 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "axes",
     "puzzles",
     "annotation",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "arena_site.middleware.ContentSecurityPolicyMiddleware",
+    "arena_site.middleware.ControlCharactersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a lockout into its page
 ]
 
 ROOT_URLCONF = "arena_site.urls"
@@ -146,3 +175,40 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# --- Hardening: error pages, HTTPS, bounds, login throttling ---------------------------------
+# Error pages (even DEBUG's) never show connection URLs, passwords or keys (arena_site/errors.py).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "arena_site.errors.SecretsHiddenFilter"
+DEFAULT_EXCEPTION_REPORTER = "arena_site.errors.SecretsHiddenReporter"
+
+# Behind a proxy that terminates HTTPS and says so in X-Forwarded-Proto (deploy/nginx.conf):
+# cookies only over HTTPS, and browsers told to keep to HTTPS (HSTS).
+ARENA_BEHIND_HTTPS_PROXY = env_bool("ARENA_BEHIND_HTTPS_PROXY", default=False)
+if ARENA_BEHIND_HTTPS_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = ARENA_BEHIND_HTTPS_PROXY
+SECURE_HSTS_SECONDS = env_int("ARENA_HSTS_SECONDS", 31536000) if ARENA_BEHIND_HTTPS_PROXY else 0
+SESSION_COOKIE_HTTPONLY = CSRF_COOKIE_HTTPONLY = True  # pages get the CSRF token in their data, not a cookie
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+
+# Request bodies above this are refused with 413 before the site reads them (arena_site/bounds.py);
+# the largest legitimate one is an event batch (annotation/live/frames.py, MAX_FRAME_BYTES).
+ARENA_MAX_BODY_BYTES = env_int("ARENA_MAX_BODY_BYTES", 1024 * 1024)
+
+# Staff sign-in: 5 failures for one name from one address lock that pair out for an hour; a
+# success clears the count (django-axes; the admin's login and /accounts/login/ alike).
+AUTHENTICATION_BACKENDS = [
+    "arena_site.auth.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("ARENA_LOGIN_FAILURES", 5)
+AXES_COOLOFF_TIME = env_int("ARENA_LOGIN_LOCKOUT_HOURS", 1)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "arena_site.auth.client_ip"
+AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
+AXES_VERBOSE = False
+# Failures are kept (they are the count); successful sign-ins, annotators' included, are not
+# logged with their address and browser.
+AXES_DISABLE_ACCESS_LOG = True
+LOGGING["loggers"] = {"axes": {"level": "WARNING"}}  # lockouts, not every sign-in

@@ -1,6 +1,8 @@
-"""Bench scripts run against a throwaway SQLite database and media folder unless DATABASE_URL is set."""
+"""Bench scripts run against a throwaway SQLite database and media folder unless DATABASE_URL is set,
+with throwaway secrets unless SECRET_KEY and PUZZLE_BANK_SECRET are set (DEBUG stays off, as deployed)."""
 
 import os
+import secrets
 import sys
 import tempfile
 from pathlib import Path
@@ -13,6 +15,9 @@ def django_for_bench() -> Path:
     scratch = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch / 'bench.sqlite3'}")
     os.environ.setdefault("MEDIA_ROOT", str(scratch / "media"))
+    # Exported, so the page servers and child processes a bench starts share them.
+    os.environ.setdefault("SECRET_KEY", f"bench-only-{secrets.token_urlsafe(40)}")
+    os.environ.setdefault("PUZZLE_BANK_SECRET", f"bench-only-{secrets.token_urlsafe(40)}")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
     import django
     from django.core.management import call_command

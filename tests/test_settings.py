@@ -1,5 +1,6 @@
-"""Settings from the environment fail loudly on bad values."""
+"""Settings from the environment fail loudly on bad values; production is the default."""
 
+import json
 import os
 import subprocess
 import sys
@@ -50,25 +51,73 @@ def test_database_urls():
         database_from_url("mysql://db/arena")
 
 
-def _settings_error(**env):
-    full = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CI", "DEBUG", "SECRET_KEY")}
+STRIPPED = ("DATABASE_URL", "CI", "DEBUG", "SECRET_KEY", "ARENA_BEHIND_HTTPS_PROXY", "ARENA_HSTS_SECONDS")
+A_KEY = "k3y-for-settings-tests-" + "x7Qz" * 10
+
+
+def _settings_run(code: str = "", **env):
+    """Settings loaded in a fresh process (not under pytest) with this environment on top of ours."""
+    full = {k: v for k, v in os.environ.items() if k not in STRIPPED}
     full.update(env)
     done = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
+        [sys.executable, "-c", "import django; django.setup()\n" + code],
         cwd=ROOT,
         env=full,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    return done.returncode, done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def _settings_error(**env):
+    code, _, err = _settings_run(**env)
+    return code, err
+
+
+def _settings_values(names, **env) -> dict:
+    code, out, err = _settings_run(
+        "import json; from django.conf import settings\n"
+        f"print(json.dumps({{n: getattr(settings, n, None) for n in {names!r}}}))",
+        **env,
+    )
+    assert code == 0, err
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def test_ci_refuses_to_run_without_postgresql(tmp_path):
-    code, err = _settings_error(CI="true", ARENA_VAR_DIR=str(tmp_path))
+    code, err = _settings_error(CI="true", SECRET_KEY=A_KEY, ARENA_VAR_DIR=str(tmp_path))
     assert code != 0 and "CI=true requires DATABASE_URL to point at PostgreSQL" in err
 
 
-def test_production_needs_a_secret_key(tmp_path):
+def test_debug_is_off_unless_asked_for(tmp_path):
+    assert _settings_values(["DEBUG"], SECRET_KEY=A_KEY, ARENA_VAR_DIR=str(tmp_path)) == {"DEBUG": False}
+    assert _settings_values(["DEBUG"], DEBUG="true", ARENA_VAR_DIR=str(tmp_path)) == {"DEBUG": True}
+
+
+def test_production_needs_a_secret_key_of_its_own(tmp_path):
     code, err = _settings_error(DEBUG="false", ARENA_VAR_DIR=str(tmp_path))
     assert code != 0 and "SECRET_KEY must be set" in err
+    for published in ("dev-only-insecure-key-do-not-deploy", "change-me-in-production"):
+        code, err = _settings_error(SECRET_KEY=published, ARENA_VAR_DIR=str(tmp_path))
+        assert code != 0 and "SECRET_KEY is a published development key" in err
+
+
+def test_the_development_key_only_with_debug(tmp_path):
+    values = _settings_values(["SECRET_KEY"], DEBUG="true", ARENA_VAR_DIR=str(tmp_path))
+    assert values == {"SECRET_KEY": "dev-only-insecure-key-do-not-deploy"}
+
+
+def test_https_settings_follow_the_proxy_flag(tmp_path):
+    names = ["SECURE_PROXY_SSL_HEADER", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS"]
+    plain = _settings_values(names, SECRET_KEY=A_KEY, ARENA_VAR_DIR=str(tmp_path))
+    assert plain == {
+        "SECURE_PROXY_SSL_HEADER": None,
+        "SESSION_COOKIE_SECURE": False,
+        "CSRF_COOKIE_SECURE": False,
+        "SECURE_HSTS_SECONDS": 0,
+    }
+    behind = _settings_values(names, SECRET_KEY=A_KEY, ARENA_BEHIND_HTTPS_PROXY="true", ARENA_VAR_DIR=str(tmp_path))
+    assert behind["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
+    assert behind["SESSION_COOKIE_SECURE"] is behind["CSRF_COOKIE_SECURE"] is True
+    assert behind["SECURE_HSTS_SECONDS"] >= 31536000

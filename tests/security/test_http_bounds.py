@@ -1,0 +1,181 @@
+"""Bounds at the HTTP layer: request bodies (through the real ASGI application), control
+characters in parameters, and staff sign-in throttling."""
+
+import asyncio
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotation.live.frames import MAX_FRAME_BYTES
+from annotation.studies.setup import study_create
+from arena_site.asgi import application
+
+CHUNK = 64 * 1024
+
+
+class Exchange:
+    """One HTTP request through the ASGI application, its body in chunks, with what was read and answered."""
+
+    def __init__(self, *, path: str = "/accounts/login/", content_length: int | None, chunks: int | None):
+        self.headers = [(b"host", b"testserver"), (b"content-type", b"application/x-www-form-urlencoded")]
+        if content_length is not None:
+            self.headers.append((b"content-length", str(content_length).encode()))
+        self.path = path
+        self.chunks = chunks  # None: the client sends forever
+        self.read = 0
+        self.sent: list[dict] = []
+
+    async def receive(self):
+        if self.chunks is not None and self.read >= self.chunks:
+            await asyncio.sleep(3600)  # nothing more: the application waits for a disconnect
+        self.read += 1
+        more = self.chunks is None or self.read < self.chunks
+        return {"type": "http.request", "body": b"a" * CHUNK, "more_body": more}
+
+    async def send(self, message):
+        self.sent.append(message)
+
+    def run(self) -> tuple[int, str]:
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": self.path,
+            "raw_path": self.path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": self.headers,
+            "client": ("127.0.0.1", 50000),
+            "server": ("testserver", 80),
+        }
+        asyncio.run(asyncio.wait_for(application(scope, self.receive, self.send), 60))
+        start = next(m for m in self.sent if m["type"] == "http.response.start")
+        body = b"".join(m.get("body", b"") for m in self.sent if m["type"] == "http.response.body")
+        return start["status"], body.decode()
+
+
+def test_the_default_limit_fits_the_largest_legitimate_body(settings):
+    assert MAX_FRAME_BYTES <= settings.ARENA_MAX_BODY_BYTES <= 4 * 1024 * 1024
+
+
+def test_a_declared_oversized_body_is_refused_before_any_of_it_is_read(settings):
+    settings.ARENA_MAX_BODY_BYTES = 4 * CHUNK
+    exchange = Exchange(content_length=64 * 1024 * 1024, chunks=None)
+    status, text = exchange.run()
+    assert status == 413 and exchange.read == 0
+    assert "Request body too large: this site accepts at most 256 KiB (262144 bytes)" in text
+
+
+@pytest.mark.parametrize("declared", [None, 100], ids=["chunked", "understated"])
+def test_a_streamed_body_is_cut_off_as_soon_as_it_passes_the_limit(settings, declared):
+    settings.ARENA_MAX_BODY_BYTES = 4 * CHUNK
+    exchange = Exchange(content_length=declared, chunks=None)
+    status, text = exchange.run()
+    assert status == 413 and "Request body too large" in text
+    assert exchange.read == 5  # the chunk that passed the limit was the last one read
+    assert [m["type"] for m in exchange.sent] == ["http.response.start", "http.response.body"]  # ours alone
+
+
+def test_a_body_within_the_limit_reaches_the_site(settings):
+    settings.ARENA_MAX_BODY_BYTES = 4 * CHUNK
+    exchange = Exchange(content_length=4 * CHUNK, chunks=4)
+    status, _ = exchange.run()
+    assert status == 403 and exchange.read == 4  # read whole; refused by the site itself (no CSRF token)
+
+
+# --- control characters -------------------------------------------------------------------------
+@pytest.fixture
+def study(verified):
+    verified(types=("Dice_Count",), per_type=1)
+    return study_create(name="bounds", split="test", puzzles_per_annotator=1)
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [("STUDY_ID=a%00b", "STUDY_ID"), ("SESSION_ID=%1b%5b2J", "SESSION_ID"), ("x%00y=1", "x\\x00y")],
+)
+def test_a_control_character_in_a_query_parameter_is_a_clear_400(study, query, name):
+    page = Client().get(f"/s/{study.token}/?{query}")
+    assert page.status_code == 400 and page["Content-Type"].startswith("text/plain")
+    assert f"Bad request: the parameter {name} must be printable text" in page.content.decode()
+
+
+def test_the_review_search_and_the_address_too(client, db):
+    page = client.get("/review/?q=%00")
+    assert page.status_code == 400 and "the parameter q must be printable text" in page.content.decode()
+    page = client.get("/s/ab%00cd/")
+    assert page.status_code == 400 and "the address must be printable text" in page.content.decode()
+
+
+def test_a_control_character_in_a_form_field_is_a_clear_400(db):
+    page = Client().post("/accounts/login/", {"username": "boss\x00", "password": "x"})
+    assert page.status_code == 400 and "the form field username must be printable text" in page.content.decode()
+    # A textarea's own line breaks and tabs are text.
+    page = Client().post("/accounts/login/", {"username": "boss\r\n\tx", "password": "x"})
+    assert page.status_code == 200
+
+
+def test_json_bodies_are_left_to_their_own_validation(db):
+    page = Client().post("/attempts/nope/events/", '{"note": "a\\u0000b\x00"}', content_type="application/json")
+    assert "must be printable text" not in page.content.decode()
+
+
+# --- sign-in throttling ------------------------------------------------------------------------
+PASSWORD = "a long pass phrase"
+
+
+@pytest.fixture
+def boss(db):
+    return get_user_model().objects.create_superuser(username="boss", password=PASSWORD)
+
+
+def sign_in(address: str, password: str, *, ip: str = "10.0.0.1", **headers) -> tuple[int, Client]:
+    browser = Client(REMOTE_ADDR=ip, **headers)
+    page = browser.post(address, {"username": "boss", "password": password})
+    return page.status_code, browser
+
+
+def signed_in(browser: Client) -> bool:
+    return "_auth_user_id" in browser.session
+
+
+@pytest.mark.parametrize("address", ["/accounts/login/", "/admin/login/"])
+def test_five_failures_lock_the_name_from_that_address_even_with_the_right_password(boss, address):
+    assert [sign_in(address, "wrong")[0] for _ in range(4)] == [200] * 4
+    status, _ = sign_in(address, "wrong")
+    assert status == 429
+    status, browser = sign_in(address, PASSWORD)
+    assert status == 429 and not signed_in(browser)
+    assert "Signing in is paused" in browser.post(address, {"username": "boss", "password": PASSWORD}).content.decode()
+    # Another address is not locked out with it (the name and the address together).
+    status, browser = sign_in(address, PASSWORD, ip="10.0.0.2")
+    assert status == 302 and signed_in(browser)
+
+
+def test_the_admin_and_the_sign_in_page_count_together(boss):
+    for address in ["/admin/login/", "/accounts/login/"] * 2:
+        assert sign_in(address, "wrong")[0] == 200
+    assert sign_in("/admin/login/", "wrong")[0] == 429
+    assert sign_in("/accounts/login/", PASSWORD)[0] == 429
+
+
+def test_a_success_clears_the_count(boss):
+    for _ in range(4):
+        sign_in("/accounts/login/", "wrong")
+    status, browser = sign_in("/accounts/login/", PASSWORD)
+    assert status == 302 and signed_in(browser)
+    assert [sign_in("/accounts/login/", "wrong")[0] for _ in range(4)] == [200] * 4
+
+
+def test_behind_the_proxy_failures_count_per_client_not_per_proxy(boss, settings):
+    """Every request comes from nginx's address; the client is ARENA_PROXY_HOPS back in X-Forwarded-For.
+    Otherwise one person's failures would lock the name for everybody."""
+    settings.ARENA_PROXY_HOPS = 1
+    for _ in range(5):
+        sign_in("/accounts/login/", "wrong", ip="172.18.0.5", HTTP_X_FORWARDED_FOR="203.0.113.7")
+    assert sign_in("/accounts/login/", PASSWORD, ip="172.18.0.5", HTTP_X_FORWARDED_FOR="203.0.113.7")[0] == 429
+    status, browser = sign_in("/accounts/login/", PASSWORD, ip="172.18.0.5", HTTP_X_FORWARDED_FOR="198.51.100.9")
+    assert status == 302 and signed_in(browser)
