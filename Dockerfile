@@ -7,4 +7,6 @@ COPY pyproject.toml ./
 RUN pip install --no-cache-dir .
 COPY . .
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "arena_site.asgi:application"]
+# As docker-compose.yml's web service: WebSocket messages bounded (annotation/agents/server.py).
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "--websocket-max-message-size", "524288", \
+     "--websocket-max-frame-size", "524288", "arena_site.asgi:application"]

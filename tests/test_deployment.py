@@ -1,6 +1,7 @@
 """docker-compose.yml is read by tests, and each of its services is started here with its own command."""
 
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -13,22 +14,113 @@ import pytest
 import yaml
 from django.conf import settings
 
+from annotation.agents.server import WEBSOCKET_MAX_BYTES
+from annotation.live.frames import MAX_FRAME_BYTES
+
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
 
 
+NGINX_CONF = (ROOT / "deploy" / "nginx.conf").read_text()
+SECRETS = ("SECRET_KEY", "PUZZLE_BANK_SECRET")
+
+
 def test_compose_declares_the_whole_platform():
-    assert set(SERVICES) == {"postgres", "redis", "migrate", "web", "worker"}
+    assert set(SERVICES) == {"postgres", "redis", "migrate", "web", "nginx", "worker"}
     for name in ("postgres", "redis", "web"):
         assert SERVICES[name]["healthcheck"]["test"], name
     for name in ("migrate", "web", "worker"):
         env = SERVICES[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
-        assert env["DEBUG"] == "false" and env["SECRET_KEY"]
+        assert env["DEBUG"] == "false"
     assert SERVICES["web"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert set(COMPOSE["volumes"]) == {"pgdata", "redisdata", "media"}
     assert "pgdata:/var/lib/postgresql/data" in SERVICES["postgres"]["volumes"]
+
+
+def _required(value: str, name: str) -> bool:
+    """Whether a compose value is exactly ${NAME:?message}: compose refuses to start while NAME is unset or empty."""
+    return re.fullmatch(rf"\$\{{{name}:\?[^}}]+\}}", value) is not None
+
+
+def test_compose_takes_its_secrets_from_the_env_file_and_refuses_to_start_without_them():
+    for name in ("migrate", "web", "worker"):
+        env = SERVICES[name]["environment"]
+        for secret in SECRETS:
+            assert _required(env[secret], secret), (name, secret, env[secret])
+        assert "${POSTGRES_PASSWORD:?" in env["DATABASE_URL"]
+    assert _required(SERVICES["postgres"]["environment"]["POSTGRES_PASSWORD"], "POSTGRES_PASSWORD")
+    compose_text = (ROOT / "docker-compose.yml").read_text()
+    assert "change-me" not in compose_text and "arena:arena@" not in compose_text
+    # Every variable compose requires is in the committed example, with no value to copy.
+    example = dict(
+        line.split("=", 1)
+        for line in (ROOT / ".env.example").read_text().splitlines()
+        if "=" in line and line[0] != "#"
+    )
+    for required in set(re.findall(r"\$\{(\w+):\?", compose_text)):
+        assert example.get(required) == "", required
+    # The filled-in file is never committed, nor built into the image.
+    assert "/.env" in (ROOT / ".gitignore").read_text().splitlines()
+    assert ".env" in (ROOT / ".dockerignore").read_text().splitlines()
+
+
+def test_only_the_proxy_is_published_and_the_site_counts_it_as_a_hop():
+    assert "ports" not in SERVICES["web"] and SERVICES["web"]["expose"] == ["8000"]
+    assert [p.split(":")[-1] for p in SERVICES["nginx"]["ports"]] == ["80"]
+    assert "./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro" in SERVICES["nginx"]["volumes"]
+    assert SERVICES["nginx"]["depends_on"]["web"]["condition"] == "service_healthy"
+    assert SERVICES["web"]["environment"]["ARENA_PROXY_HOPS"] == "1"
+    assert SERVICES["web"]["environment"]["SECRET_KEY"] == SERVICES["worker"]["environment"]["SECRET_KEY"]
+
+
+def _nginx_block(text: str, opening: str) -> str:
+    """The body of the first `opening {...}` block (braces matched)."""
+    start = text.index(opening)
+    depth, i = 0, text.index("{", start)
+    for j in range(i, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[i + 1 : j]
+    raise AssertionError(f"unclosed block {opening}")
+
+
+def _directives(block: str) -> list[str]:
+    lines = (line.split("#", 1)[0].strip() for line in block.splitlines())
+    return [" ".join(line.rstrip(";").split()) for line in lines if line]
+
+
+def test_the_proxy_bounds_bodies_and_passes_sockets_and_the_client_on():
+    live = "\n".join(line for line in NGINX_CONF.splitlines() if not line.lstrip().startswith("#"))
+    assert "server web:8000" in _directives(_nginx_block(live, "upstream arena_web"))
+    server = _nginx_block(live, "server {")
+    (limit,) = re.findall(r"^\s*client_max_body_size\s+(\d+)([km]?);", server, flags=re.M)
+    limit_bytes = int(limit[0]) * {"": 1, "k": 1024, "m": 1024 * 1024}[limit[1]]
+    assert limit_bytes == int(SERVICES["web"]["environment"]["ARENA_MAX_BODY_BYTES"])
+    assert limit_bytes >= MAX_FRAME_BYTES  # an event batch over HTTP still fits
+    sockets = _directives(_nginx_block(server, "location /ws/"))
+    assert "proxy_pass http://arena_web" in sockets and "proxy_http_version 1.1" in sockets
+    assert "proxy_set_header Upgrade $http_upgrade" in sockets
+    assert "proxy_set_header Connection $connection_upgrade" in sockets
+    assert "map $http_upgrade $connection_upgrade {" in live
+    pages = _directives(_nginx_block(server, "location / "))
+    assert "proxy_pass http://arena_web" in pages
+    for location in (sockets, pages):
+        # The client's address for ARENA_PROXY_HOPS, the scheme for ARENA_BEHIND_HTTPS_PROXY, and
+        # the Host with its port (the WebSocket origin check compares ports).
+        assert "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for" in location
+        assert "proxy_set_header X-Forwarded-Proto $scheme" in location
+        assert "proxy_set_header Host $http_host" in location
+
+
+def test_daphne_bounds_websocket_messages_as_composed_and_in_the_page_server():
+    command = SERVICES["web"]["command"]
+    for flag in ("--websocket-max-message-size", "--websocket-max-frame-size"):
+        size = int(command[command.index(flag) + 1])
+        assert size == WEBSOCKET_MAX_BYTES and MAX_FRAME_BYTES < size <= 1024 * 1024
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert f'"--websocket-max-message-size", "{WEBSOCKET_MAX_BYTES}"' in dockerfile
 
 
 def _free_port() -> int:
@@ -42,7 +134,7 @@ def service_env(tmp_path):
     """Environment for a service process: its own database (PostgreSQL when the suite runs on it)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
     env.update(
-        SECRET_KEY="test",
+        SECRET_KEY=secrets.token_urlsafe(50),
         DEBUG="false",
         ALLOWED_HOSTS="127.0.0.1,localhost",
         MEDIA_ROOT=str(tmp_path / "media"),

@@ -22,7 +22,13 @@ from urllib.parse import quote
 from django.conf import settings
 from django.db import connection
 
+from annotation.live.frames import MAX_FRAME_BYTES
+
 STARTUP_TIMEOUT_S = 30
+# daphne refuses larger WebSocket messages outright (it would otherwise hold up to 1 MiB each). Twice
+# the largest frame the site accepts, so an oversized frame still gets the site's own "too large".
+# docker-compose.yml's web command passes the same number.
+WEBSOCKET_MAX_BYTES = 2 * MAX_FRAME_BYTES
 ROOT = Path(settings.BASE_DIR)
 
 
@@ -71,7 +77,18 @@ def live_server(host: str = "127.0.0.1") -> Iterator[str]:
     """Serve the site on a free port for the duration of the block; yields its base URL."""
     port = _free_port(host)
     daphne = Path(sys.executable).with_name("daphne")
-    command = [str(daphne), "-b", host, "-p", str(port), "arena_site.asgi:application"]
+    command = [
+        str(daphne),
+        "-b",
+        host,
+        "-p",
+        str(port),
+        "--websocket-max-message-size",
+        str(WEBSOCKET_MAX_BYTES),
+        "--websocket-max-frame-size",
+        str(WEBSOCKET_MAX_BYTES),
+        "arena_site.asgi:application",
+    ]
     with tempfile.TemporaryFile("w+") as log:
         process = subprocess.Popen(
             command, cwd=ROOT, env=_environment(), stdout=log, stderr=subprocess.STDOUT, text=True
