@@ -161,6 +161,17 @@ class Attempt(models.Model):
     first_action_ms = models.FloatField(null=True, help_text="page shown to first semantic action")
     action_count = models.PositiveIntegerField(null=True, help_text="semantic actions before submit")
     clock_ok = models.BooleanField(null=True, help_text="the page's clock agreed with the server's receive times")
+    # Integrity (issue 9): when the puzzle was first shown, whether a hand was behind the
+    # actions, and how much the attempt has stored against its limits (live/intake.py).
+    served_at = models.DateTimeField(
+        null=True, blank=True, help_text="its puzzle first served (page or page data); the time limit runs from here"
+    )
+    input_ok = models.BooleanField(
+        null=True, help_text="its semantic actions are backed by raw pointer or key input (live/evidence.py)"
+    )
+    input_problem = models.CharField(max_length=200, blank=True, help_text="why not, when input_ok is false")
+    event_count = models.PositiveIntegerField(default=0, help_text="events stored, against the attempt's limit")
+    event_bytes = models.PositiveIntegerField(default=0, help_text="bytes of batches stored, against the limit")
 
     class Meta:
         indexes = [models.Index(fields=["puzzle", "submitted_at"])]
@@ -256,6 +267,12 @@ class Flag(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # A person's repeated flags on one puzzle are one flag (flag_raise returns the open one).
+            models.UniqueConstraint(
+                fields=["puzzle", "participant"], condition=models.Q(status="open"), name="one_open_flag_per_person"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.reason} flag on {self.puzzle_id}"

@@ -16,6 +16,19 @@ MAX_FRAME_BYTES = 256 * 1024
 MAX_EVENTS = 500
 MAX_SEQ = 10**9
 MAX_TEXT = 64
+# A batch is three levels deep (frame, event list, event); anything deeper is refused before it
+# is looked at, and JSON deep enough to exhaust the parser's recursion is refused too.
+MAX_JSON_DEPTH = 8
+# What one attempt may store. A 5-minute attempt with the pointer moving all the time at 120 Hz
+# logs about 36,000 pointermove samples, 300 beats and a few hundred other events: some 37,000
+# events of about 80 bytes, 3 MB. Past either limit an attempt keeps only its semantic actions
+# (ACTIONS_PAST_LIMIT more at most; beyond that only a submit), so it can always be finished.
+MAX_ATTEMPT_EVENTS = 50_000
+MAX_ATTEMPT_BYTES = 8 * 1024 * 1024
+ACTIONS_PAST_LIMIT = 5_000
+# The page's heartbeat: a `beat` event this often while it is visible (sent in the page data), so
+# a gap in arrival well beyond it means the page was hidden, throttled or not telling.
+BEAT_MS = 1000
 STAGE_SPAN = (-20000.0, 20000.0)  # pointer positions may fall outside the stage, within reason
 # Client timestamps are epoch ms; refuse anything that is not plausibly "now" (2020..2100).
 T_RANGE = (1.5e12, 4.2e12)
@@ -48,6 +61,7 @@ class Limits:
 class Batch:
     seq: int
     events: list[dict[str, Any]]  # each {"k", "t", **fields}, validated
+    size: int = 0  # bytes of the frame it came in; 0 when not read from a frame
 
     @property
     def has_submit(self) -> bool:
@@ -119,15 +133,18 @@ KINDS: dict[str, dict[str, Check]] = {
     "load": {"w": _size, "h": _size, "scale": _scale, "state": _choice("hidden", "visible")},
     "pointerdown": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
     "pointerup": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
+    "pointercancel": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
     "pointermove": {"x": _stage, "y": _stage, "pointer": _pointer},
     "click": {"x": _stage, "y": _stage, "button": _button},
     "keydown": {"key": _text(32), "code": _text(32)},
     "keyup": {"key": _text(32), "code": _text(32)},
+    "input": {"input_type": _text(32)},
     "wheel": {"x": _stage, "y": _stage, "dx": _number(-1e6, 1e6), "dy": _number(-1e6, 1e6)},
     "visibilitychange": {"state": _choice("hidden", "visible")},
     "focus": {},
     "blur": {},
     "resize": {"w": _size, "h": _size, "scale": _scale},
+    "beat": {},
     "act.click": {"x": _natural_x, "y": _natural_y},
     "act.toggle": {"cell": _cell},
     "act.swap": {"a": _cell, "b": _cell},
@@ -147,10 +164,38 @@ def parse_frame(raw: str | bytes, limits: Limits) -> Batch:
     if len(raw) > MAX_FRAME_BYTES:
         raise FrameError("too_large", f"frame of {len(raw)} bytes is over {MAX_FRAME_BYTES}")
     try:
-        frame = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise FrameError("bad_frame", f"frame is not JSON: {error}") from None
-    return parse_batch(frame, limits)
+        frame = load_json(raw)
+    except ValueError as error:
+        raise FrameError("bad_frame", f"frame is {error}") from None
+    batch = parse_batch(frame, limits)
+    return Batch(batch.seq, batch.events, len(raw))
+
+
+def load_json(raw: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """JSON text as Python values, or ValueError saying why not: not JSON, or nested deeper
+    than max_depth (also when too deep for the parser itself, which would otherwise fail with a
+    RecursionError, a server error to the client)."""
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {max_depth} levels") from None
+    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError among them
+        raise ValueError(f"not JSON: {error}") from None
+    if _deeper_than(value, max_depth):
+        raise ValueError(f"nested deeper than {max_depth} levels")
+    return value
+
+
+def _deeper_than(value: Any, depth: int) -> bool:
+    """Whether containers nest more than `depth` levels (iterative: the input is hostile)."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            if level > depth:
+                return True
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def parse_batch(frame: Any, limits: Limits) -> Batch:

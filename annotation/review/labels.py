@@ -5,10 +5,11 @@ written to the audit log with what it changed."""
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.live.scoring import attempt_rescore
@@ -16,22 +17,41 @@ from annotation.models import Attempt, AuditLog, Enrollment, Flag
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 
+# NUL and the other control characters but tab, line feed and carriage return (a note is typed in
+# a text area): the database refuses NUL, and the rest only ever come from a script.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
 
 class TruthRejected(ValueError):
     """A corrected truth the type cannot use; the message says why."""
 
 
 def flag_raise(*, attempt: Attempt, reason: str, note: str = "") -> Flag:
-    """An annotator flags the puzzle of their attempt; the attempt itself is kept as it is."""
+    """An annotator flags the puzzle of their attempt; the attempt itself is kept as it is.
+    A person has at most one open flag per puzzle: flagging again returns the open one unchanged
+    (a unique constraint settles two requests at once)."""
     if reason not in Flag.Reason.values:
         raise ValueError(f"unknown reason {reason!r}; one of {', '.join(Flag.Reason.values)}")
-    return Flag.objects.create(
-        puzzle_id=attempt.puzzle_id,
-        attempt=attempt,
-        participant_id=attempt.participant_id,
-        reason=reason,
-        note=note[:1000],
+    if _CONTROL.search(note):
+        raise ValueError("the note must not contain control characters (tabs and line breaks are fine)")
+    mine = Flag.objects.filter(
+        puzzle_id=attempt.puzzle_id, participant_id=attempt.participant_id, status=Flag.Status.OPEN
     )
+    found = mine.first()
+    if found:
+        return found
+    try:
+        with transaction.atomic():
+            made = Flag.objects.create(
+                puzzle_id=attempt.puzzle_id,
+                attempt=attempt,
+                participant_id=attempt.participant_id,
+                reason=reason,
+                note=note[:1000],
+            )
+    except IntegrityError:  # raised at the same moment by another request
+        return mine.get()
+    return made
 
 
 def _resolve(flags, status: str, by) -> int:

@@ -9,9 +9,11 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from annotation.live.attempts import attempt_for
+from annotation.live.frames import load_json
 from annotation.models import Flag
 from annotation.review.labels import (
     TruthRejected,
@@ -28,16 +30,20 @@ from puzzles.models import Puzzle
 @login_required
 @require_POST
 def flag(request, uid: str):
-    """An annotator flags the puzzle they are on (JSON: reason, note); the attempt is kept."""
+    """An annotator flags the puzzle they are on (JSON: reason, note); the attempt is kept. A
+    person's open flag on the puzzle is answered again (200) rather than made twice (201)."""
     attempt = attempt_for(uid=uid, user=request.user)
     if attempt is None:
         return JsonResponse({"error": "no such attempt of yours"}, status=404)
+    asked = timezone.now()
     try:
-        body = json.loads(request.body or b"{}")
+        body = load_json(request.body or b"{}")
+        if not isinstance(body, dict):
+            raise ValueError('expected a JSON object: {"reason": ..., "note": ...}')
         raised = flag_raise(attempt=attempt, reason=str(body.get("reason")), note=str(body.get("note", "")))
-    except (ValueError, AttributeError) as error:
+    except ValueError as error:
         return JsonResponse({"error": str(error)}, status=400)
-    return JsonResponse({"flag": raised.pk, "reason": raised.reason}, status=201)
+    return JsonResponse({"flag": raised.pk, "reason": raised.reason}, status=201 if raised.created_at >= asked else 200)
 
 
 @staff_member_required

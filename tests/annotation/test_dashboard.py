@@ -102,15 +102,16 @@ def test_the_summary_matches_hand_made_data(study, person):
     backdate_submit(a_attempts[0], 300)
     backdate_submit(a_attempts[1], 1200)
     puzzle = stray.puzzle
+    # Six people's open flags (a person has at most one open flag per puzzle).
     flags = [
-        flag(puzzle, stray.participant, reason, age)
-        for reason, age in [
-            ("broken", 30),
-            ("ambiguous", 60),
-            ("other", 100),
-            ("unsolvable", 200),
-            ("broken", 250),
-            ("other", 900),
+        flag(puzzle, participant_for_user(user=users[name]), reason, age)
+        for name, reason, age in [
+            ("a", "broken", 30),
+            ("b", "ambiguous", 60),
+            ("c", "other", 100),
+            ("d", "unsolvable", 200),
+            ("e", "broken", 250),
+            ("f", "other", 900),
         ]
     ]
     flag(puzzle, stray.participant, "offensive", 10, status=Flag.Status.DISMISSED)
