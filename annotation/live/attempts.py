@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, User
+from django.utils import timezone
 
 from annotation.live.frames import Limits
 from annotation.models import Attempt, Participant
@@ -33,6 +34,25 @@ def system_participant(*, kind: str, label: str) -> Participant:
 
 def attempt_start(*, participant: Participant, puzzle: Puzzle) -> Attempt:
     return Attempt.objects.create(participant=participant, puzzle=puzzle)
+
+
+def attempt_serve(*, attempt: Attempt) -> None:
+    """Note when the attempt's puzzle is first served (its page or its page data): its time
+    limit and the bound on its durations run from here, by the server's clock."""
+    if attempt.served_at is not None:
+        return
+    now = timezone.now()
+    # Conditional, so two first requests at once keep the earlier moment.
+    if Attempt.objects.filter(pk=attempt.pk, served_at__isnull=True).update(served_at=now):
+        attempt.served_at = now
+    else:
+        attempt.served_at = Attempt.objects.values_list("served_at", flat=True).get(pk=attempt.pk)
+
+
+def attempt_opened_ms(*, attempt: Attempt) -> float:
+    """Epoch ms from which the server times an attempt: when it was served, or, never served,
+    when it was made (earlier, so the stricter of the two)."""
+    return (attempt.served_at or attempt.created_at).timestamp() * 1000
 
 
 def attempt_for(*, uid: str, user: User | AnonymousUser) -> Attempt | None:

@@ -2,18 +2,32 @@
 
 A batch is validated (live.frames), stored once under its number, acknowledged, and when the
 acknowledged run of batches reaches a submit, the attempt is scored (live.scoring).
+
+An attempt stores at most MAX_ATTEMPT_EVENTS events and MAX_ATTEMPT_BYTES bytes (live.frames).
+Past either, a batch keeps only its semantic actions (ACTIONS_PAST_LIMIT more at most, then only a
+submit) and the page gets a `limit` error frame beside the acknowledgement: acknowledgement never
+stalls, and a person can always finish.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import F
 
 from annotation.live.attempts import attempt_limits
-from annotation.live.frames import Batch, FrameError, parse_frame
+from annotation.live.frames import (
+    ACTIONS_PAST_LIMIT,
+    MAX_ATTEMPT_BYTES,
+    MAX_ATTEMPT_EVENTS,
+    Batch,
+    FrameError,
+    parse_frame,
+)
 from annotation.live.scoring import attempt_score
 from annotation.models import Attempt, Event
 
@@ -31,9 +45,12 @@ class Appended:
     acked: int
     submitted: bool  # the attempt is submitted (now or before)
     correct: bool | None = None
+    dropped: int = 0  # events of the batch not stored: the attempt is past its limits
 
 
-def batch_receive(*, attempt: Attempt, raw: str | bytes, received_ms: float) -> tuple[list[dict], Batch | None]:
+def batch_receive(
+    *, attempt: Attempt, raw: str | bytes, received_ms: float
+) -> tuple[list[dict[str, Any]], Batch | None]:
     """The frames to answer a raw batch with, and the batch if it was stored."""
     try:
         batch = parse_frame(raw, attempt_limits(puzzle=attempt.puzzle))
@@ -51,10 +68,22 @@ def batch_receive(*, attempt: Attempt, raw: str | bytes, received_ms: float) -> 
         return [FrameError("closed", "this attempt is already submitted", batch.seq).as_frame()], None
     except BatchConflict as conflict:
         return [FrameError("seq_conflict", str(conflict), batch.seq).as_frame()], None
-    return _acknowledged(appended, attempt), batch
+    replies = _acknowledged(appended, attempt)
+    if appended.dropped:
+        replies.append(_limit_error(batch, appended.dropped).as_frame())
+    return replies, batch
 
 
-def _acknowledged(appended: Appended, attempt: Attempt) -> list[dict]:
+def _limit_error(batch: Batch, dropped: int) -> FrameError:
+    message = (
+        f"this attempt holds its limit of {MAX_ATTEMPT_EVENTS} events or {MAX_ATTEMPT_BYTES // 2**20} MB: "
+        f"{dropped} of the {len(batch.events)} events of batch {batch.seq} were dropped (past it only semantic "
+        f"actions are kept, {ACTIONS_PAST_LIMIT} at most, then only a submit)"
+    )
+    return FrameError("limit", message, batch.seq)
+
+
+def _acknowledged(appended: Appended, attempt: Attempt) -> list[dict[str, Any]]:
     replies = [{"type": "ack", "seq": appended.acked}]
     if appended.submitted:
         replies.append(submitted_frame(correct=appended.correct, show=shows_verdict(attempt)))
@@ -75,15 +104,17 @@ def _fields(event: dict) -> dict:
     return {k: v for k, v in event.items() if k not in ("k", "t")}
 
 
-# The usual batch on PostgreSQL in one round trip: advance the acknowledgement and insert the
-# events in a single statement (atomic by itself), only if this is the next batch of an open
-# attempt with nothing stored beyond it. Five round trips and the ORM's overhead were most of
-# the cost of a batch.
+# The usual batch on PostgreSQL in one round trip: advance the acknowledgement and the attempt's
+# counters and insert the events in a single statement (atomic by itself), only if this is the
+# next batch of an open attempt with nothing stored beyond it and room for it. Five round trips
+# and the ORM's overhead were most of the cost of a batch.
 _NEXT_BATCH_SQL = """
 WITH advanced AS (
-    UPDATE annotation_attempt SET acked_seq = %(seq)s, max_seq = %(seq)s
+    UPDATE annotation_attempt SET acked_seq = %(seq)s, max_seq = %(seq)s,
+      event_count = event_count + %(count)s, event_bytes = event_bytes + %(bytes)s
     WHERE id = %(attempt)s AND acked_seq = %(seq)s - 1 AND max_seq < %(seq)s
       AND submitted_at IS NULL AND abandoned_at IS NULL
+      AND event_count <= %(max_count)s - %(count)s AND event_bytes <= %(max_bytes)s - %(bytes)s
     RETURNING id)
 INSERT INTO annotation_event (attempt_id, seq, "index", kind, t, received, data)
 SELECT advanced.id, %(seq)s, e.i, e.kind, e.t, %(received)s, e.data::jsonb
@@ -91,7 +122,7 @@ FROM advanced, unnest(%(indexes)s::int[], %(kinds)s::text[], %(ts)s::float8[], %
 """
 
 
-def _append_next_in_one_statement(attempt_id: int, batch: Batch, received_ms: float) -> bool:
+def _append_next_in_one_statement(attempt_id: int, batch: Batch, received_ms: float, size: int) -> bool:
     events = batch.events
     with connection.cursor() as cursor:
         cursor.execute(
@@ -99,6 +130,10 @@ def _append_next_in_one_statement(attempt_id: int, batch: Batch, received_ms: fl
             {
                 "seq": batch.seq,
                 "attempt": attempt_id,
+                "count": len(events),
+                "bytes": size,
+                "max_count": MAX_ATTEMPT_EVENTS,
+                "max_bytes": MAX_ATTEMPT_BYTES,
                 "received": received_ms,
                 "indexes": list(range(len(events))),
                 "kinds": [e["k"] for e in events],
@@ -111,33 +146,43 @@ def _append_next_in_one_statement(attempt_id: int, batch: Batch, received_ms: fl
 
 def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appended:
     """Store a batch (idempotent on its number), advance the acknowledgement, score on submit."""
+    size = batch.size or len(json.dumps(batch.events))
     one_statement = connection.vendor == "postgresql" and not batch.has_submit
-    if one_statement and _append_next_in_one_statement(attempt_id, batch, received_ms):
+    if one_statement and _append_next_in_one_statement(attempt_id, batch, received_ms, size):
         return Appended(batch.seq, False)
-    rows = [
-        Event(
-            attempt_id=attempt_id, seq=batch.seq, index=i, kind=e["k"], t=e["t"], received=received_ms, data=_fields(e)
-        )
-        for i, e in enumerate(batch.events)
-    ]
     with transaction.atomic():
         # The usual case, in one statement that also locks the row: the next batch of an open
-        # attempt with nothing stored beyond it.
+        # attempt with nothing stored beyond it, and room for it.
         advanced = Attempt.objects.filter(
             pk=attempt_id,
             acked_seq=batch.seq - 1,
             max_seq__lt=batch.seq,
             submitted_at__isnull=True,
             abandoned_at__isnull=True,
-        ).update(acked_seq=batch.seq, max_seq=batch.seq)
+            event_count__lte=MAX_ATTEMPT_EVENTS - len(batch.events),
+            event_bytes__lte=MAX_ATTEMPT_BYTES - size,
+        ).update(
+            acked_seq=batch.seq,
+            max_seq=batch.seq,
+            event_count=F("event_count") + len(batch.events),
+            event_bytes=F("event_bytes") + size,
+        )
         if advanced and not batch.has_submit:
-            Event.objects.bulk_create(rows)
+            Event.objects.bulk_create(_rows(attempt_id, batch.seq, batch.events, received_ms))
             return Appended(batch.seq, False)
-        return _append_slowly(attempt_id, batch, rows, advanced=bool(advanced))
+        return _append_slowly(attempt_id, batch, size, received_ms, advanced=bool(advanced))
 
 
-def _append_slowly(attempt_id: int, batch: Batch, rows: list[Event], *, advanced: bool) -> Appended:
-    """Resends, gaps, submits and closed attempts: under the attempt's row lock."""
+def _rows(attempt_id: int, seq: int, events: list[dict[str, Any]], received_ms: float) -> list[Event]:
+    return [
+        Event(attempt_id=attempt_id, seq=seq, index=i, kind=e["k"], t=e["t"], received=received_ms, data=_fields(e))
+        for i, e in enumerate(events)
+    ]
+
+
+def _append_slowly(attempt_id: int, batch: Batch, size: int, received_ms: float, *, advanced: bool) -> Appended:
+    """Resends, gaps, submits, closed attempts and attempts past their limits: under the
+    attempt's row lock."""
     attempt = Attempt.objects.select_for_update().select_related("puzzle").get(pk=attempt_id)
     if attempt.is_submitted:
         if batch.seq <= attempt.acked_seq:  # a resend of something already held
@@ -145,16 +190,49 @@ def _append_slowly(attempt_id: int, batch: Batch, rows: list[Event], *, advanced
         raise AttemptClosed(f"attempt {attempt.uid} is already submitted")
     if attempt.abandoned_at:
         raise AttemptClosed(f"attempt {attempt.uid} expired; its puzzle went to someone else")
+    kept = batch.events
     if not advanced:
         stored = list(attempt.events.filter(seq=batch.seq).order_by("index").values_list("kind", flat=True))
-        if stored and stored != [e["k"] for e in batch.events]:
+        if stored and stored not in _as_stored(batch.events):
             raise BatchConflict(
                 f"batch {batch.seq} is already stored with other events; is this puzzle open in two tabs?"
             )
-        if stored:  # a resend of a batch already held: nothing new
+        # A resend of a batch already held (past the limits, maybe held without rows): nothing new.
+        if stored or batch.seq <= attempt.acked_seq:
             return Appended(attempt.acked_seq, False)
-    Event.objects.bulk_create(rows)
-    return _advance(attempt, before=batch.seq - 1 if advanced else attempt.acked_seq, seq=batch.seq)
+        kept = _within_limits(attempt, batch.events, size)
+    dropped = len(batch.events) - len(kept)
+    if not kept:
+        kept_place = _keep_place(attempt, batch.seq, "limit", "past the attempt's limits", received_ms, rowless=True)
+        return replace(kept_place, dropped=dropped)
+    Event.objects.bulk_create(_rows(attempt.pk, batch.seq, kept, received_ms))
+    appended = _advance(attempt, before=batch.seq - 1 if advanced else attempt.acked_seq, seq=batch.seq)
+    return replace(appended, dropped=dropped)
+
+
+def _within_limits(attempt: Attempt, events: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
+    """The events of a batch the attempt keeps, its counters moved on: all of them while within its
+    limits; past them its semantic actions only (ACTIONS_PAST_LIMIT more at most), then its submit.
+    Once past, event_count stays over MAX_ATTEMPT_EVENTS, which is how scoring knows raw input
+    was dropped, and every later batch comes here."""
+    if attempt.event_count + len(events) <= MAX_ATTEMPT_EVENTS and attempt.event_bytes + size <= MAX_ATTEMPT_BYTES:
+        attempt.event_count += len(events)
+        attempt.event_bytes += size
+        return events
+    count = max(attempt.event_count, MAX_ATTEMPT_EVENTS + 1)
+    kept = [e for e in events if e["k"].startswith("act.")]
+    if count + len(kept) > MAX_ATTEMPT_EVENTS + ACTIONS_PAST_LIMIT:
+        kept = [e for e in kept if e["k"] == "act.submit"][:1]
+    attempt.event_count = count + len(kept)
+    attempt.event_bytes += len(json.dumps(kept)) if kept else 0
+    return kept
+
+
+def _as_stored(events: list[dict[str, Any]]) -> list[list[str]]:
+    """The kinds a batch may be stored with: whole, or as kept past the attempt's limits (its
+    actions, its submit, or a stand-in)."""
+    kinds = [e["k"] for e in events]
+    return [kinds, [k for k in kinds if k.startswith("act.")], ["act.submit"], [Event.REFUSED]]
 
 
 def batch_refuse(*, attempt_id: int, seq: int, code: str, message: str, received_ms: float) -> Appended:
@@ -162,24 +240,37 @@ def batch_refuse(*, attempt_id: int, seq: int, code: str, message: str, received
     (the page drops the batch; without this its number would stay a gap for good)."""
     with transaction.atomic():
         attempt = Attempt.objects.select_for_update().select_related("puzzle").get(pk=attempt_id)
-        if attempt.is_submitted or seq > attempt.max_seq + 1 or attempt.events.filter(seq=seq).exists():
+        held = seq <= attempt.acked_seq or attempt.events.filter(seq=seq).exists()
+        if attempt.is_submitted or seq > attempt.max_seq + 1 or held:
             return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
-        Event.objects.create(
-            attempt=attempt,
-            seq=seq,
-            index=0,
-            kind=Event.REFUSED,
-            t=received_ms,
-            received=received_ms,
-            data={"code": code, "message": message[:200]},
-        )
-        return _advance(attempt, before=attempt.acked_seq, seq=seq)
+        past_limits = attempt.event_count > MAX_ATTEMPT_EVENTS
+        return _keep_place(attempt, seq, code, message, received_ms, rowless=past_limits)
 
 
-def _advance(attempt: Attempt, *, before: int, seq: int) -> Appended:
-    """After storing batch `seq`: move the acknowledgement on, and score a submit it reaches."""
+def _keep_place(attempt: Attempt, seq: int, code: str, message: str, received_ms: float, *, rowless: bool) -> Appended:
+    """A batch the attempt keeps nothing of still takes its number: a stand-in event of kind
+    `refused` holds why. Rowless (past the limits), the next batch in order is acknowledged
+    without one, so a flood past the limits stores nothing more."""
+    if rowless and seq == attempt.acked_seq + 1:
+        return _advance(attempt, before=attempt.acked_seq, seq=seq, held=seq)
+    Event.objects.create(
+        attempt=attempt,
+        seq=seq,
+        index=0,
+        kind=Event.REFUSED,
+        t=received_ms,
+        received=received_ms,
+        data={"code": code, "message": message[:200]},
+    )
+    attempt.event_count += 1
+    return _advance(attempt, before=attempt.acked_seq, seq=seq)
+
+
+def _advance(attempt: Attempt, *, before: int, seq: int, held: int = 0) -> Appended:
+    """After storing batch `seq` (or holding it without rows, `held`): move the acknowledgement
+    on, and score a submit it reaches."""
     attempt.max_seq = max(attempt.max_seq, seq)
-    attempt.acked_seq = _contiguous(attempt, before)
+    attempt.acked_seq = _contiguous(attempt, max(before, held))
     if attempt.acked_seq > before and _submit_within(attempt, before):
         attempt_score(attempt=attempt)
     attempt.save()

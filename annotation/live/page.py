@@ -9,7 +9,8 @@ from typing import NotRequired, TypedDict
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.live.frames import MAX_TEXT
+from annotation.live.attempts import attempt_opened_ms
+from annotation.live.frames import BEAT_MS, MAX_TEXT
 from annotation.models import Attempt, Enrollment, Flag
 from annotation.url_templates import url_template
 from puzzles.layout import LayoutData
@@ -21,11 +22,11 @@ class StudyBar(TypedDict):
     """Where an annotator stands in a study, and where to go next."""
 
     name: str
-    purpose: str  # the attempt's purpose: scored, practice or gold
+    practice: bool  # shown as practice; whether a puzzle is gold is never sent
     done: int
     total: int
     time_limit_s: int | None  # per puzzle; None for none
-    elapsed_ms: int  # since the puzzle was first shown, across reloads and devices
+    elapsed_ms: int  # since the puzzle was first served, across reloads and devices
     next_url: str
     pause_url: str
 
@@ -61,6 +62,7 @@ class PageData(TypedDict):
     flag_url: str
     flag_reasons: list[list[str]]  # [[value, label], ...]
     text_max: int
+    beat_ms: int  # the heartbeat while the page is visible
     play_url: str
     play_data_url: str
     csrf: str
@@ -88,6 +90,7 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
         "flag_url": reverse("annotation:flag", args=[attempt.uid]),
         "flag_reasons": [[value, label] for value, label in Flag.Reason.choices],
         "text_max": MAX_TEXT,
+        "beat_ms": BEAT_MS,
         # For moving on in place: another attempt's page and data, "{uid}" filled in by the page.
         "play_url": url_template("annotation:play", uid="str"),
         "play_data_url": url_template("annotation:play-data", uid="str"),
@@ -130,12 +133,14 @@ def study_bar(*, attempt: Attempt) -> StudyBar | None:
         return None
     return {
         "name": study.name,
-        "purpose": attempt.purpose,
+        # Gold puzzles look like any other: a person who knew which ones are checked could take
+        # care on those alone.
+        "practice": attempt.purpose == Attempt.Purpose.PRACTICE,
         "done": enrollment.puzzles_done(),
         "total": study.puzzles_total(),
         "time_limit_s": study.time_limit_s,
-        # The limit runs from when the puzzle was first shown, across reloads and devices.
-        "elapsed_ms": round((timezone.now() - attempt.created_at).total_seconds() * 1000),
+        # The limit runs from when the puzzle was first served, across reloads and devices.
+        "elapsed_ms": max(0, round(timezone.now().timestamp() * 1000 - attempt_opened_ms(attempt=attempt))),
         "next_url": reverse("annotation:study-next", args=[study.token]),
         "pause_url": reverse("annotation:study-pause", args=[study.token]),
     }

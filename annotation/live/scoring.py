@@ -1,21 +1,30 @@
 """Where a submit is scored: the stored actions reduced to an answer, judged by the type's
-verifier, timed from the logged events, held to the study's time limit.
+verifier, timed from the logged events, held to the study's time limit, and checked for a hand
+behind the actions.
 
 Nothing here trusts the page: the answer comes from the semantic actions the server stored, the
-verdict from the verifier, and the times from the events, cross-checked against receive times.
+verdict from the verifier, the times from the events bounded by the server's clock (the time limit
+by the server's clock alone, from serving to the submit's arrival), and whether raw input backs
+the actions from the events too (live/evidence.py).
 """
 
 from __future__ import annotations
 
 from django.utils import timezone
 
-from annotation.live.timing import measure
+from annotation.live.attempts import attempt_opened_ms
+from annotation.live.evidence import input_evidence
+from annotation.live.frames import MAX_ATTEMPT_EVENTS
+from annotation.live.timing import LoggedEvent, measure
 from annotation.models import Attempt, Event, Slot
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 from puzzles.types.base import Action, Unreadable, Verdict, malformed
 
 TIME_LIMIT_GRACE_MS = 1000.0  # the page submits by itself at the limit; its last batch needs a moment
+# The page's own timer counts from its navigation start, a little before the server served it, so
+# its submit at the limit reaches the server a little early: such a submit needs no input.
+TIME_UP_EARLY_MS = 5000.0
 
 
 def attempt_score(*, attempt: Attempt) -> None:
@@ -27,24 +36,28 @@ def attempt_score(*, attempt: Attempt) -> None:
     # either sees this verdict and re-scores it, or finishes first and this uses the new truth.
     attempt.puzzle = Puzzle.objects.select_for_update().get(pk=attempt.puzzle_id)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
-    timing = measure(events, opened_ms=attempt.created_at.timestamp() * 1000)
-    verdict = _within_time_limit(attempt, verdict, wall_ms=timing.wall_ms)
+    timing = measure(events, opened_ms=attempt_opened_ms(attempt=attempt))
+    verdict = _within_time_limit(attempt, verdict, server_ms=timing.server_ms)
     attempt.submitted_at = timezone.now()
     attempt.answer = answer
     attempt.correct, attempt.reward, attempt.reason = verdict.correct, verdict.reward, verdict.reason[:300]
     attempt.wall_ms, attempt.active_ms = timing.wall_ms, timing.active_ms
     attempt.first_action_ms, attempt.action_count = timing.first_action_ms, timing.action_count
     attempt.clock_ok = timing.clock_ok
+    _note_input(attempt, events, server_ms=timing.server_ms)
     if attempt.slot_id:
         _slot_after_submit(attempt, slot_id=attempt.slot_id)
 
 
 def attempt_rescore(*, attempt: Attempt) -> bool:
     """Score a submitted attempt again from its stored events (after a truth correction);
-    returns whether its correctness changed. Times are not touched."""
-    _, actions = _submitted_events(attempt)
+    returns whether its correctness changed. Times are not touched; the input evidence is
+    checked again (it may be missing on attempts scored before it existed)."""
+    events, actions = _submitted_events(attempt)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
-    verdict = _within_time_limit(attempt, verdict, wall_ms=attempt.wall_ms or 0.0)
+    server_ms = max(0.0, events[-1].received - attempt_opened_ms(attempt=attempt))
+    verdict = _within_time_limit(attempt, verdict, server_ms=server_ms)
+    _note_input(attempt, events, server_ms=server_ms)
     changed = verdict.correct != attempt.correct
     attempt.answer, attempt.correct, attempt.reward, attempt.reason = (
         answer,
@@ -52,7 +65,7 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
         verdict.reward,
         verdict.reason[:300],
     )
-    attempt.save(update_fields=["answer", "correct", "reward", "reason"])
+    attempt.save(update_fields=["answer", "correct", "reward", "reason", "input_ok", "input_problem"])
     return changed
 
 
@@ -68,12 +81,34 @@ def _submitted_events(attempt: Attempt) -> tuple[list[Event], list[Action]]:
     return events, actions
 
 
-def _within_time_limit(attempt: Attempt, verdict: Verdict, *, wall_ms: float) -> Verdict:
-    """A study's time limit overrules the verifier: too late is wrong, however right."""
-    limit_s = attempt.study.time_limit_s if attempt.study else None
-    if limit_s and wall_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
-        return Verdict(False, 0.0, f"submitted after {wall_ms / 1000:.1f} s; the limit is {limit_s} s")
+def _within_time_limit(attempt: Attempt, verdict: Verdict, *, server_ms: float) -> Verdict:
+    """A study's time limit overrules the verifier: too late is wrong, however right. Judged by the
+    server's clock alone, from serving the puzzle to the submit's arrival."""
+    limit_s = _limit_s(attempt)
+    if limit_s and server_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
+        return Verdict(False, 0.0, f"submitted after {server_ms / 1000:.1f} s; the limit is {limit_s} s")
     return verdict
+
+
+def _limit_s(attempt: Attempt) -> int | None:
+    return attempt.study.time_limit_s if attempt.study else None
+
+
+def _note_input(attempt: Attempt, events: list[Event], *, server_ms: float) -> None:
+    """Whether raw input backs the attempt's actions (live/evidence.py), on the attempt."""
+    puzzle = attempt.puzzle
+    limit_s = _limit_s(attempt)
+    logged: list[LoggedEvent] = list(events)
+    evidence = input_evidence(
+        logged,
+        layout=get_type(puzzle.type).layout(puzzle.public),
+        piece_size=puzzle.public.get("piece_size"),
+        free_submit=bool(limit_s) and server_ms >= (limit_s or 0) * 1000 - TIME_UP_EARLY_MS,
+    )
+    problem = evidence.problem
+    if not evidence.ok and attempt.event_count > MAX_ATTEMPT_EVENTS:  # over it only once something was dropped
+        problem = f"raw input past the attempt's limit was dropped; {problem}"
+    attempt.input_ok, attempt.input_problem = evidence.ok, problem[:200]
 
 
 def _slot_after_submit(attempt: Attempt, *, slot_id: int) -> None:

@@ -1,8 +1,16 @@
-"""Durations of an attempt, measured from its logged events. Pure: no database.
+"""Durations of an attempt, measured from its logged events and bounded by the server's clock.
+Pure: no database.
 
 The page's timestamps are precise but the page could lie; the server's receive times are honest
-but coarse. A duration is taken from the page's clock only when the receive times allow it: no
-event can have happened before the attempt was opened or after the server received it.
+but coarse. The server knows when it served the puzzle (`opened_ms`, Attempt.served_at) and when
+each batch arrived. A duration is taken from the page's clock only when the receive times allow
+it: no event can have happened before the puzzle was served or after the server received it, the
+first events must arrive soon after serving, and no duration is longer than the server saw pass
+from serving to submit. Otherwise the attempt is timed by the server (`clock_ok` false).
+
+Hidden time comes from the page's visibility events and, since a page can leave those out, from
+gaps in arrival: a visible page beats every BEAT_MS (live/frames.py), so a longer silence means it
+was hidden, throttled or not telling.
 """
 
 from __future__ import annotations
@@ -12,11 +20,18 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
 
+from annotation.live.frames import BEAT_MS
 from puzzles.types.base import CLOCK_SLACK_MS
 
 # The submit goes out at once, so it reaches the server soon after it happened; a page that
 # claims much less time than the server saw pass before its submit squeezed its clock.
 SUBMIT_DELAY_MS = 1000.0
+# A page sends its first batch once its socket opens, or over HTTP after three failed tries: a
+# first event that arrives later than this after serving means the puzzle was looked at before its
+# events began (or the network hid it), and the page's clock cannot say how long.
+FIRST_EVENT_MS = 10_000.0
+# A silence in arrival this long counts as hidden, all but the one beat it should have taken.
+ARRIVAL_GAP_MS = 3 * BEAT_MS
 
 
 class LoggedEvent(Protocol):
@@ -33,37 +48,49 @@ class Timing:
     first_action_ms: float | None
     action_count: int
     clock_ok: bool
+    server_ms: float  # serving to the submit's arrival, by the server's clock: the time limit's measure
 
 
 def measure(events: Sequence[LoggedEvent], *, opened_ms: float) -> Timing:
-    """Timing of events from the first one through submit (the last one)."""
+    """Timing of events from the first one through submit (the last one); opened_ms is when the
+    server served the puzzle."""
     start, end = events[0], events[-1]
+    server = max(0.0, end.received - opened_ms)
     clock_ok = _clock_agrees(events, opened_ms)
-    wall = max(0.0, end.t - start.t if clock_ok else end.received - opened_ms)
-    hidden = min(wall, _hidden_ms(events, end.t)) if clock_ok else 0.0
+    wall = min(max(0.0, end.t - start.t), server) if clock_ok else server
+    hidden = max(_hidden_ms(events, end.t) if clock_ok else 0.0, silent_ms(events))
     actions = [e for e in events if e.kind.startswith("act.")]
     return Timing(
         wall_ms=wall,
-        active_ms=wall - hidden,
-        first_action_ms=max(0.0, actions[0].t - start.t) if actions and clock_ok else None,
+        active_ms=wall - min(wall, hidden),
+        first_action_ms=_first_action_ms(actions[0], start, opened_ms, clock_ok) if actions else None,
         action_count=sum(1 for e in actions if e.kind != "act.submit"),
         clock_ok=clock_ok,
+        server_ms=server,
     )
 
 
 def _clock_agrees(events: Sequence[LoggedEvent], opened_ms: float) -> bool:
-    """The page's clock runs forward, claims no more time than the server could have seen pass,
-    and no less than it saw pass before the submit."""
+    """The page's events began soon after serving, and its clock runs forward, claims no more
+    time than the server could have seen pass, and no less than it saw pass before the submit."""
     start, end = events[0], events[-1]
+    prompt = start.received - opened_ms <= FIRST_EVENT_MS
     forward = all(later.t >= earlier.t - CLOCK_SLACK_MS for earlier, later in pairwise(events))
     not_longer = all(e.t - start.t <= e.received - opened_ms + CLOCK_SLACK_MS for e in events)
     not_shorter = end.t - start.t >= end.received - start.received - SUBMIT_DELAY_MS
-    return forward and not_longer and not_shorter
+    return prompt and forward and not_longer and not_shorter
+
+
+def _first_action_ms(action: LoggedEvent, start: LoggedEvent, opened_ms: float, clock_ok: bool) -> float:
+    """Page shown to first action: by the page's clock when it agrees, never more than the server
+    saw from serving to the action's arrival."""
+    seen = max(0.0, action.received - opened_ms)
+    return min(max(0.0, action.t - start.t), seen) if clock_ok else seen
 
 
 def _hidden_ms(events: Sequence[LoggedEvent], end_t: float) -> float:
-    """Time the page spent hidden (another tab, minimised): from the visibility state at load
-    and every visibilitychange."""
+    """Time the page says it spent hidden (another tab, minimised): from the visibility state at
+    load and every visibilitychange."""
     hidden, since = 0.0, None
     for event in events:
         state = event.data.get("state") if event.kind in ("load", "visibilitychange") else None
@@ -75,3 +102,12 @@ def _hidden_ms(events: Sequence[LoggedEvent], end_t: float) -> float:
     if since is not None:
         hidden += end_t - since
     return hidden
+
+
+def silent_ms(events: Sequence[LoggedEvent]) -> float:
+    """Time the server heard nothing from a page that beats while visible: every gap in arrival
+    over ARRIVAL_GAP_MS, less the beat it should have taken. A hidden page is silent too, so this
+    and the visibility events measure the same time twice over: the larger of the two counts, not
+    their sum."""
+    arrivals = sorted({e.received for e in events})
+    return sum(later - earlier - BEAT_MS for earlier, later in pairwise(arrivals) if later - earlier > ARRIVAL_GAP_MS)

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from annotation.live.attempts import attempt_for, attempt_start, participant_for_user
+from annotation.live.attempts import attempt_for, attempt_serve, attempt_start, participant_for_user
 from annotation.live.intake import batch_receive
 from annotation.live.page import attempt_page_data
 from puzzles.models import Puzzle
@@ -20,6 +20,7 @@ def play(request, uid: str):
     attempt = attempt_for(uid=uid, user=request.user)
     if attempt is None:
         raise Http404("no such attempt of yours")
+    attempt_serve(attempt=attempt)
     data = attempt_page_data(attempt=attempt, csrf_token=get_token(request))
     return render(request, "annotation/play.html", {"page_data": data})
 
@@ -30,6 +31,7 @@ def play_data(request, uid: str):
     attempt = attempt_for(uid=uid, user=request.user)
     if attempt is None:
         raise Http404("no such attempt of yours")
+    attempt_serve(attempt=attempt)
     return JsonResponse(attempt_page_data(attempt=attempt, csrf_token=get_token(request)))
 
 

@@ -101,8 +101,8 @@ def pass1_by_type() -> list[dict]:
     An approximation of the report's Pass@1, good enough to watch a study run: it counts every
     submitted scored attempt (not only each person's first on a puzzle, which differs only when
     a study allows k > 1 attempts), and keeps retired puzzles. Practice, gold and expired
-    attempts and excluded annotators are left out, as in the report. The report is the figure
-    to publish.
+    attempts, attempts without input evidence and excluded annotators are left out, as in the
+    report. The report is the figure to publish.
     """
     excluded = Enrollment.objects.filter(
         study_id=OuterRef("study_id"), participant_id=OuterRef("participant_id"), excluded=True
@@ -113,6 +113,7 @@ def pass1_by_type() -> list[dict]:
             study__is_open=True, purpose=Attempt.Purpose.SCORED, submitted_at__isnull=False, abandoned_at__isnull=True
         )
         .exclude(Exists(excluded))
+        .exclude(input_ok=False)
         .values("puzzle__type")
         .annotate(attempts=Count("id"), correct=Count("id", filter=Q(correct=True)))
         .order_by("puzzle__type")

@@ -6,6 +6,9 @@ Counting rules (written into every report's `rules`):
 - Pass@1 is over submitted first attempts; submission rate is submitted / started;
 - practice and gold attempts, excluded annotators and retired puzzles are left out; an attempt
   whose assignment expired counts as started and not submitted;
+- an answer whose first attempt has no input evidence (semantic actions without the raw pointer or
+  key input a person's hand leaves on the page) is left out too, and counted per type and overall
+  as `no_input` ("excluded: n without input evidence"); nor can such an attempt solve within k;
 - agents are matched on the study's puzzles; an agent's unsubmitted rollout counts as wrong;
 - puzzles whose truth is public (imported from a published dataset) count like the others, and
   the report states how many of the scored and gold puzzles they are (`public_truth_puzzles`):
@@ -37,6 +40,7 @@ def study_report(*, study: Study) -> dict:
     retired = set(Puzzle.objects.filter(pk__in=pool, status=Puzzle.Status.RETIRED).values_list("pk", flat=True))
     pool -= retired
     answers = _first_answers(study, pool)
+    counted = [a for a in answers if not a["no_input"]]  # the type rows and overall count the rest themselves
     excluded = Enrollment.objects.filter(study=study, excluded=True).count()
     return {
         "study": {
@@ -48,20 +52,20 @@ def study_report(*, study: Study) -> dict:
         },
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "rules": RULES,
-        "annotators": len({a["participant"] for a in answers}),
+        "annotators": len({a["participant"] for a in counted}),
         "excluded_annotators": excluded,
         "retired_puzzles": len(retired),
         "public_truth_puzzles": _public_truth(study, pool),
         "types": [_type_row(name, rows, study.attempts_per_puzzle) for name, rows in _by_type(answers).items()],
         "overall": _overall(answers),
-        "agreement": _agreement(answers) if study.overlap >= 2 else None,
+        "agreement": _agreement(counted) if study.overlap >= 2 else None,
         "agents": agents_on(pool),
         "times": {
             name: {
                 "wall_ms": [r["wall_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
                 "active_ms": [r["active_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
             }
-            for name, rows in _by_type(answers).items()
+            for name, rows in _by_type(counted).items()
         },
     }
 
@@ -91,6 +95,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
             "wall_ms",
             "active_ms",
             "action_count",
+            "input_ok",
         )
     )
     tries: dict[tuple[int, int], list[tuple]] = defaultdict(list)
@@ -99,7 +104,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
     k = study.attempts_per_puzzle
     answers = []
     for (participant, puzzle), attempts in tries.items():
-        _, _, type_name, submitted_at, correct, wall, active, actions = attempts[0]
+        _, _, type_name, submitted_at, correct, wall, active, actions, input_ok = attempts[0]
         answers.append(
             {
                 "participant": participant,
@@ -110,7 +115,8 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
                 "wall_ms": wall,
                 "active_ms": active,
                 "actions": actions,
-                "solved_within_k": any(a[4] for a in attempts[:k]),
+                "solved_within_k": any(a[4] and a[8] is not False for a in attempts[:k]),
+                "no_input": input_ok is False,  # None: not submitted, or scored before evidence was kept
             }
         )
     return answers
@@ -124,6 +130,8 @@ def _by_type(answers: list[dict]) -> dict[str, list[dict]]:
 
 
 def _type_row(name: str, rows: list[dict], k: int) -> dict:
+    no_input = sum(r["no_input"] for r in rows)
+    rows = [r for r in rows if not r["no_input"]]
     submitted = [r for r in rows if r["submitted"]]
     correct = sum(r["correct"] for r in submitted)
     low, high = wilson_interval(correct, len(submitted))
@@ -149,12 +157,14 @@ def _type_row(name: str, rows: list[dict], k: int) -> dict:
         "active_q3_ms": active[2],
         "mean_actions": sum(actions) / len(actions) if actions else None,
         "pass_k": (sum(r["solved_within_k"] for r in submitted) / len(submitted)) if k > 1 and submitted else None,
+        "no_input": no_input,
     }
 
 
 def _overall(answers: list[dict]) -> dict:
-    submitted = [a for a in answers if a["submitted"]]
     rows = [_type_row(name, rows, 1) for name, rows in _by_type(answers).items()]
+    no_input = sum(a["no_input"] for a in answers)
+    submitted = [a for a in answers if a["submitted"] and not a["no_input"]]
     rates = [r["pass1"] for r in rows if r["pass1"] is not None]
     correct = sum(a["correct"] for a in submitted)
     low, high = wilson_interval(correct, len(submitted))
@@ -166,6 +176,7 @@ def _overall(answers: list[dict]) -> dict:
         "pass1_pooled": correct / len(submitted) if submitted else None,
         "ci_low": low,
         "ci_high": high,
+        "no_input": no_input,
     }
 
 

@@ -24,6 +24,7 @@ CSV_TYPE_COLUMNS = (
     "active_q1_ms",
     "active_q3_ms",
     "mean_actions",
+    "no_input",
 )
 TYPE_TABLE_HEADERS = (
     "Type",
@@ -258,7 +259,18 @@ def overall_lines(report: dict) -> list[str]:
         f"Pooled Pass@1: {fmt_pass1(overall.get('pass1_pooled'), overall.get('ci_low'), overall.get('ci_high'))}"
         f" — {fmt_count(overall.get('correct'))} of {fmt_count(overall.get('attempts'))} attempts "
         f"on {fmt_count(overall.get('puzzles'))} puzzles.",
+        no_input_line(report),
     ]
+
+
+def no_input_line(report: dict) -> str:
+    """The answers left out for want of input evidence, overall and per type that has any."""
+    overall = report.get("overall") or {}
+    by_type = [f"{type_name(row)} {fmt_count(row['no_input'])}" for row in types_of(report) if row.get("no_input")]
+    return (
+        f"Excluded: {fmt_count(overall.get('no_input'))} without input evidence (actions with no pointer or key "
+        f"input behind them){': ' + ', '.join(by_type) if by_type else ''}."
+    )
 
 
 def public_truth_line(count) -> str | None:

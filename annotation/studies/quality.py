@@ -1,5 +1,8 @@
 """Quality control: marks on suspicious attempts, each annotator's record, and exclusion.
 
+Marks: fast (active time under a floor or a share of the type's median), hidden (the page hidden,
+or silent, for long), tabs (hidden often), no_input (semantic actions without the raw pointer or
+key input a hand leaves, live/evidence.py; such attempts are also left out of the report's Pass@1).
 An excluded annotator's attempts stay stored and are left out of reports; excluding and
 including again are logged and reversible.
 """
@@ -21,11 +24,11 @@ TAB_SWITCHES = 3  # the page was hidden this many times or more
 
 
 def attempt_marks(*, study: Study) -> dict[int, list[str]]:
-    """Marks per scored, submitted attempt of the study: fast, hidden, tabs."""
+    """Marks per scored, submitted attempt of the study: fast, hidden, tabs, no_input."""
     rows = list(
         Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, submitted_at__isnull=False)
         .annotate(hidden_count=Count("events", filter=Q(events__kind="visibilitychange", events__data__state="hidden")))
-        .values("pk", "puzzle__type", "wall_ms", "active_ms", "hidden_count")
+        .values("pk", "puzzle__type", "wall_ms", "active_ms", "hidden_count", "input_ok")
     )
     medians = _median_active_by_type(rows)
     marks: dict[int, list[str]] = {}
@@ -38,6 +41,8 @@ def attempt_marks(*, study: Study) -> dict[int, list[str]]:
             found.append("hidden")
         if row["hidden_count"] >= TAB_SWITCHES:
             found.append("tabs")
+        if row["input_ok"] is False:  # None: scored before the evidence was kept
+            found.append("no_input")
         if found:
             marks[row["pk"]] = found
     return marks
@@ -90,6 +95,7 @@ def annotator_table(*, study: Study) -> list[dict]:
                 "fast": counted["fast"],
                 "hidden": counted["hidden"],
                 "tabs": counted["tabs"],
+                "no_input": counted["no_input"],
                 "excluded": enrollment.excluded,
                 "excluded_reason": enrollment.excluded_reason,
                 "finished": enrollment.finished_at is not None,

@@ -14,8 +14,9 @@ const round3 = (v) => Math.round(v * 1000) / 1000;
 export const now = () => round3(performance.timeOrigin + performance.now());
 export const stamp = (e) => round3(performance.timeOrigin + e.timeStamp);
 
-/** Listen for raw events and push them; `fit` re-scales the stage and returns the scale. */
-export function capture(stage, push, fit) {
+/** Listen for raw events and push them; `fit` re-scales the stage and returns the scale. While the
+ *  page is visible a `beat` goes out every beatMs, so the server can tell silence from looking. */
+export function capture(stage, push, fit, beatMs) {
   const at = (e) => {
     const p = toStage(stage, e.clientX, e.clientY);
     return { x: round2(p.x), y: round2(p.y) };
@@ -31,10 +32,13 @@ export function capture(stage, push, fit) {
   const handlers = {
     pointerdown: press,
     pointerup: press,
+    pointercancel: press,
     pointermove: (e) => samples(e).map((c) => ({ k: "pointermove", t: stamp(c), ...at(c), pointer: pointer(e) })),
     click: (e) => ({ k: "click", t: stamp(e), ...at(e), button: button(e) }),
     keydown: key,
     keyup: key,
+    // Typing without keys (paste from a menu, dictation) still leaves an input event.
+    input: (e) => ({ k: "input", t: stamp(e), input_type: String(e.inputType ?? "").slice(0, 32) }),
     wheel: (e) => ({ k: "wheel", t: stamp(e), ...at(e), dx: round2(e.deltaX), dy: round2(e.deltaY) }),
     resize: (e) => ({ k: "resize", t: stamp(e), w: innerWidth, h: innerHeight, scale: fit() }),
   };
@@ -52,6 +56,8 @@ export function capture(stage, push, fit) {
   for (const type of ["focus", "blur"]) {
     addEventListener(type, (e) => e.target === window && push({ k: type, t: stamp(e) }), { signal: stop.signal });
   }
+  const beat = setInterval(() => document.visibilityState === "visible" && push({ k: "beat", t: now() }), beatMs);
+  stop.signal.addEventListener("abort", () => clearInterval(beat));
   return () => stop.abort();
 }
 

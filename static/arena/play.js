@@ -8,7 +8,9 @@ import { widgets } from "./widgets.js";
 const container = document.getElementById("stage");
 let current = null; // the mounted attempt: {data, transport, unmount}
 
-function mount(data) {
+/** Show an attempt. `asked`: performance.now() when its data was asked for (0: this document's
+ *  navigation), from which the study's time limit is counted, as the server counts it from serving. */
+function mount(data, asked = 0) {
   container.replaceChildren();
   container.classList.remove("inert");
   const ui = buildStage(container, data);
@@ -82,13 +84,13 @@ function mount(data) {
 
   widget = widgets[data.widget](ctx) || {};
   if (!data.submitted) flagButton(container, data);
-  const bar = data.study ? studyBar(container, data.study, () => ctx.submit()) : null;
+  const bar = data.study ? studyBar(container, data.study, () => ctx.submit(), asked) : null;
   ui.controls.submit?.addEventListener("click", (e) => ctx.submit(e));
 
   if (data.submitted) {
     showSubmitted(null);
   } else {
-    stopCapture = capture(ui.stage, (event) => transport.push(event), fit);
+    stopCapture = capture(ui.stage, (event) => transport.push(event), fit, data.beat_ms);
     const state = document.visibilityState === "hidden" ? "hidden" : "visible"; // opened in a background tab?
     transport.push({ k: "load", t: now(), w: innerWidth, h: innerHeight, scale: fit(), state });
     transport.start();
@@ -133,10 +135,10 @@ function flagButton(stage, data) {
 
 /** A study's bar: where the annotator stands, a pause link, the time left, and Continue once
  *  the server has the answer. Time up submits whatever is entered (the server checks the time). */
-function studyBar(stage, study, submit) {
+function studyBar(stage, study, submit, asked) {
   const bar = document.createElement("div");
   bar.className = "studybar";
-  const where = study.purpose === "practice" ? "Practice (not scored)" : `Puzzle ${study.done + 1} of ${study.total}`;
+  const where = study.practice ? "Practice (not scored)" : `Puzzle ${study.done + 1} of ${study.total}`;
   bar.innerHTML = `<span class="where"></span><span class="meter"><span></span></span>
     <span class="clock"></span><a class="pause" href="">Pause</a><a class="continue" href="" hidden>Continue →</a>`;
   bar.querySelector(".where").textContent = where;
@@ -147,7 +149,9 @@ function studyBar(stage, study, submit) {
   stage.appendChild(bar);
   let timer = null;
   if (study.time_limit_s) {
-    const ends = performance.now() + study.time_limit_s * 1000 - (study.elapsed_ms || 0);
+    // From when the data was asked for, a moment before the server served it: the page's own
+    // time-up submit then reaches the server within the limit.
+    const ends = asked + study.time_limit_s * 1000 - (study.elapsed_ms || 0);
     const clock = bar.querySelector(".clock");
     const tick = () => {
       const left = Math.max(0, Math.ceil((ends - performance.now()) / 1000));
@@ -170,15 +174,17 @@ function studyBar(stage, study, submit) {
 }
 
 /** Mount another attempt of this participant in place, once the current one's batches are all
- *  acknowledged (so moving on loses nothing of it). */
+ *  acknowledged (so moving on loses nothing of it). Its data is asked for only then: the server
+ *  starts its clock when it serves the data. */
 async function next(uid) {
   const at = (template) => template.replace("{uid}", encodeURIComponent(uid));
+  await current?.transport.drained(DRAIN_MS);
+  const asked = performance.now();
   const response = await fetch(at(current.data.play_data_url), { credentials: "same-origin" });
   if (!response.ok) throw new Error(`attempt ${uid}: HTTP ${response.status}`);
   const data = await response.json();
-  await current?.transport.drained(DRAIN_MS);
   current?.unmount();
-  current = mount(data);
+  current = mount(data, asked);
   history.replaceState(null, "", at(data.play_url));
 }
 

@@ -72,9 +72,116 @@ def batch(seq: int, *events: dict) -> str:
     return json.dumps({"type": "batch", "seq": seq, "events": list(events)})
 
 
+class Hand:
+    """The events a person's page logs (docs/events.md): raw pointer and key input, each semantic
+    action stamped like the DOM event that caused it, and a beat every second while visible.
+    Places are stage pixels of the puzzle's layout; `t` is the page's clock, epoch ms."""
+
+    def __init__(self, puzzle, t: float):
+        from puzzles.registry import get_type
+
+        self.layout = get_type(puzzle.type).layout(puzzle.public)
+        self.t = self.last_beat = t
+        self.x, self.y = 640.0, 1040.0  # the pointer starts low on the stage
+        self.events = [{"k": "load", "t": t, "w": 1280, "h": 1080, "scale": 1, "state": "visible"}]
+
+    def log(self, kind: str, **fields) -> dict:
+        while self.t - self.last_beat >= 1000:
+            self.last_beat += 1000
+            self.events.append({"k": "beat", "t": self.last_beat})
+        event = {"k": kind, "t": round(self.t, 3), **fields}
+        self.events.append(event)
+        return event
+
+    def wait(self, ms: float) -> "Hand":
+        self.t += ms
+        return self
+
+    def hidden(self, ms: float) -> "Hand":
+        """The page hidden (another tab) for ms: it says so, and does not beat meanwhile."""
+        self.log("visibilitychange", state="hidden")
+        self.t += ms
+        self.last_beat = self.t
+        self.log("visibilitychange", state="visible")
+        return self
+
+    def quiet(self, ms: float) -> "Hand":
+        """The page sends nothing for ms and does not say it was hidden (a script that leaves out
+        visibility events, or a page throttled in the background)."""
+        self.t += ms
+        self.last_beat = self.t
+        return self
+
+    def move(self, x: float, y: float, steps: int = 4) -> "Hand":
+        x0, y0 = self.x, self.y
+        for i in range(1, steps + 1):
+            self.t += 8
+            self.log("pointermove", x=x0 + (x - x0) * i / steps, y=y0 + (y - y0) * i / steps, pointer="mouse")
+        self.x, self.y = x, y
+        return self
+
+    def press(self, x: float, y: float, *acts: dict, hold_ms: float = 60) -> "Hand":
+        """Move there and click: pointerdown, pointerup, click; the actions share the click's stamp."""
+        self.move(x, y)
+        self.t += 20
+        self.log("pointerdown", x=x, y=y, button=0, pointer="mouse")
+        self.t += hold_ms
+        self.log("pointerup", x=x, y=y, button=0, pointer="mouse")
+        self.log("click", x=x, y=y, button=0)
+        for act in acts:
+            self.log(act["k"], **{k: v for k, v in act.items() if k != "k"})
+        return self
+
+    def press_control(self, name: str, *acts: dict) -> "Hand":
+        return self.press(*self.layout.control(name).center(), *acts)
+
+    def type(self, text: str) -> "Hand":
+        """Each character: keydown, the input event and its act.type, keyup."""
+        for end in range(1, len(text) + 1):
+            self.t += 90
+            self.log("keydown", key=text[end - 1], code=f"Digit{text[end - 1]}")
+            self.t += 1
+            self.log("input", input_type="insertText")
+            self.log("act.type", text=text[:end])
+            self.t += 40
+            self.log("keyup", key=text[end - 1], code=f"Digit{text[end - 1]}")
+        return self
+
+
+def deliver(attempt, events: list[dict], *, latency_ms: float = 20.0, first_seq: int = 1) -> list:
+    """Send events through the real path as the page does: cut into batches every 100 ms and
+    after each semantic action, each received latency_ms after its last event. Returns each
+    batch's Appended."""
+    from annotation.live.frames import Batch
+    from annotation.live.intake import events_append
+
+    groups: list[list[dict]] = []
+    for event in events:
+        if not groups or event["t"] - groups[-1][0]["t"] >= 100 or groups[-1][-1]["k"].startswith("act."):
+            groups.append([])
+        groups[-1].append(event)
+    return [
+        events_append(attempt_id=attempt.pk, batch=Batch(seq, group), received_ms=group[-1]["t"] + latency_ms)
+        for seq, group in enumerate(groups, start=first_seq)
+    ]
+
+
+def served_at(attempt, epoch_ms: float) -> None:
+    """As if the attempt's puzzle had been served at epoch_ms."""
+    from datetime import datetime
+
+    from annotation.models import Attempt
+
+    when = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+    Attempt.objects.filter(pk=attempt.pk).update(created_at=when, served_at=when)
+
+
 def submit_answer(attempt, correct: bool = True, *, wall_ms: float = 0.0):
     """Submit an attempt through the real path (events_append), right or wrong, for the two types
-    the study tests use: Dice_Count (typed sum) and Object_Match (arrow steps)."""
+    the study tests use: Dice_Count (typed sum) and Object_Match (arrow steps); any other type is
+    only submitted (wrong). The events are a person's: the pointer and keys that make each action
+    (Hand), in one batch that arrives at the submit. wall_ms: the page was shown that long before
+    the submit (at least as long as the hand needs)."""
     import time
     from datetime import datetime
 
@@ -83,15 +190,19 @@ def submit_answer(attempt, correct: bool = True, *, wall_ms: float = 0.0):
     from annotation.models import Attempt
 
     now = time.time() * 1000
-    if wall_ms:  # the page was shown that long ago
-        opened = datetime.fromtimestamp((now - wall_ms - 100) / 1000, tz=UTC)
-        Attempt.objects.filter(pk=attempt.pk).update(created_at=opened)
     truth = attempt.puzzle.truth
-    events = [{"k": "load", "t": now - wall_ms, "w": 1, "h": 1, "scale": 1, "state": "visible"}]
+    hand = Hand(attempt.puzzle, 0.0)  # drawn from 0, then moved to end at now
     if attempt.puzzle.type == "Dice_Count":
-        events.append({"k": "act.type", "t": now - 1, "text": str(truth["sum"] + (0 if correct else 1))})
-    else:
+        hand.press_control("input").type(str(truth["sum"] + (0 if correct else 1)))
+    elif "correct_option_index" in truth:
         steps = truth["correct_option_index"] + (0 if correct else 1)
-        events += [{"k": "act.cycle", "t": now - 1, "delta": 1}] * (steps % truth["option_count"])
-    events.append({"k": "act.submit", "t": now})
+        for _ in range(steps % truth["option_count"]):
+            hand.press_control("next", {"k": "act.cycle", "delta": 1})
+    hand.press_control("submit", {"k": "act.submit"})
+    span = max(wall_ms, hand.t)
+    events = [{**e, "t": e["t"] + now - hand.t} for e in hand.events]
+    events[0]["t"] = now - span  # the page was shown, the hand came later
+    # Served a moment before the page showed it.
+    opened = datetime.fromtimestamp((now - span - 100) / 1000, tz=UTC)
+    Attempt.objects.filter(pk=attempt.pk).update(created_at=opened, served_at=opened)
     return events_append(attempt_id=attempt.pk, batch=Batch(attempt.max_seq + 1, events), received_ms=now)

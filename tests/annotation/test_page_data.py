@@ -1,11 +1,16 @@
 """The live page's data (annotation.live.page.PageData) against what attempt_page_data returns."""
 
+import json
+
 import pytest
 
 from annotation.live.page import PageData, attempt_page_data
+from annotation.models import Attempt
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from tests.puzzles.test_contract import shape_problems
+
+from .conftest import submit_answer
 
 
 @pytest.mark.parametrize("type_name", ["Slide_Puzzle", "Rotation_Match", "Connect_icon", "Bingo", "Hold_Button"])
@@ -27,3 +32,20 @@ def test_page_data_in_a_study_has_the_study_bar(verified, person):
     data = attempt_page_data(attempt=attempt, csrf_token="token")
     assert shape_problems(data, PageData, "page") == []
     assert data["study"]["time_limit_s"] == 60
+
+
+def test_a_gold_puzzle_looks_like_any_other_in_the_page_data(verified, person):
+    """Were gold puzzles marked, a person could take care on those alone and pass quality control."""
+    pool = verified(types=("Dice_Count",), per_type=4)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1, practice=[pool[0]], gold=[pool[1]])
+    user, _ = person("ann")
+    enrollment = enrollment_join(study=study, user=user, external_ids={})
+    enrollment_consent(enrollment=enrollment)
+    bars = {}
+    while (step := enrollment_next(enrollment=enrollment)).kind == "attempt":
+        bars[step.attempt.purpose] = attempt_page_data(attempt=step.attempt, csrf_token="token")["study"]
+        submit_answer(Attempt.objects.get(pk=step.attempt.pk))
+    assert set(bars) == {"practice", "gold", "scored"}
+    assert bars["practice"]["practice"] is True
+    assert bars["gold"]["practice"] is False and bars["gold"].keys() == bars["scored"].keys()
+    assert "purpose" not in bars["gold"] and "gold" not in json.dumps(bars["gold"])

@@ -1,14 +1,11 @@
 """Quality control and the staff study pages."""
 
 import time
-from datetime import UTC
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.live.frames import Batch
-from annotation.live.intake import events_append
 from annotation.models import Attempt, AuditLog, Enrollment, Study
 from annotation.reporting.reports import study_report
 from annotation.studies.quality import annotator_table, attempt_marks
@@ -16,7 +13,7 @@ from annotation.studies.queue import enrollment_consent, enrollment_join, enroll
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
 
-from .conftest import submit_answer
+from .conftest import Hand, deliver, served_at, submit_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -43,22 +40,15 @@ def join(study, person, name):
 
 
 def submit_hidden_thrice(attempt):
-    """A page hidden three times, 40 s in all, before a right answer."""
-    now = time.time() * 1000
-    from datetime import datetime
-
-    Attempt.objects.filter(pk=attempt.pk).update(created_at=datetime.fromtimestamp((now - 60_000) / 1000, UTC))
-    events = [{"k": "load", "t": now - 50_000, "w": 1, "h": 1, "scale": 1, "state": "visible"}]
-    for start in (-45_000, -30_000, -15_000):
-        events += [
-            {"k": "visibilitychange", "t": now + start, "state": "hidden"},
-            {"k": "visibilitychange", "t": now + start + 13_000, "state": "visible"},
-        ]
-    events += [
-        {"k": "act.type", "t": now - 10, "text": str(attempt.puzzle.truth["sum"])},
-        {"k": "act.submit", "t": now},
-    ]
-    events_append(attempt_id=attempt.pk, batch=Batch(1, events), received_ms=now)
+    """A page hidden three times, 39 s in all, before a right answer, sent as the page sends it
+    (batches as they happen, beats while visible)."""
+    start = time.time() * 1000 - 50_000
+    served_at(attempt, start - 100)
+    hand = Hand(attempt.puzzle, start)
+    for _ in range(3):
+        hand.wait(2_000).hidden(13_000)
+    hand.wait(2_000).press_control("input").type(str(attempt.puzzle.truth["sum"]))
+    deliver(attempt, hand.press_control("submit", {"k": "act.submit"}).events)
 
 
 def test_marks_find_fast_hidden_and_tab_switching_attempts(study, person):

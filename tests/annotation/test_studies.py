@@ -10,8 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.live.attempts import participant_for_user
-from annotation.live.frames import Batch
-from annotation.live.intake import AttemptClosed, events_append
+from annotation.live.intake import AttemptClosed
 from annotation.models import Attempt, Enrollment, Slot, Study
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import StudySetupError, ranked, study_create
@@ -26,17 +25,11 @@ def annotator(person, study, name):
 
 
 def submit(attempt, correct=True):
-    """Submit an attempt through the real path, with a right or a wrong typed answer."""
-    import time
+    """Submit an attempt through the real path as a person's page would: a right or a wrong typed
+    answer (Dice_Count), or just the submit button (the other types: wrong)."""
+    from .conftest import submit_answer
 
-    now = time.time() * 1000
-    text = str(attempt.puzzle.truth.get("sum", 0) + (0 if correct else 1)) if "sum" in attempt.puzzle.truth else "0"
-    events = [{"k": "load", "t": now, "w": 1, "h": 1, "scale": 1, "state": "visible"}]
-    if attempt.puzzle.type == "Dice_Count":
-        events.append({"k": "act.type", "t": now, "text": text})
-    events.append({"k": "act.submit", "t": now})
-    seq = attempt.max_seq + 1 if attempt.max_seq else 1
-    return events_append(attempt_id=attempt.pk, batch=Batch(seq, events), received_ms=now)
+    return submit_answer(attempt, correct)
 
 
 def test_only_replay_verified_puzzles_enter_a_study(verified, stored_puzzle):
@@ -195,21 +188,16 @@ def test_a_study_time_limit_and_its_verdict_setting_apply_on_the_server(verified
     import json
     import time
 
+    from .conftest import Hand
+
     now = time.time() * 1000
-    frame = json.dumps(
-        {
-            "type": "batch",
-            "seq": 1,
-            "events": [
-                {"k": "act.type", "t": now, "text": str(prompt.puzzle.truth["sum"])},
-                {"k": "act.submit", "t": now},
-            ],
-        }
-    )
+    hand = Hand(prompt.puzzle, now - 500).press_control("input").type(str(prompt.puzzle.truth["sum"]))
+    frame = json.dumps({"type": "batch", "seq": 1, "events": hand.press_control("submit", {"k": "act.submit"}).events})
     replies, _ = batch_receive(
         attempt=Attempt.objects.select_related("puzzle", "study").get(pk=prompt.pk), raw=frame, received_ms=now
     )
     assert replies[-1] == {"type": "submitted", "verdict": {"correct": True}}  # this study shows verdicts
+    assert Attempt.objects.get(pk=prompt.pk).input_ok
 
 
 def test_a_crowd_id_never_signs_anyone_in_as_an_account_with_a_password(verified):

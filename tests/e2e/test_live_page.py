@@ -28,7 +28,11 @@ def test_the_reference_answer_of_every_type_replays_correct_through_the_page(puz
         check = ReplayCheck.objects.get(puzzle=puzzle)
         attempt = Attempt.objects.get(uid=check.attempt_uid)
         assert attempt.correct and attempt.reward == 1.0 and attempt.clock_ok, (puzzle.type, attempt.reason)
+        # Real Playwright input backs every action: the replay is never taken for a script.
+        assert attempt.input_ok, (puzzle.type, attempt.input_problem)
         kinds = set(attempt.events.values_list("kind", flat=True))
+        if puzzle.type == "Hold_Button":  # seconds on the page: it beat while visible
+            assert "beat" in kinds
         # Real input reached the page: raw pointer or key events, not only semantic actions.
         assert {"load", "pointerdown", "pointerup"} <= kinds or {"keydown", "keyup"} <= kinds, puzzle.type
         assert "act.submit" in kinds
@@ -52,6 +56,7 @@ def test_a_wrong_answer_through_the_page_is_stored_as_wrong(site, puzzles_of, an
 
     attempt = Attempt.objects.get(pk=run(scenario()).pk)
     assert attempt.correct is False and attempt.answer == wrong_index
+    assert attempt.input_ok, attempt.input_problem
     assert attempt.action_count == wrong_index
 
 
@@ -87,6 +92,7 @@ def test_a_socket_dropped_mid_attempt_loses_no_events(site, puzzles_of, annotato
     keys = [e.data["key"] for e in events if e.kind == "keydown"]
     assert keys == ["9", "Backspace", *answer]
     assert sum(e.kind == "pointermove" for e in events) >= 10
+    assert attempt.input_ok, attempt.input_problem
 
 
 def test_without_websockets_the_page_falls_back_to_http(site, puzzles_of, annotator):
@@ -106,6 +112,7 @@ def test_without_websockets_the_page_falls_back_to_http(site, puzzles_of, annota
     attempt = Attempt.objects.get(pk=attempt.pk)
     assert transport == "http"
     assert attempt.correct, attempt.reason
+    assert attempt.input_ok, attempt.input_problem
 
 
 def _center(rect) -> dict:
@@ -135,6 +142,7 @@ def test_clicks_map_to_natural_pixels_whatever_the_window_size(site, puzzles_of,
     assert attempt.correct, attempt.reason
     # One window pixel is 1/scale stage pixels: the click lands within that of the target.
     assert abs(attempt.answer[0] - target[0]) < 2.5 and abs(attempt.answer[1] - target[1]) < 2.5
+    assert attempt.input_ok, attempt.input_problem  # raw stage pixels and natural pixels agree when scaled
     resize = attempt.events.get(kind="resize")
     assert (resize.data["w"], resize.data["h"]) == (900, 700)
     assert resize.data["scale"] == pytest.approx(700 / 1080, abs=1e-3)
@@ -160,6 +168,7 @@ def test_a_reload_goes_on_numbering_and_the_answer_is_what_was_entered_after_it(
 
     attempt = Attempt.objects.get(pk=run(scenario()).pk)
     assert attempt.answer == 1 and attempt.action_count == 3
+    assert attempt.input_ok, attempt.input_problem
     events = list(attempt.events.order_by("seq", "index"))
     assert [e.kind for e in events].count("load") == 2
     seqs = sorted({e.seq for e in events})

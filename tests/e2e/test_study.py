@@ -89,5 +89,11 @@ def test_a_small_study_with_several_annotators_a_flag_and_a_retirement(site, tra
         == 6 - Attempt.objects.filter(study=study, puzzle=flag.puzzle, submitted_at__isnull=False).count()
     )
     assert Attempt.objects.filter(study=study, correct=False).count() == 1  # p2's planned wrong answer
+    # People's hands in real Chromium: every attempt has input behind its actions, and the
+    # page's heartbeat kept the server hearing from it.
+    submitted = Attempt.objects.filter(study=study, submitted_at__isnull=False)
+    assert [(a.input_ok, a.input_problem) for a in submitted] == [(True, "")] * submitted.count()
+    assert all(a.served_at and a.clock_ok for a in submitted)
+    assert report["overall"]["no_input"] == 0
     html = admin.get(f"/studies/{study.pk}/report.html").content.decode()
     assert "Browser pilot" in html and "<svg" in html

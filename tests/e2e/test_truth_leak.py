@@ -21,6 +21,7 @@ PAGE_DATA_KEYS = {
     "images",
     "flag_reasons",
     "text_max",
+    "beat_ms",
     "play_url",
     "play_data_url",
     "socket",
@@ -62,7 +63,7 @@ NESTED_KEYS = PAGE_DATA_KEYS | {
     "size",
     "start",
     "name",
-    "purpose",
+    "practice",  # never whether a puzzle is gold
     "done",
     "total",
     "time_limit_s",
