@@ -16,7 +16,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.live.attempts import participant_for_user
-from annotation.models import Attempt, Enrollment, Slot, Study
+from annotation.models import Attempt, Enrollment, Event, Slot, Study
 from annotation.studies.access import AccessRefused, person_id
 from puzzles.models import Puzzle
 
@@ -135,9 +135,14 @@ def _current(enrollment: Enrollment, now: datetime) -> Attempt | None:
     return attempt
 
 
+# Events a page sends without anyone acting: they show it is open, not that someone is there.
+UNATTENDED = ("beat", "load", "visibilitychange", "focus", "blur", "resize", Event.REFUSED)
+
+
 def _last_activity(attempt: Attempt) -> datetime:
-    """When the attempt was opened, or when its newest batch arrived, whichever is later."""
-    newest_ms = attempt.events.order_by("-seq", "-index").values_list("received", flat=True).first()
+    """When the attempt was opened, or when the newest input on it arrived, whichever is later."""
+    acted = attempt.events.exclude(kind__in=UNATTENDED)
+    newest_ms = acted.order_by("-seq", "-index").values_list("received", flat=True).first()
     if newest_ms is None:
         return attempt.created_at
     return max(attempt.created_at, datetime.fromtimestamp(newest_ms / 1000, tz=UTC))

@@ -8,7 +8,9 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import Enrollment, Slot
+from annotation.live.frames import Batch
+from annotation.live.intake import events_append
+from annotation.models import Attempt, Enrollment, Slot
 from annotation.studies.access import resume_token
 from annotation.studies.queue import enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
@@ -119,12 +121,23 @@ def test_the_client_address_behind_our_proxy_is_the_forwarded_one(study, setting
     assert joined(study, client=via_proxy("203.0.113.2"))[1].status_code == 403
 
 
+def store(attempt, *events, at):
+    """Store a batch of events as if received at `at` (a datetime)."""
+    received = at.timestamp() * 1000
+    rows = [{"k": kind, "t": received, **fields} for kind, fields in events]
+    events_append(attempt_id=attempt.pk, batch=Batch(attempt.max_seq + 1, rows), received_ms=received)
+    attempt.refresh_from_db()
+
+
 def test_a_place_taken_and_never_acted_on_goes_back_after_the_hold_time(study, person):
     hoarder, _ = joined(study)
     hoarder.get(f"/s/{study.token}/next/")
     held = Slot.objects.get(study=study, enrollment__isnull=False)
     later = timezone.now() + timedelta(minutes=study.hold_minutes + 1)
     enrollment = Enrollment.objects.get(study=study)
+    attempt = Attempt.objects.get(slot=held)
+    load = ("load", {"w": 1280, "h": 1080, "scale": 1, "state": "visible"})
+    store(attempt, load, ("beat", {}), at=later - timedelta(minutes=1))  # the page open, nobody acting
     for _ in range(3):  # asking again and again does not keep it
         enrollment_next(enrollment=enrollment, now=later)
     assert Slot.objects.get(pk=held.pk).expires_at < later
@@ -133,6 +146,17 @@ def test_a_place_taken_and_never_acted_on_goes_back_after_the_hold_time(study, p
     rival.consented_at = timezone.now()
     rival.save()
     assert enrollment_next(enrollment=rival, now=later).attempt.puzzle_id == held.puzzle_id
+
+
+def test_a_place_is_kept_while_its_holder_acts(study):
+    browser, _ = joined(study)
+    browser.get(f"/s/{study.token}/next/")
+    held = Slot.objects.get(study=study, enrollment__isnull=False)
+    later = timezone.now() + timedelta(minutes=study.hold_minutes + 1)
+    move = ("pointermove", {"x": 600.0, "y": 500.0, "pointer": "mouse"})
+    store(Attempt.objects.get(slot=held), move, at=later - timedelta(minutes=1))
+    enrollment_next(enrollment=Enrollment.objects.get(study=study), now=later)
+    assert Slot.objects.get(pk=held.pk).expires_at > later
 
 
 def test_a_study_may_require_a_crowd_id(verified):
