@@ -38,8 +38,10 @@ TYPE_TABLE_HEADERS = (
 )
 PASS1_NOTE = "Pass@1: share of attempts solved, with its 95% Wilson interval in brackets."
 TIME_DEFINITION = (
-    "Wall time runs from the first event of an attempt to its submit; active time "
-    "leaves out the time the page was hidden."
+    "Wall time runs from the first event of an attempt to its submit, by the page's clock, and is never "
+    "longer than the server saw from serving the puzzle to receiving the submit (the server's own "
+    "measure when the page's clock does not fit); active time leaves out the time the page was hidden "
+    "or silent."
 )
 TIME_NOTE = TIME_DEFINITION + " Times in seconds: median with the interquartile range (Q1–Q3)."
 

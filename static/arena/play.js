@@ -114,10 +114,17 @@ function flagButton(stage, data) {
   button.textContent = "⚑ Flag";
   const dialog = document.createElement("dialog");
   dialog.className = "flag-dialog";
-  dialog.innerHTML = `<form method="dialog"><h3>What is wrong with this puzzle?</h3>
-    ${data.flag_reasons.map(([v, label]) => `<label><input type="radio" name="reason" value="${v}" required> ${label}</label>`).join("")}
+  dialog.innerHTML = `<form method="dialog"><h3>What is wrong with this puzzle?</h3><div class="reasons"></div>
     <textarea name="note" maxlength="1000" placeholder="Anything we should know (optional)"></textarea>
     <div class="actions"><button value="cancel" formnovalidate>Cancel</button><button value="send" class="primary">Send</button></div></form>`;
+  // The reasons come from the server: set as text, never parsed as HTML.
+  const reasons = dialog.querySelector(".reasons");
+  for (const [value, label] of data.flag_reasons) {
+    const option = document.createElement("label");
+    const radio = Object.assign(document.createElement("input"), { type: "radio", name: "reason", value, required: true });
+    option.append(radio, ` ${label}`);
+    reasons.append(option);
+  }
   button.addEventListener("click", () => dialog.showModal());
   dialog.addEventListener("close", async () => {
     if (dialog.returnValue !== "send") return;
