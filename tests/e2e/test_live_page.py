@@ -173,3 +173,35 @@ def test_a_reload_goes_on_numbering_and_the_answer_is_what_was_entered_after_it(
     assert [e.kind for e in events].count("load") == 2
     seqs = sorted({e.seq for e in events})
     assert seqs == list(range(1, len(seqs) + 1)) and "refused" not in {e.kind for e in events}
+
+
+def test_a_touch_tap_counts_as_a_human_hand(site, puzzles_of, annotator):
+    """A phone or tablet: the tap is the input that backs the click (no mouse movement first)."""
+    from asgiref.sync import sync_to_async
+    from django.conf import settings
+
+    from annotation.agents.browser import VIEWPORT, open_attempt, session_for
+    from annotation.live.attempts import attempt_start, participant_for_user
+
+    puzzle = puzzles_of("Geometry_Click")[0]
+    user, _ = annotator()
+    (tap,) = reference_actions(puzzle)  # the type submits on its first click
+
+    async def scenario():
+        participant = await sync_to_async(participant_for_user)(user=user)
+        attempt = await sync_to_async(attempt_start)(participant=participant, puzzle=puzzle)
+        async with chromium() as browser:
+            context = await browser.new_context(viewport=VIEWPORT, base_url=site, has_touch=True)
+            session = await sync_to_async(session_for)(user)
+            await context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": site}])
+            page = await context.new_page()
+            await open_attempt(page, attempt.uid)
+            await page.touchscreen.tap(tap["arguments"]["x"], tap["arguments"]["y"])
+            await wait_submitted(page, 10)
+            return attempt
+
+    attempt = Attempt.objects.get(pk=run(scenario()).pk)
+    assert attempt.correct, attempt.reason
+    assert attempt.input_ok, attempt.input_problem
+    pointers = set(Event.objects.filter(attempt=attempt, kind="pointerdown").values_list("data__pointer", flat=True))
+    assert pointers == {"touch"}
