@@ -57,6 +57,9 @@ def database_from_url(url: str) -> dict:
             "HOST": parsed.hostname or "",
             "PORT": str(parsed.port or ""),
             "CONN_MAX_AGE": 60,
+            # A kept connection is checked before reuse: after a database restart the next
+            # request (or socket handshake) gets a fresh one instead of an error.
+            "CONN_HEALTH_CHECKS": True,
         }
     if parsed.scheme == "sqlite":
         # sqlite:///relative.db and sqlite:////absolute/path.db, as dj-database-url reads them.

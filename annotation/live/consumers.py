@@ -10,6 +10,7 @@ import time
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db import InterfaceError, OperationalError, connection
 
 from annotation.live.attempts import attempt_for
 from annotation.live.intake import batch_receive
@@ -19,9 +20,26 @@ logger = logging.getLogger(__name__)
 HOLD_TICK_S = 0.1
 DRAIN_S = 5.0
 MAX_INBOX = 200  # batches waiting for their write; a page sends about ten a second
+# Close codes the WebSocket library accepts from an application (1000 or 3000-4999; 1011 and
+# 1013 raise inside daphne and leave the socket open and silent). The page reconnects on both.
+RETRY_LATER = 4011  # the server could not store a batch or look the attempt up: try again
+TOO_FAST = 4013  # more batches waiting than the server keeps: reconnect and resend
+
+
+def _receive_on_a_live_connection(**batch):
+    """batch_receive, once more on a new connection if the database dropped the one this thread
+    kept (a restart, a failover): the failed try stored nothing, and storing is idempotent."""
+    try:
+        return batch_receive(**batch)
+    except (OperationalError, InterfaceError):
+        logger.warning("batch of attempt %s: the database connection was lost; reconnecting", batch["attempt"].uid)
+        connection.close()  # this thread's own; the next query opens a fresh one
+        return batch_receive(**batch)
+
+
 # Writes run in a thread pool, not the single shared thread: sockets must not queue behind
 # each other's database round trips. One writer per socket keeps each attempt's batches in order.
-_receive_batch = database_sync_to_async(batch_receive, thread_sensitive=False)
+_receive_batch = database_sync_to_async(_receive_on_a_live_connection, thread_sensitive=False)
 
 
 class AttemptConsumer(AsyncWebsocketConsumer):
@@ -30,12 +48,18 @@ class AttemptConsumer(AsyncWebsocketConsumer):
     channel_layer_alias = None
 
     async def connect(self):
-        await self.accept()
-        uid = self.scope["url_route"]["kwargs"]["uid"]
-        self.attempt = await database_sync_to_async(attempt_for)(uid=uid, user=self.scope["user"])
+        await self.accept()  # accepted first, so a refusal can say why before closing
+        self.attempt = None
         self.hold_task: asyncio.Task | None = None
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.writer = asyncio.create_task(self._write_all())
+        uid = self.scope["url_route"]["kwargs"]["uid"]
+        try:
+            self.attempt = await database_sync_to_async(attempt_for)(uid=uid, user=self.scope["user"])
+        except Exception:  # the database blinked: the page's next try gets a fresh connection
+            logger.exception("attempt %s not looked up", uid)
+            await self.close(code=RETRY_LATER)
+            return
         if self.attempt is None:
             await self._send(
                 {
@@ -60,7 +84,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         if self.attempt is None:
             return
         if self.inbox.qsize() >= MAX_INBOX:  # a page that floods: it may resend once it reconnects
-            await self.close(code=1013)
+            await self.close(code=TOO_FAST)
             return
         # Stamped on arrival, not when the write gets its turn: hold durations are checked against it.
         self.inbox.put_nowait((time.time() * 1000, text_data if text_data is not None else bytes_data))
@@ -69,17 +93,29 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         while True:
             received_ms, raw = await self.inbox.get()
             try:
-                replies, batch = await _receive_batch(attempt=self.attempt, raw=raw, received_ms=received_ms)
-                for reply in replies:
-                    await self._send(reply)
-                if batch is not None:
-                    self._follow_hold(batch.events, received_ms)
-            except Exception:
-                # Not acknowledged: closing makes the page reconnect and send it again.
-                logger.exception("batch of attempt %s not stored", self.attempt.uid)
-                await self.close(code=1011)
+                await self._write(received_ms, raw)
             finally:
                 self.inbox.task_done()
+
+    async def _write(self, received_ms: float, raw) -> None:
+        """Store one batch and answer it; on a failed write, close so the page resends it."""
+        try:
+            replies, batch = await self._store(received_ms, raw)
+        except Exception:
+            logger.exception("batch of attempt %s not stored", self.attempt.uid)
+            await self.close(code=RETRY_LATER)  # the page reconnects and sends it again
+            return
+        try:
+            for reply in replies:
+                await self._send(reply)
+        except Exception:  # stored; the page learns it from the ack of its resend
+            logger.warning("batch of attempt %s stored, its answer not sent", self.attempt.uid, exc_info=True)
+            return
+        if batch is not None:
+            self._follow_hold(batch.events, received_ms)
+
+    async def _store(self, received_ms: float, raw):
+        return await _receive_batch(attempt=self.attempt, raw=raw, received_ms=received_ms)
 
     def _follow_hold(self, events: list[dict], received_ms: float) -> None:
         """Start or stop the hold widget's progress frames as holds begin and end."""
