@@ -7,6 +7,13 @@ const FLUSH_MS = 100;
 const MIN_DELAY = 500;
 const MAX_DELAY = 8000;
 const CONNECT_TIMEOUT_MS = 4000;
+// An open socket that acknowledges nothing for this long is dead (a black hole, a stalled proxy):
+// the page beats every second, so a live server always has something to acknowledge.
+const ACK_TIMEOUT_MS = 4000;
+const POST_TIMEOUT_MS = 5000; // one fallback request; a hung one must not stop the fallback
+const POST_MIN_DELAY = 1000; // fallback retries: 1 s, doubling to 8 s
+const BEACON_CHUNK = 100; // events per batch cut at pagehide: beacons have a small byte quota
+const MAX_SAVED_CHARS = 1_000_000; // sessionStorage is small; keep the oldest batches first
 const POINTERS = new Set(["mouse", "pen", "touch"]);
 
 const round3 = (v) => Math.round(v * 1000) / 1000;
@@ -72,10 +79,12 @@ export class Transport {
     this.acked = data.acked ?? data.next_seq - 1;
     this.socket = null;
     this.mode = "ws";
-    this.failures = 0; // connection attempts in a row that never opened
+    this.failures = 0; // sockets in a row that never opened or never answered
     this.delay = MIN_DELAY;
     this.posted = this.acked; // HTTP: highest seq posted since the last failure
     this.retryAt = 0;
+    this.postDelay = POST_MIN_DELAY;
+    this.waitingSince = null; // when the socket started waiting for an ack it has not had
     this.finished = false;
     this.soon = false; // a flush is scheduled for this microtask checkpoint
     this.refused = false; // not this person's attempt: retrying cannot help
@@ -97,11 +106,18 @@ export class Transport {
     this.unacked = Array.isArray(saved.unacked) ? saved.unacked : [];
   }
 
+  /** Kept current after every batch and ack, so a crash or a closed tab loses nothing sent. */
   save() {
     try {
-      sessionStorage.setItem(this.key, JSON.stringify({ nextSeq: this.nextSeq, unacked: this.unacked }));
+      let unacked = this.unacked;
+      let text = JSON.stringify({ nextSeq: this.nextSeq, unacked });
+      while (text.length > MAX_SAVED_CHARS && unacked.length > 1) {
+        unacked = unacked.slice(0, Math.ceil(unacked.length / 2));
+        text = JSON.stringify({ nextSeq: this.nextSeq, unacked });
+      }
+      sessionStorage.setItem(this.key, text);
     } catch {
-      // storage full or disabled: the beacon below is the remaining chance
+      // storage full or disabled: the beacon is the remaining chance
     }
   }
 
@@ -155,16 +171,31 @@ export class Transport {
 
   tick() {
     this.flush();
-    if (this.mode === "http" && Date.now() >= this.retryAt) this.post();
+    if (this.connected && this.waitingSince !== null && Date.now() - this.waitingSince > ACK_TIMEOUT_MS) {
+      this.dropDeadSocket();
+    }
   }
 
-  flush() {
+  flush(chunk = MAX_BATCH) {
+    const made = this.queue.length > 0;
     while (this.queue.length) {
-      const batch = { type: "batch", seq: this.nextSeq++, events: this.queue.splice(0, MAX_BATCH) };
+      const batch = { type: "batch", seq: this.nextSeq++, events: this.queue.splice(0, chunk) };
       this.unacked.push(batch);
       this.sendSocket(batch);
     }
-    if (this.mode === "http") this.post();
+    if (made) this.save();
+    if (this.mode === "http" && Date.now() >= this.retryAt) this.post();
+  }
+
+  /** Open but silent: treat it as gone (it counts towards the fallback) and connect afresh. */
+  dropDeadSocket() {
+    const socket = this.socket;
+    this.socket = null;
+    this.waitingSince = null;
+    socket.close();
+    console.warn("arena: no acknowledgement for a while; reconnecting");
+    this.on.health(false);
+    this.socketLost(false);
   }
 
   // --- WebSocket ---------------------------------------------------------------------
@@ -187,7 +218,8 @@ export class Transport {
     ws.onopen = () => {
       opened = true;
       clearTimeout(timer);
-      Object.assign(this, { mode: "ws", failures: 0, delay: MIN_DELAY });
+      // Open is not yet alive: `failures` is cleared by the first frame that comes back.
+      Object.assign(this, { mode: "ws", delay: MIN_DELAY, waitingSince: null });
       this.unacked.forEach((batch) => this.sendSocket(batch));
       this.on.health(true);
     };
@@ -216,10 +248,13 @@ export class Transport {
 
   /** Send when the socket is open; otherwise the batch waits in unacked for the next open. */
   sendSocket(batch) {
-    if (this.connected) this.socket.send(JSON.stringify(batch));
+    if (!this.connected) return;
+    this.socket.send(JSON.stringify(batch));
+    this.waitingSince ??= Date.now();
   }
 
   receive(text) {
+    this.failures = 0; // the socket is alive
     let frames;
     try {
       frames = JSON.parse(text);
@@ -234,6 +269,8 @@ export class Transport {
     if (frame.type === "ack") {
       this.acked = Math.max(this.acked, frame.seq);
       this.unacked = this.unacked.filter((batch) => batch.seq > this.acked);
+      this.waitingSince = this.unacked.length ? Date.now() : null; // heard from: the clock restarts
+      this.save();
     } else if (frame.type === "hold") {
       this.on.hold(frame.progress);
     } else if (frame.type === "submitted") {
@@ -270,11 +307,13 @@ export class Transport {
         this.posted = batch.seq;
         (await this.postOne(batch)).forEach((frame) => this.handle(frame));
       }
+      this.postDelay = POST_MIN_DELAY;
       this.on.health(true);
     } catch (err) {
       console.warn("arena: fallback post failed", err);
       this.posted = this.acked; // resend everything unacknowledged next time
-      this.retryAt = Date.now() + 1000;
+      this.retryAt = Date.now() + this.postDelay;
+      this.postDelay = Math.min(this.postDelay * 2, MAX_DELAY);
       this.on.health(false);
     } finally {
       this.posting = false;
@@ -287,21 +326,27 @@ export class Transport {
       headers: { "Content-Type": "application/json", "X-CSRFToken": this.data.csrf },
       credentials: "same-origin",
       body: JSON.stringify(batch),
+      signal: AbortSignal.timeout(POST_TIMEOUT_MS),
     });
     const frames = await response.json().catch(() => null);
     if (!Array.isArray(frames)) throw new Error(`HTTP ${response.status}`);
     return frames;
   }
 
-  /** On pagehide: the page may be gone before any ack, so beacon every unacked batch. */
+  /** On pagehide: the page may be gone before any ack, so beacon every unacked batch, in small
+   *  ones. A beacon the browser refuses (its quota is full) stops the rest: they stay saved for
+   *  the next load of this attempt, which resends them. */
   beacon() {
-    this.flush();
+    this.flush(BEACON_CHUNK);
     this.save();
     // sendBeacon cannot set the CSRF header; the token goes in the query string instead.
     const url = new URL(this.data.events_url, location.href);
     url.searchParams.set("csrf", this.data.csrf);
     for (const batch of this.unacked) {
-      navigator.sendBeacon(url, new Blob([JSON.stringify(batch)], { type: "application/json" }));
+      if (!navigator.sendBeacon(url, new Blob([JSON.stringify(batch)], { type: "application/json" }))) {
+        console.warn("arena: beacon refused; the rest is kept for the next load", batch.seq);
+        break;
+      }
     }
   }
 }

@@ -205,3 +205,25 @@ def test_a_touch_tap_counts_as_a_human_hand(site, puzzles_of, annotator):
     assert attempt.input_ok, attempt.input_problem
     pointers = set(Event.objects.filter(attempt=attempt, kind="pointerdown").values_list("data__pointer", flat=True))
     assert pointers == {"touch"}
+
+
+def test_an_open_socket_that_answers_nothing_is_dropped_and_the_page_falls_back_to_http(site, puzzles_of, annotator):
+    """A black hole: the socket opens, then nothing sent arrives and nothing comes back."""
+    puzzle = puzzles_of("Geometry_Click")[0]
+    user, _ = annotator()
+    black_hole = "WebSocket.prototype.send = function () {};"
+
+    async def scenario():
+        async with chromium() as browser:
+            page, attempt = await page_for(browser, site, user, puzzle, init_script=black_hole)
+            for action in reference_actions(puzzle):
+                await perform(page, action)
+            await wait_submitted(page, 60)
+            return attempt, await page.evaluate("window.arena.state().transport")
+
+    attempt, transport = run(scenario())
+    attempt = Attempt.objects.get(pk=attempt.pk)
+    assert transport == "http"  # the dead socket was noticed; the fallback delivered
+    assert attempt.correct and attempt.input_ok, (attempt.reason, attempt.input_problem)
+    seqs = sorted(set(Event.objects.filter(attempt=attempt).values_list("seq", flat=True)))
+    assert seqs == list(range(1, len(seqs) + 1))  # no gap: every batch the page made arrived
