@@ -84,6 +84,11 @@ def masks_to_bytes(masks: dict[str, np.ndarray]) -> bytes:
 @lru_cache(maxsize=2048)
 def _masks_from_bytes(puzzle_pk: int | None, data: bytes) -> dict[str, np.ndarray]:
     """Masks of a puzzle, decoded once per process (verifying is then one array lookup)."""
+    return masks_from_bytes(data)
+
+
+def masks_from_bytes(data: bytes) -> dict[str, np.ndarray]:
+    """Masks as masks_to_bytes stored them, decoded afresh (no cache: for one pass over many puzzles)."""
     if not data:
         return {}
     archive = np.load(io.BytesIO(data))

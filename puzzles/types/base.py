@@ -174,6 +174,21 @@ class PuzzleType(Generic[TruthT]):
         The result is read, not typed: the import keeps it only if its own solution verifies."""
         return dict(entry), {}
 
+    def stand_in_image(self) -> Image.Image | None:
+        """The image to show for a published entry without one (the published page draws the
+        hold button itself, with no image); None: an entry of this type needs its image."""
+        return None
+
+    def tiles_from_image(self, image: Image.Image) -> list[Image.Image]:
+        """The separate tiles the published page shows instead of the main image, row-major;
+        empty: it shows the image itself."""
+        return []
+
+    def image_from_tiles(self, tiles: list[Image.Image]) -> Image.Image:
+        """The main image our page shows for a published entry given as tiles (`images` in a
+        `subfolder`); raises ValueError for a type the published page never shows as tiles."""
+        raise ValueError(f"{self.name} is never shown as tiles on the published page")
+
     # --- shared -------------------------------------------------------------------------
     @classmethod
     def slug(cls) -> str:

@@ -144,6 +144,7 @@ def _draw_icons(image, centres, glyphs, radius, disc, ring):
 class ConnectIcon(OptionType):
     name = "Connect_icon"
     instruction = "Using the arrows, connect the same two icons with the dotted line as shown on the left."
+    published_answer_key = "correct_option"
 
     def generate(self, rng: np.random.Generator) -> Generated:
         option_count = int(rng.integers(4, 9))

@@ -49,6 +49,9 @@ class MaskTruth(TypedDict):
     point: list[float]  # a sure click: deep inside the mask
     center: list[float]  # the mask's centroid (closeness of a miss)
     bbox: list[int]  # [x1, y1, x2, y2] inclusive
+    # An older published file's box instead of a mask: [x1, y1, x2, y2], judged as the published
+    # grader judges it (x1 <= x <= x2 on the answer as given); the mask is then the box's pixels.
+    box: NotRequired[list[float]]
 
 
 class AvoidMaskTruth(MaskTruth):
@@ -70,6 +73,7 @@ class DragTruth(ToleranceTruth):
 
     start_position: list[float]
     piece_size: list[int]
+    hole_size: NotRequired[list[int]]  # the published hole, when the piece is larger: centred on it
 
 
 class PointSequenceTruth(TypedDict):
@@ -122,5 +126,7 @@ class HoldTruth(TypedDict):
 
 
 # --- the published computer-use answer (ground_truth_cu.json) ---------------------------------
-CuKind = Literal["single_xy", "multi_xy", "multi_swap", "option", "rotate", "type_text", "drag", "hold"]
+# "tool_calls": clicks and drags in the published page's screen coordinates, Submit included
+# (puzzles/published_page.py), for widgets the published client cannot map from image pixels.
+CuKind = Literal["single_xy", "multi_xy", "multi_swap", "option", "rotate", "type_text", "drag", "hold", "tool_calls"]
 CuAnswer = tuple[CuKind, Any]  # answer_cu_kind and answer_cu; the answer's shape depends on the kind

@@ -2,6 +2,9 @@
 
 The image deliberately draws no button (a fake one would invite clicks in the wrong place): the
 page puts the real hold control under the image. The hold time is private truth.
+
+Published entries have no image (the published page draws only its button): they are shown on a
+plain panel, the stand-in image, the same for every such puzzle.
 """
 
 import numpy as np
@@ -56,6 +59,16 @@ def _drawn_shield(size: int, color) -> Image.Image:
 class HoldButton(HoldType):
     name = "Hold_Button"
     instruction = "Hold the button until it finishes loading."
+
+    def stand_in_image(self) -> Image.Image:
+        """A plain card with the title and the hint, in the generated panels' size and colours."""
+        w, h = SIZE
+        image = Image.new("RGB", SIZE, (236, 238, 243))
+        draw = ImageDraw.Draw(image)
+        draw.rounded_rectangle((60, 50, w - 60, h - 50), 22, fill=(250, 250, 252), outline=(214, 218, 226))
+        centered_text(draw, (w / 2, h / 2 - 22), TITLES[0], 30, fill=(30, 34, 44))
+        centered_text(draw, (w / 2, h / 2 + 22), SUBTITLES[0], 17, fill=(95, 100, 115), bold=False)
+        return image
 
     def generate(self, rng: np.random.Generator) -> Generated:
         w, h = SIZE

@@ -1,17 +1,25 @@
-"""Image_Recognition: a 3x3 grid of small photos; select every one that contains the named object."""
+"""Image_Recognition: a 3x3 grid of small photos; select every one that contains the named object.
+
+Our page shows the grid as one image with the cells over it; the published page shows nine tile
+files side by side (`images` in a `subfolder`). A tile is a cell without its white rim, so the
+two convert losslessly: tiles_from_image cuts them out, image_from_tiles puts them back.
+"""
 
 import numpy as np
-from PIL import ImageDraw
+from PIL import Image, ImageDraw, ImageOps
 
 from puzzles.drawing import grid_cells
 from puzzles.drawing.emoji import ANIMALS, OBJECTS
+from puzzles.published_page import TileGrid
 from puzzles.types.base import Generated
 from puzzles.types.kinds import CellSetType
 from puzzles.types.select_animal import LOOKALIKES as ANIMAL_LOOKALIKES
 
 ROWS, COLS = 3, 3
+RIM = 3  # white around each photo in the grid image
 CELL = 180
-INNER = CELL - 2 * 3
+INNER = CELL - 2 * RIM
+TILE_RANGE = (48, 400)  # a composed grid's photos: the first tile's size, kept within these bounds
 
 SUBJECTS = {**{k: v for k, v in OBJECTS.items() if k != "trowel"}, **ANIMALS}  # no trowel glyph in the font
 ANIMAL_NAMES = set(ANIMALS)
@@ -94,6 +102,34 @@ def photo_cell(rng, char: str):
 class ImageRecognition(CellSetType):
     name = "Image_Recognition"
     instruction = "Select all images containing a bicycle, then click submit"
+    published_answer_key = "correct_selections"
+    published_grid = (ROWS, COLS)
+    published_grid_fixed = True  # the published page always lays out 3x3, whatever grid_size says
+    published_widget = TileGrid()
+
+    def tiles_from_image(self, image: Image.Image) -> list[Image.Image]:
+        cell_w, cell_h = image.width / COLS, image.height / ROWS
+        return [
+            image.crop(
+                (
+                    round(c * cell_w) + RIM,
+                    round(r * cell_h) + RIM,
+                    round((c + 1) * cell_w) - RIM,
+                    round((r + 1) * cell_h) - RIM,
+                )
+            )
+            for r in range(ROWS)
+            for c in range(COLS)
+        ]
+
+    def image_from_tiles(self, tiles: list[Image.Image]) -> Image.Image:
+        """The grid image: each tile filling a square photo (cropped to cover, as the published
+        page shows it), in its white rim."""
+        if len(tiles) != ROWS * COLS:
+            raise ValueError(f"expected {ROWS * COLS} tiles, got {len(tiles)}")
+        side = max(TILE_RANGE[0], min(TILE_RANGE[1], min(tiles[0].size)))
+        photos = [ImageOps.fit(_on_white(tile), (side, side), Image.Resampling.LANCZOS) for tile in tiles]
+        return grid_cells.compose(photos, ROWS, COLS, side + 2 * RIM, gap=RIM)
 
     def generate(self, rng: np.random.Generator) -> Generated:
         names = list(SUBJECTS)
@@ -132,3 +168,12 @@ class ImageRecognition(CellSetType):
         chosen = [same[i] for i in rng.choice(len(same), size=n_same, replace=False)]
         chosen += [other[i] for i in rng.choice(len(other), size=count - n_same, replace=False)]
         return [chosen[i] for i in rng.permutation(len(chosen))]
+
+
+def _on_white(tile: Image.Image) -> Image.Image:
+    """A tile as RGB; a transparent part shows white, as on the published page's white cells."""
+    if tile.mode in ("RGBA", "LA", "P") or "transparency" in tile.info:
+        rgba = tile.convert("RGBA")
+        backdrop = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(backdrop, rgba).convert("RGB")
+    return tile.convert("RGB")

@@ -2,6 +2,9 @@
 
 A concrete type subclasses one kind and draws its puzzle. Rewards follow base.wrong(): any
 readable wrong answer earns between 0.1 and 0.9, more the closer it is.
+
+The published layout hooks read a ground_truth.json entry the way the published grader reads
+it: the same field, the same default, the same rounding (docs/captchaarena-layout.md).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 
 from puzzles.drawing.masks import bbox, centroid, interior_point
 from puzzles.layout import Layout
+from puzzles.published_page import CellWidget, OverlayGrid, dot_page, slider_page
 
 from .base import (
     CLOCK_SLACK_MS,
@@ -64,6 +68,10 @@ def _diag(size: Sequence[float]) -> float:
     return math.hypot(size[0], size[1])
 
 
+def _pair(values: Sequence[int]) -> tuple[int, int]:
+    return (int(values[0]), int(values[1]))
+
+
 def _natural_click(layout: Layout, x: float, y: float) -> dict[str, Any]:
     return click(*layout.image.to_stage(x, y))
 
@@ -102,14 +110,31 @@ def _cycle_total(actions: list[Action]) -> int:
     return sum(a.data["delta"] for a in _of(actions, "cycle"))
 
 
-def _box_mask(size: Sequence[int], x1: float, y1: float, x2: float, y2: float) -> np.ndarray:
+def _box_mask(size: Sequence[int], box: Sequence[float]) -> np.ndarray:
+    """The pixels whose coordinates lie in an inclusive box [x1, y1, x2, y2]."""
+    x1, y1, x2, y2 = box
     mask = np.zeros((size[1], size[0]), dtype=bool)
-    mask[max(0, int(y1)) : int(y2) + 1, max(0, int(x1)) : int(x2) + 1] = True
+    mask[max(0, math.ceil(y1)) : max(0, math.floor(y2) + 1), max(0, math.ceil(x1)) : max(0, math.floor(x2) + 1)] = True
     return mask
 
 
-def _mask_truth(entry: dict[str, Any], mask: np.ndarray, context: PublishedContext, *, inside: bool) -> dict[str, Any]:
-    """Our mask-point truth from a published entry: a sure point, the centre and the box."""
+def _on_target(truth: MaskTruth, mask: np.ndarray, point: tuple[float, float]) -> bool:
+    """Whether a point is on the target, as the published grader judges it: an older file's box
+    by its inclusive bounds on the point as given; a mask at the point rounded to the nearest
+    pixel (Python's round, as its int(round(x))), a point rounded off the mask's edge being off it."""
+    x, y = point
+    if "box" in truth:
+        x1, y1, x2, y2 = truth["box"]
+        return x1 <= x <= x2 and y1 <= y <= y2
+    ix, iy = int(round(x)), int(round(y))
+    return 0 <= iy < mask.shape[0] and 0 <= ix < mask.shape[1] and bool(mask[iy, ix])
+
+
+def _mask_truth(
+    entry: dict[str, Any], mask: np.ndarray, context: PublishedContext, *, inside: bool, box: list[float] | None = None
+) -> dict[str, Any]:
+    """Our mask-point truth from a published entry: a sure point, the centre and the bounding box
+    (and an older file's box, which then judges: `box` in contract.MaskTruth)."""
     if mask.shape != (context.image_size[1], context.image_size[0]):
         raise ValueError(
             f"mask is {mask.shape[1]}x{mask.shape[0]}, image is {context.image_size[0]}x{context.image_size[1]}"
@@ -118,6 +143,8 @@ def _mask_truth(entry: dict[str, Any], mask: np.ndarray, context: PublishedConte
         raise ValueError("mask is empty or covers the whole image")
     truth = {k: v for k, v in entry.items() if k not in ("answer", "mask_path", "avoid_area")}
     truth.update(mask="target" if inside else "avoid", image_size=context.image_size, bbox=bbox(mask))
+    if box is not None:
+        truth["box"] = box
     truth.setdefault("center", centroid(mask))
     if "point" not in truth:  # a sure click: deep inside the target, or deep in the free area
         truth["point"] = interior_point(mask if inside else ~mask)
@@ -145,8 +172,7 @@ class MaskPointType(PuzzleType[MaskT]):
         mask = (masks or {}).get(truth["mask"])
         if mask is None:
             return malformed("puzzle mask is not loaded")
-        x, y = int(point[0]), int(point[1])
-        if mask[y, x]:
+        if _on_target(truth, mask, point):
             return right("inside the target")
         cx, cy = truth["center"]
         return wrong(1 - math.hypot(point[0] - cx, point[1] - cy) / _diag(truth["image_size"]), "outside the target")
@@ -179,14 +205,16 @@ class MaskPointType(PuzzleType[MaskT]):
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         answer = entry.get("answer") or {}
         valid = answer.get("valid_area") or {}
+        box = None
         if valid.get("mask_path"):
             mask = context.load_mask(valid["mask_path"])
-        elif answer.get("area"):  # older files: a box
+        elif answer.get("area"):  # older files: a box, [[x1, y1], [x2, y2]]
             (x1, y1), (x2, y2) = answer["area"]
-            mask = _box_mask(context.image_size, x1, y1, x2, y2)
+            box = [float(x1), float(y1), float(x2), float(y2)]
+            mask = _box_mask(context.image_size, box)
         else:
             raise ValueError("no answer.valid_area.mask_path and no answer.area")
-        return _mask_truth(entry, mask, context, inside=True), {"target": mask}
+        return _mask_truth(entry, mask, context, inside=True, box=box), {"target": mask}
 
 
 class AvoidMaskPointType(MaskPointType[AvoidMaskTruth]):
@@ -199,7 +227,7 @@ class AvoidMaskPointType(MaskPointType[AvoidMaskTruth]):
         mask = (masks or {}).get(truth["mask"])
         if mask is None:
             return malformed("puzzle mask is not loaded")
-        if not mask[int(point[1]), int(point[0])]:
+        if not _on_target(truth, mask, point):
             return right("clear of the figure to avoid")
         cx, cy = truth["center"]
         return wrong(math.hypot(point[0] - cx, point[1] - cy) / truth["radius"], "on the figure to avoid")
@@ -215,16 +243,17 @@ class AvoidMaskPointType(MaskPointType[AvoidMaskTruth]):
         return out
 
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
+        box = None
         if entry.get("mask_path"):
             mask = context.load_mask(entry["mask_path"])
-        elif entry.get("avoid_area"):  # older files: a box
-            box = entry["avoid_area"]
-            mask = _box_mask(
-                context.image_size, box["x"], box["y"], box["x"] + box["width"] - 1, box["y"] + box["height"] - 1
-            )
+        elif entry.get("avoid_area"):  # older files: {x, y, width, height}, both edges inside
+            area = entry["avoid_area"]
+            x, y = float(area["x"]), float(area["y"])
+            box = [x, y, x + float(area["width"]), y + float(area["height"])]
+            mask = _box_mask(context.image_size, box)
         else:
             raise ValueError("no mask_path and no avoid_area")
-        truth = _mask_truth(entry, mask, context, inside=False)
+        truth = _mask_truth(entry, mask, context, inside=False, box=box)
         x1, y1, x2, y2 = truth["bbox"]
         truth.setdefault("radius", max(1.0, math.hypot(x2 - x1, y2 - y1) / 2))
         return truth, {"avoid": mask}
@@ -232,7 +261,9 @@ class AvoidMaskPointType(MaskPointType[AvoidMaskTruth]):
 
 # --- points judged by distance -----------------------------------------------------------
 class TolerancePointType(PuzzleType[PointT]):
-    """Place a point within tolerance of a target. truth: target_position, tolerance, image_size."""
+    """Place a point within tolerance of a target. truth: target_position, tolerance, image_size.
+
+    On the published page this is the placed dot, then Submit (published_page.dot_page)."""
 
     mode = Mode.CLICK
     widget: ClassVar[Widget] = "point"  # DragPositionType makes it "drag"
@@ -270,7 +301,8 @@ class TolerancePointType(PuzzleType[PointT]):
         return [_natural_click(layout, *truth["target_position"])]
 
     def cu_answer(self, truth: PointT) -> CuAnswer:
-        return "single_xy", [int(round(v)) for v in truth["target_position"]]
+        page = dot_page(_pair(truth["image_size"]))
+        return "tool_calls", [click(*page.to_screen(*truth["target_position"])), click(*page.submit.center())]
 
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         if "target_position" not in entry:
@@ -361,6 +393,12 @@ class CellSetType(PuzzleType[CellSetTruth]):
 
     mode = Mode.GRID
     widget = "cells"
+    # The published layout: the field its grader reads the cells from, the grid it assumes when
+    # an entry gives none (or always, when fixed), and the page's widget for the grid.
+    published_answer_key: ClassVar[str] = "correct_patches"
+    published_grid: ClassVar[tuple[int, int]] = (2, 3)
+    published_grid_fixed: ClassVar[bool] = False
+    published_widget: ClassVar[CellWidget] = OverlayGrid()
 
     def verify(self, truth: CellSetTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         rows, cols = truth["grid_size"]
@@ -401,18 +439,21 @@ class CellSetType(PuzzleType[CellSetTruth]):
         return [click(*layout.cell(i).center()) for i in sorted(truth["correct_patches"])]
 
     def cu_answer(self, truth: CellSetTruth) -> CuAnswer:
-        points = [
-            _cell_center_natural(i, truth["grid_size"], truth["image_size"]) for i in sorted(truth["correct_patches"])
-        ]
-        return "multi_xy", [{"action": "click", "arguments": {"x": int(x), "y": int(y)}} for x, y in points]
+        page = self.published_widget.page(_pair(truth["image_size"]), _pair(truth["grid_size"]))
+        clicks = [click(*page.cells[i].center()) for i in sorted(truth["correct_patches"])]
+        return "tool_calls", [*clicks, click(*page.submit.center())]
 
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
-        # Published files name the cells correct_patches, correct_selections or answer, by type.
-        cells = next((entry[k] for k in ("correct_patches", "correct_selections", "answer") if k in entry), None)
-        if cells is None:
-            raise ValueError("no correct_patches, correct_selections or answer")
-        grid = entry.get("grid_size") or context.public.get("grid_size") or [3, 3]
-        return _with_defaults({**entry, "correct_patches": list(cells), "grid_size": list(grid)}, context), {}
+        key = self.published_answer_key
+        cells = entry.get(key)
+        if not isinstance(cells, list):
+            raise ValueError(f"no {key} list (the published grader reads the cells from {key})")
+        grid = entry.get("grid_size")
+        if self.published_grid_fixed or not grid:
+            grid = self.published_grid
+        context.public["grid_size"] = list(grid)
+        truth = {**entry, "correct_patches": list(cells), "grid_size": list(grid)}
+        return _with_defaults(truth, context), {}
 
 
 class SwapType(PuzzleType[SwapTruth]):
@@ -470,7 +511,9 @@ class SwapType(PuzzleType[SwapTruth]):
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         if not entry.get("answer"):
             raise ValueError("no answer swap pairs")
-        return _with_defaults(entry, context, grid_size=[3, 3]), {}
+        truth = _with_defaults(entry, context, grid_size=[3, 3])
+        context.public["grid_size"] = list(truth["grid_size"])
+        return truth, {}
 
 
 # --- arrow cycling -------------------------------------------------------------------------
@@ -480,6 +523,7 @@ class OptionType(PuzzleType[OptionTruth]):
     mode = Mode.CYCLE
     widget = "option"
     controls = ("prev", "next")
+    published_answer_key: ClassVar[str] = "correct_option_index"  # the field the published grader reads
 
     def verify(self, truth: OptionTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         count = truth["option_count"]
@@ -510,11 +554,12 @@ class OptionType(PuzzleType[OptionTruth]):
         return "option", {"select_option_index": truth["correct_option_index"]}
 
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
-        given = entry.get("correct_option_index", entry.get("correct_option"))
+        key = self.published_answer_key
+        given = entry.get(key)
         index = as_int(given)
         if index is None:
-            raise ValueError("no correct_option_index or correct_option")
-        count = entry.get("option_count") or context.public.get("option_count")
+            raise ValueError(f"no whole number in {key} (the published grader reads it)")
+        count = context.public.get("option_count") or entry.get("option_count")
         if not count or not 0 <= index < count:
             raise ValueError(f"correct option {given} is not among {count} options")
         return _with_defaults({**entry, "correct_option_index": index, "option_count": count}, context), {}
@@ -649,17 +694,46 @@ class DragPositionType(TolerancePointType[DragTruth]):
         return [drag(layout.image.to_stage(*start), layout.image.to_stage(*end))]
 
     def cu_answer(self, truth: DragTruth) -> CuAnswer:
-        start, end = self._centers(truth)
-        return "drag", {"drag": {"from": [round(v) for v in start], "to": [round(v) for v in end]}}
+        """The handle dragged under the piece's target, then Submit (published_page.slider_page).
+
+        The page submits the piece's left edge over the background's scale; its piece is drawn
+        at a rounded width, centred on the hole, so the edge sought is offset by half the rounding."""
+        page = slider_page(_pair(truth["image_size"]), _pair(truth["piece_size"]))
+        piece_w = truth["piece_size"][0]
+        left = truth["target_position"][0] * page.scale - (round(piece_w * page.scale) - piece_w * page.scale) / 2
+        start = page.handle.center()
+        end = (start[0] + page.handle_shift(left), start[1])
+        return "tool_calls", [drag(start, end), click(*page.submit.center())]
+
+    @staticmethod
+    def _hole_offset(truth: DragTruth) -> list[float]:
+        """From the piece's top left to the hole's: the published page centres a larger piece on the hole."""
+        piece = truth["piece_size"]
+        return [(p - h) / 2 for p, h in zip(piece, truth.get("hole_size", piece))]
+
+    def published_truth(self, truth: DragTruth, mask_paths: dict[str, str]) -> dict[str, Any]:
+        """The published target_position is the hole's top left (ours is the piece's)."""
+        hole = [t + o for t, o in zip(truth["target_position"], self._hole_offset(truth))]
+        return {**truth, "target_position": hole}
 
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
-        if "target_position" not in entry:
-            raise ValueError("no target_position")
+        hole_at, _ = parse_point(entry.get("target_position"), context.image_size)
+        if hole_at is None:
+            raise ValueError("no target_position inside the image")
         piece = context.public.get("piece_size") or entry.get("hole_size")
         if not piece:
             raise ValueError("no component image or hole_size")
-        start = context.public.get("start_position") or [0, entry["target_position"][1]]
-        return _with_defaults(entry, context, tolerance=10, piece_size=list(piece), start_position=list(start)), {}
+        hole = list(entry.get("hole_size") or piece)
+        # The published page starts the piece at the left edge, level with the hole.
+        start = context.public.get("start_position") or [0, hole_at[1] - (piece[1] - hole[1]) / 2]
+        context.public.setdefault("start_position", list(start))
+        context.public.setdefault("hole_size", hole)
+        truth = _with_defaults(
+            {**entry, "hole_size": hole}, context, tolerance=10, piece_size=list(piece), start_position=list(start)
+        )
+        offset = [(p - h) / 2 for p, h in zip(piece, hole)]
+        truth["target_position"] = [hole_at[0] - offset[0], hole_at[1] - offset[1]]
+        return truth, {}
 
 
 class HoldType(PuzzleType[HoldTruth]):

@@ -5,6 +5,7 @@ from PIL import Image, ImageDraw
 
 from puzzles.drawing import canvas, grid_cells
 from puzzles.drawing.trowel import trowel
+from puzzles.published_page import PatchGrid
 from puzzles.types.base import Generated
 from puzzles.types.kinds import CellSetType
 
@@ -177,6 +178,8 @@ def place_target(rng, target: str, n: int, cell: int):
 class PatchSelect(CellSetType):
     name = "Patch_Select"
     instruction = "Select all squares with garden trowel"
+    published_grid = (5, 5)
+    published_widget = PatchGrid()
 
     def generate(self, rng: np.random.Generator) -> Generated:
         n = int(rng.choice([4, 5, 5, 6]))  # published grids are most often 5x5

@@ -91,6 +91,7 @@ def _draw_x(draw, cx, cy, half):
 class PathFinder(OptionType):
     name = "Path_Finder"
     instruction = "Use the arrows to select the image where the object is on the spot marked by the X."
+    published_answer_key = "correct_option"
 
     def generate(self, rng: np.random.Generator) -> Generated:
         cols, rows, tile = GRIDS[int(rng.integers(len(GRIDS)))]

@@ -229,6 +229,7 @@ def sign_cell(rng, word, unusual):
 class UnusualDetection(CellSetType):
     name = "Unusual_Detection"
     instruction = "Select all the unusual images"
+    published_answer_key = "answer"
 
     def generate(self, rng: np.random.Generator) -> Generated:
         cells = ROWS * COLS

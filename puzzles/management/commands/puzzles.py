@@ -58,9 +58,12 @@ class Command(BaseCommand):
             help="measure N freshly generated puzzles per type instead of the stored ones",
         )
 
-        imp = actions.add_parser("import-captchaarena", help="import a dataset in the published layout")
+        imp = actions.add_parser(
+            "import-captchaarena", help="import a dataset in the published layout (a re-run skips what is stored)"
+        )
         imp.add_argument("path")
-        imp.add_argument("--name", help="dataset name (default: the folder's name)")
+        imp.add_argument("--name", help="dataset name: import:<name> (default: the folder's name)")
+        imp.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
         truth = imp.add_mutually_exclusive_group()
         truth.add_argument(
             "--public-truth",
@@ -81,6 +84,7 @@ class Command(BaseCommand):
         exp.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
         exp.add_argument("--types", nargs="+")
         exp.add_argument("--dataset", help="which dataset to export (default: the generated bank)")
+        exp.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
 
     def handle(self, *args, action, **options):
         handler = getattr(self, "do_" + action.replace("-", "_"))
@@ -169,22 +173,16 @@ class Command(BaseCommand):
             "box accepts and the mask rejects (exact areas, not sampled)."
         )
 
-    def do_import_captchaarena(self, *, path, name, truth_public, **_):
-        from pathlib import Path
+    def do_import_captchaarena(self, *, path, name, truth_public, workers, **_):
+        from puzzles.interop import import_plan, import_run
 
-        from puzzles.interop import import_captchaarena
-
-        folders = [
-            d
-            for s in Path(path).glob("*")
-            if s.is_dir() and s.name.lower() in SPLIT_SIZES
-            for d in s.iterdir()
-            if d.is_dir()
-        ]
-        progress = Progress(len(folders), "import (type folders)", stream=_unwrapped(self.stderr))
-        result = import_captchaarena(
-            path, name=name, truth_public=truth_public, on_progress=progress.advance, warn=self.stderr.write
-        )
+        try:
+            plan = import_plan(path, name=name, truth_public=truth_public)
+        except FileNotFoundError as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(f"dataset: {plan.dataset} ({plan.total} to import, {plan.skipped} already stored)")
+        progress = Progress(plan.total, "import", stream=_unwrapped(self.stderr))
+        result = import_run(plan, workers=workers, on_progress=progress.advance, warn=self.stderr.write)
         progress.close()
         self.stdout.write(
             f"import: {result.imported} imported, {result.skipped} already there, {len(result.broken)} broken"
@@ -195,10 +193,10 @@ class Command(BaseCommand):
                 "Use --private-truth only for a dataset never published."
             )
 
-    def do_export_captchaarena(self, *, path, split, types, dataset, **_):
+    def do_export_captchaarena(self, *, path, split, types, dataset, workers, **_):
         from puzzles.interop import export_captchaarena
 
-        result = export_captchaarena(path, split=split, types=types, dataset=dataset)
+        result = export_captchaarena(path, split=split, types=types, dataset=dataset, workers=workers)
         self.stdout.write(f"export: {result.puzzles} puzzles of {result.types} types written to {path}")
 
 

@@ -1,0 +1,474 @@
+"""Importing a dataset in the published CaptchaArena layout (puzzles/interop_files.py).
+
+Every entry is read from its published fields the way the published server and grader read them
+(the kinds' hooks: the same field, default and rounding); each broken folder, file or entry is
+named and skipped, the rest imported. Our own exports also carry `arena_public`, `arena_assets`,
+`arena_truth` and `arena_masks`: those puzzles come back exactly, provided their published fields
+say the same (the truth's own answer must verify under the published fields too).
+
+At scale: a plan lists the entries not yet stored (a re-run skips what is there, so an
+interrupted import resumes); worker processes read, check and re-encode them (no database
+there) and write their image files; the main process stores them in batches, each batch in one
+transaction.
+
+Images are stored as served, with the deployment's imprint (puzzles/imprint.py): an RGB JPEG as
+JPEG at quality 92 with ±1 on whole 8x8 blocks (at most 2 levels per pixel; a decoded JPEG
+re-encoded at high quality loses little, and JPEG encodes ten times faster than PNG), anything
+else losslessly as PNG with ±1 on half its colour samples. An import records whether the
+dataset's truth is public (a published split's is, by default).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.core.files.base import ContentFile
+from django.db import transaction
+from PIL import Image
+
+from puzzles import imprint
+from puzzles.bank import BankKey, bank_key
+from puzzles.drawing import masks as mask_io
+from puzzles.interop_files import (
+    ROTATION_ANGLES,
+    inside,
+    is_retired,
+    rotation_file,
+    split_folders,
+    tile_path,
+    type_of_folder,
+)
+from puzzles.models import Asset, Puzzle, asset_upload_to, masks_to_bytes
+from puzzles.registry import UnknownPuzzleType, get_type
+from puzzles.types.base import PublishedContext, PuzzleType
+from puzzles.types.contract import Masks
+
+BATCH = 200  # puzzles stored per transaction
+SMALL = 20  # fewer entries than this are read in this process: starting workers costs more
+JPEG_QUALITY = 92  # as generated images (puzzles/encoding.py): the imprint's bound relies on it
+PNG_LEVEL = 1  # zlib's fastest: imports of lossless sources are bound by encoding time
+
+
+class BrokenEntry(ValueError):
+    pass
+
+
+@dataclass
+class ImportResult:
+    imported: int = 0
+    skipped: int = 0  # already stored
+    broken: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where an import goes: its dataset label, its truth's provenance, the deployment's imprint key."""
+
+    dataset: str
+    truth_public: bool
+    bank: BankKey
+
+
+@dataclass(frozen=True)
+class _Job:
+    type: str
+    split: str
+    folder: str
+    puzzle_id: str
+    entry: Any
+
+    def where(self) -> str:
+        return f"{self.folder}/ground_truth.json puzzle {self.puzzle_id!r}"
+
+
+@dataclass
+class ImportPlan:
+    """What an import will read: the entries not yet stored, and what is already broken or stored."""
+
+    root: Path
+    target: _Target
+    jobs: list[_Job] = field(default_factory=list)
+    skipped: int = 0
+    broken: list[str] = field(default_factory=list)
+
+    @property
+    def dataset(self) -> str:
+        return self.target.dataset
+
+    @property
+    def total(self) -> int:
+        return len(self.jobs)
+
+
+# --- the plan ---------------------------------------------------------------------------------------
+def import_plan(root: str | Path, *, name: str | None = None, truth_public: bool = True) -> ImportPlan:
+    """Every entry under root that is not stored yet in dataset `import:<name>` (default: the folder's name).
+
+    truth_public: whether the dataset's answers are published (the safe default: a dataset in
+    the published layout usually is); only a dataset never made public is imported private."""
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is not a folder")
+    plan = ImportPlan(root, _Target(f"import:{name or root.resolve().name}", truth_public, bank_key()))
+    planned: dict[tuple[str, str, str], Path] = {}
+    for split, split_dir in split_folders(root):
+        for type_dir in sorted(p for p in split_dir.iterdir() if p.is_dir() and not is_retired(p)):
+            _plan_type_dir(plan, type_dir, split, planned)
+    return plan
+
+
+def _plan_type_dir(plan: ImportPlan, type_dir: Path, split: str, planned: dict[tuple[str, str, str], Path]) -> None:
+    try:
+        type_name = get_type(type_of_folder(type_dir.name)).name
+    except UnknownPuzzleType:
+        plan.broken.append(f"{type_dir}: not a known puzzle type")
+        return
+    gt_file = type_dir / "ground_truth.json"
+    try:
+        entries = json.loads(gt_file.read_text(encoding="utf-8"))
+        if not isinstance(entries, dict):
+            raise ValueError("expected an object {puzzle_id: entry}")
+    except (OSError, ValueError) as error:
+        plan.broken.append(f"{gt_file}: {error}")
+        return
+    stored = set(
+        Puzzle.objects.filter(dataset=plan.dataset, type=type_name, split=split).values_list("source_id", flat=True)
+    )
+    for puzzle_id, entry in entries.items():
+        key = (type_name, split, puzzle_id)
+        if puzzle_id in stored:
+            plan.skipped += 1
+        elif key in planned:
+            plan.broken.append(f"{gt_file} puzzle {puzzle_id!r}: also in {planned[key]} (imported from there)")
+        elif len(puzzle_id) > (Puzzle._meta.get_field("source_id").max_length or 255):
+            plan.broken.append(f"{gt_file} puzzle {puzzle_id[:40]!r}...: the id is too long")
+        else:
+            planned[key] = type_dir
+            plan.jobs.append(_Job(type_name, split, str(type_dir), puzzle_id, entry))
+
+
+# --- the run ----------------------------------------------------------------------------------------
+def import_run(
+    plan: ImportPlan,
+    *,
+    workers: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> ImportResult:
+    """Read, check, re-encode and store the plan's entries; broken ones are named (warn) and skipped."""
+    result = ImportResult(skipped=plan.skipped, broken=list(plan.broken))
+    for message in plan.broken:
+        if warn:
+            warn(f"skipped: {message}")
+    for batch in _batched(_read_all(plan.jobs, plan.target, workers or os.cpu_count() or 1), BATCH):
+        ready = [item for item in batch if isinstance(item, _Read)]
+        for message in (item for item in batch if isinstance(item, str)):
+            result.broken.append(message)
+            if warn:
+                warn(f"skipped: {message}")
+        _store(ready, plan.target)
+        result.imported += len(ready)
+        if on_progress:
+            on_progress(len(batch))
+    return result
+
+
+def import_captchaarena(
+    root: str | Path,
+    *,
+    name: str | None = None,
+    truth_public: bool = True,
+    workers: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> ImportResult:
+    """Plan and run an import of root (see import_plan and import_run)."""
+    plan = import_plan(root, name=name, truth_public=truth_public)
+    return import_run(plan, workers=workers, on_progress=on_progress, warn=warn)
+
+
+def _read_all(jobs: list[_Job], target: _Target, workers: int) -> Iterator[_Read | str]:
+    tasks = [(job, target) for job in jobs]
+    if workers <= 1 or len(tasks) < SMALL:
+        yield from map(_read_task, tasks)
+        return
+    # fork: workers inherit the loaded registry and fonts. They never touch the database, and
+    # they end with os._exit, so the inherited connection is never used or closed by them.
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        yield from pool.imap_unordered(_read_task, tasks, chunksize=4)
+
+
+def _batched(items: Iterable, size: int) -> Iterator[list]:
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+@dataclass
+class _StoredAsset:
+    key: str
+    name: str  # the file's name in the asset storage, written by the worker
+    width: int
+    height: int
+
+
+@dataclass
+class _Read:
+    """One entry, read and checked, its images written: what the database still needs."""
+
+    type: str
+    split: str
+    source_id: str
+    public: dict[str, Any]
+    truth: dict[str, Any]
+    masks: bytes
+    assets: list[_StoredAsset]
+
+
+def _store(batch: list[_Read], target: _Target) -> None:
+    if not batch:
+        return
+    with transaction.atomic():
+        puzzles = Puzzle.objects.bulk_create(
+            Puzzle(
+                type=read.type,
+                split=read.split,
+                dataset=target.dataset,
+                source_id=read.source_id,
+                public=read.public,
+                truth=read.truth,
+                masks=read.masks,
+                truth_public=target.truth_public,
+            )
+            for read in batch
+        )
+        Asset.objects.bulk_create(
+            Asset(puzzle=puzzle, key=a.key, file=a.name, width=a.width, height=a.height)
+            for puzzle, read in zip(puzzles, batch)
+            for a in read.assets
+        )
+
+
+# --- one entry (in a worker) ------------------------------------------------------------------------
+# What a broken file or entry can raise while it is read; anything else is a bug and stops the import.
+_BROKEN = (
+    BrokenEntry,
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    ZeroDivisionError,
+    Image.DecompressionBombError,
+)
+
+
+def _read_task(task: tuple[_Job, _Target]) -> _Read | str:
+    job, target = task
+    try:
+        return _read_entry(job, target)
+    except _BROKEN as error:
+        return f"{job.where()}: {error}"
+
+
+@dataclass
+class _Source:
+    """An image to store: its pixels, whether it came as an RGB JPEG, and a digest of its bytes."""
+
+    image: Image.Image
+    jpeg: bool
+    digest: str
+
+
+class _Files:
+    """The type folder's files as one entry reads them, each decoded once."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._images: dict[str, _Source] = {}
+
+    def exists(self, relative: str) -> bool:
+        return inside(self.folder, relative).is_file()
+
+    def image(self, relative: str) -> _Source:
+        if relative not in self._images:
+            data = inside(self.folder, relative).read_bytes()
+            image = Image.open(io.BytesIO(data))
+            image.load()
+            jpeg = image.format == "JPEG" and image.mode == "RGB"
+            self._images[relative] = _Source(image, jpeg, hashlib.sha256(data).hexdigest())
+        return self._images[relative]
+
+    def mask(self, relative: str) -> np.ndarray:
+        return mask_io.to_mask(self.image(relative).image)
+
+
+def _read_entry(job: _Job, target: _Target) -> _Read:
+    if not isinstance(job.entry, dict):
+        raise BrokenEntry("entry is not an object")
+    puzzle_type = get_type(job.type)
+    files = _Files(Path(job.folder))
+    entry: dict[str, Any] = job.entry
+    if _is_ours(entry):
+        public, sources = dict(entry["arena_public"]), {k: files.image(p) for k, p in entry["arena_assets"].items()}
+    else:
+        public, sources = _published_page_data(puzzle_type, job.puzzle_id, entry, files)
+    _complete_sizes(public, sources)
+    truth, masks = _truth(puzzle_type, entry, public, files)
+    _check_solution(puzzle_type, truth, masks)
+    assets = [_stored(key, source, _noise(target, job, key, source)) for key, source in sources.items()]
+    return _Read(job.type, job.split, job.puzzle_id, public, truth, masks_to_bytes(masks), assets)
+
+
+def _noise(target: _Target, job: _Job, key: str, source: _Source) -> np.random.Generator:
+    """The imprint's randomness: keyed by the deployment, the puzzle and the image's own bytes."""
+    return target.bank.rng("import", target.dataset, job.split, job.type, job.puzzle_id, key, source.digest)
+
+
+def _is_ours(entry: dict[str, Any]) -> bool:
+    return all(isinstance(entry.get(k), dict) for k in ("arena_public", "arena_assets", "arena_truth"))
+
+
+def _complete_sizes(public: dict[str, Any], sources: dict[str, _Source]) -> None:
+    """Sizes the page lays out by, from the images themselves."""
+    if public.get("image") not in sources:
+        raise BrokenEntry("no main image")
+    public["image_size"] = list(sources[public["image"]].image.size)
+    if "reference" in public:
+        public["reference_size"] = list(sources[public["reference"]].image.size)
+    if "piece" in public:
+        public.setdefault("piece_size", list(sources[public["piece"]].image.size))
+    if "options" in public:
+        public["option_count"] = len(public["options"])
+
+
+def _truth(
+    puzzle_type: PuzzleType[Any], entry: dict[str, Any], public: dict[str, Any], files: _Files
+) -> tuple[dict[str, Any], Masks]:
+    """The truth from the published fields; from arena_truth for our own exports, which must agree."""
+    published = {k: v for k, v in entry.items() if not k.startswith("arena_")}
+    ours = _is_ours(entry)
+    # Our exports' page data is exact already: the hooks may complete only a copy of it.
+    context = PublishedContext(tuple(public["image_size"]), files.mask, dict(public) if ours else public)
+    truth, masks = puzzle_type.truth_from_published(published, context)
+    truth = json.loads(json.dumps(truth))
+    if not ours:
+        return truth, masks
+    own = entry["arena_truth"]
+    if not puzzle_type.verify(truth, puzzle_type.solution(own), masks).correct:
+        raise BrokenEntry("arena_truth and the published fields give different answers")
+    return own, {name: files.mask(path) for name, path in (entry.get("arena_masks") or {}).items()}
+
+
+def _check_solution(puzzle_type: PuzzleType[Any], truth: dict[str, Any], masks: Masks) -> None:
+    """Refuse an entry whose own answer does not verify: its truth is unusable as it stands."""
+    verdict = puzzle_type.verify(truth, puzzle_type.solution(truth), masks)
+    if not verdict.correct:
+        raise BrokenEntry(f"its own answer does not verify ({verdict.reason})")
+
+
+def _stored(key: str, source: _Source, noise: np.random.Generator) -> _StoredAsset:
+    """The image as served, imprinted, written to the asset storage."""
+    buffer = io.BytesIO()
+    if source.jpeg:
+        imprint.jpeg_blocks(source.image, noise).save(buffer, "JPEG", quality=JPEG_QUALITY, subsampling=0)
+        ext = ".jpg"
+    else:
+        imprint.lossless(imprint.servable(source.image), noise).save(buffer, "PNG", compress_level=PNG_LEVEL)
+        ext = ".png"
+    storage = Asset._meta.get_field("file").storage
+    name = storage.save(asset_upload_to(None, f"x{ext}"), ContentFile(buffer.getvalue()))
+    return _StoredAsset(key, name, source.image.width, source.image.height)
+
+
+# --- page data from the published fields ------------------------------------------------------------
+def _published_page_data(
+    puzzle_type: PuzzleType[Any], puzzle_id: str, entry: dict[str, Any], files: _Files
+) -> tuple[dict[str, Any], dict[str, _Source]]:
+    """The page data and its images, from the fields the published server serves them by."""
+    public: dict[str, Any] = {"instruction": _instruction(puzzle_type, entry)}
+    paths: dict[str, str] = {}
+    reference = entry.get("reference_image") or entry.get("order_image")  # Click_Order's strip: order_image
+    if reference:
+        paths["reference"] = reference
+        public["reference"] = "reference"
+    options = _names(entry.get("option_images")) or _names(entry.get("options"))
+    if options:
+        public["options"] = [f"option_{i}" for i in range(len(options))]
+        paths.update(zip(public["options"], options))
+        public["image"] = public["options"][0]
+    rotations = _rotation_paths(entry, files)
+    if rotations:
+        public["rotations"] = {str(angle): f"rotation_{angle}" for angle in rotations}
+        paths.update({f"rotation_{angle}": path for angle, path in rotations.items()})
+        public["image"] = "rotation_0"
+    if entry.get("component_image"):
+        paths["piece"] = entry["component_image"]
+        public["piece"] = "piece"
+    sources = {key: files.image(path) for key, path in paths.items()}
+    if "image" not in public:
+        public["image"] = "image"
+        sources["image"] = _main_image(puzzle_type, puzzle_id, entry, files)
+    return public, sources
+
+
+def _instruction(puzzle_type: PuzzleType[Any], entry: dict[str, Any]) -> str:
+    """What the published page shows: `prompt`, else the question, else the type's instruction."""
+    for key in ("prompt", "question", "instruction"):
+        if isinstance(entry.get(key), str) and entry[key].strip():
+            return entry[key].strip()
+    return puzzle_type.instruction
+
+
+def _names(value: Any) -> list[str]:
+    return value if isinstance(value, list) and value and all(isinstance(v, str) for v in value) else []
+
+
+def _rotation_paths(entry: dict[str, Any], files: _Files) -> dict[int, str]:
+    """The rotations the published page shows: `<base>_<angle>.png` beside the object's base image
+    (or, in older exports of ours, the files `rotation_images` names)."""
+    base = entry.get("object_base_image")
+    if not base:
+        return {}
+    if not isinstance(base, str):
+        raise BrokenEntry("object_base_image is not a file name")
+    given = entry.get("rotation_images")
+    if isinstance(given, dict) and all(str(a) in given for a in ROTATION_ANGLES):
+        return {angle: given[str(angle)] for angle in ROTATION_ANGLES}
+    paths = {angle: rotation_file(base, angle) for angle in ROTATION_ANGLES}
+    missing = [path for path in paths.values() if not files.exists(path)]
+    if missing:
+        raise BrokenEntry(f"no rotation image {missing[0]} (the published page shows <base>_<angle>.png)")
+    return paths
+
+
+def _main_image(puzzle_type: PuzzleType[Any], puzzle_id: str, entry: dict[str, Any], files: _Files) -> _Source:
+    """The picture: the file named by the puzzle id, or the tiles the published page shows
+    instead (`images` in `subfolder`, the puzzle id by default), or the type's stand-in."""
+    tiles = _names(entry.get("images"))
+    if tiles:
+        subfolder = entry.get("subfolder") or puzzle_id
+        sources = [files.image(tile_path(str(subfolder), name)) for name in tiles]
+        image = puzzle_type.image_from_tiles([s.image for s in sources])
+        digest = hashlib.sha256("".join(s.digest for s in sources).encode()).hexdigest()
+        return _Source(image, all(s.jpeg for s in sources), digest)
+    if files.exists(puzzle_id):
+        return files.image(puzzle_id)
+    stand_in = puzzle_type.stand_in_image()
+    if stand_in is None:
+        raise BrokenEntry(f"no image {puzzle_id!r} (and no tiles in `images`)")
+    return _Source(stand_in, False, hashlib.sha256(b"stand-in").hexdigest())
