@@ -1,0 +1,48 @@
+"""The page's own faults in real Chromium: what a page could not deliver is not lost."""
+
+import pytest
+
+from annotation.agents.browser import open_attempt, perform, wait_submitted
+from annotation.models import Attempt, Event
+from puzzles.registry import get_type
+from tests.e2e.conftest import chromium, page_for, run
+
+pytestmark = pytest.mark.browser
+
+# Until the test lifts it (a sessionStorage flag of this tab), nothing leaves the page: the socket
+# swallows what it is given and every beacon is refused, as when the browser's quota is full.
+CUT_OFF = """
+if (!sessionStorage.getItem("test:healthy")) {
+  WebSocket.prototype.send = function () {};
+  navigator.sendBeacon = () => false;
+}
+"""
+
+
+def test_batches_behind_a_refused_beacon_are_sent_on_the_next_load(site, puzzles_of, annotator):
+    puzzle = puzzles_of("Object_Match")[0]
+    user, _ = annotator()
+    layout = get_type(puzzle.type).layout(puzzle.public)
+    x, y = layout.control("next").center()
+    submit_x, submit_y = layout.control("submit").center()
+
+    async def scenario():
+        async with chromium() as browser:
+            page, attempt = await page_for(browser, site, user, puzzle, init_script=CUT_OFF)
+            await perform(page, {"action": "click", "arguments": {"x": round(x), "y": round(y)}})
+            await page.wait_for_timeout(300)  # a few batches made, none delivered
+            made = await page.evaluate("window.arena.state().nextSeq - 1")
+            await page.evaluate("sessionStorage.setItem('test:healthy', '1')")
+            await page.goto("/")  # pagehide: the beacons are refused
+            await open_attempt(page, attempt.uid)  # the same tab: its saved batches come back
+            await perform(page, {"action": "click", "arguments": {"x": round(submit_x), "y": round(submit_y)}})
+            await wait_submitted(page, 20)
+            return attempt, made
+
+    attempt, made = run(scenario())
+    attempt = Attempt.objects.get(pk=attempt.pk)
+    assert made >= 1
+    stored = set(Event.objects.filter(attempt=attempt).values_list("seq", flat=True))
+    assert set(range(1, made + 1)) <= stored  # every batch of the first page arrived, late
+    assert sorted(stored) == list(range(1, max(stored) + 1)) and attempt.submitted_at is not None
+    assert not Event.objects.filter(attempt=attempt, kind=Event.REFUSED).exists()
