@@ -1,6 +1,7 @@
 """The published CaptchaArena layout: export then import gives the same verdicts; old and broken files."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,28 +24,137 @@ def _verdicts(puzzle):
     return [(json.dumps(a), puzzle_type.verify(puzzle.truth, a, masks)) for a in answers]
 
 
-def test_export_then_import_gives_the_same_verdicts(tmp_path):
+@pytest.fixture
+def exported(tmp_path):
+    """Two generated puzzles of every type, exported; the originals' truths, page data, masks and verdicts."""
     bank_generate(split="test", per_type=2, bank_seed=3, workers=2)
     result = export_captchaarena(tmp_path, split="test", dataset="generated:3")
     assert result.types == len(registry().names()) and result.puzzles == 2 * result.types
+    originals = {
+        (p.type, p.source_id): {
+            "public": p.public,
+            "truth": p.truth,
+            "masks": p.load_masks(),
+            "answers": _answers(p),
+            "verdicts": _verdicts(p),
+            "assets": {a.key: (a.width, a.height) for a in p.assets.all()},
+            # The export names a puzzle after its main image's file: the id and the image's suffix.
+            "file": p.source_id + Path(p.assets.get(key=p.public["image"]).file.name).suffix,
+        }
+        for p in Puzzle.objects.filter(dataset="generated:3")
+    }
+    return tmp_path, originals
 
-    folder = tmp_path / "Test" / "Geometry_Click_2"
-    ground_truth = json.loads((folder / "ground_truth.json").read_text())
-    cu = json.loads((folder / "ground_truth_cu.json").read_text())
-    puzzle_id, entry = next(iter(ground_truth.items()))
-    assert (folder / puzzle_id).is_file()
-    assert (folder / entry["answer"]["valid_area"]["mask_path"]).is_file()
-    assert cu[puzzle_id]["answer_cu_kind"] == "single_xy"
 
-    imported = import_captchaarena(tmp_path, name="roundtrip")
-    assert imported.broken == [] and imported.imported == result.puzzles
-    for original in Puzzle.objects.filter(dataset="generated:3"):
-        copy = Puzzle.objects.get(
-            dataset="import:roundtrip", type=original.type, source_id__startswith=original.source_id
+def _answers(puzzle):
+    puzzle_type = get_type(puzzle.type)
+    masks = puzzle.load_masks()
+    return [
+        puzzle_type.solution(puzzle.truth),
+        *puzzle_type.perturbations(puzzle.truth, masks, np.random.default_rng(0)),
+    ]
+
+
+def test_an_export_round_trips_into_an_empty_bank(exported):
+    root, originals = exported
+    Puzzle.objects.all().delete()
+    imported = import_captchaarena(root, name="roundtrip")
+    assert imported.broken == [] and imported.imported == len(originals)
+    for key, original in originals.items():
+        copy = Puzzle.objects.get(dataset="import:roundtrip", type=key[0], source_id=original["file"])
+        assert copy.truth == original["truth"] and copy.public == original["public"], key
+        masks = copy.load_masks()
+        assert masks.keys() == original["masks"].keys()
+        assert all(np.array_equal(masks[name], original["masks"][name]) for name in masks)
+        assert _verdicts(copy) == original["verdicts"], key
+        assert {a.key: (a.width, a.height) for a in copy.assets.all()} == original["assets"]
+
+
+def test_the_published_fields_alone_give_the_same_verdicts(exported):
+    """Without our arena_* fields, the export reads as a published dataset: the same answers pass and fail."""
+    root, originals = exported
+    for gt_file in root.glob("Test/*/ground_truth.json"):
+        entries = json.loads(gt_file.read_text())
+        gt_file.write_text(
+            json.dumps({k: {f: v for f, v in e.items() if not f.startswith("arena_")} for k, e in entries.items()})
         )
-        assert copy.public == original.public
-        assert _verdicts(copy) == _verdicts(original), original.type
-        assert {a.key for a in copy.assets.all()} == {a.key for a in original.assets.all()}
+    imported = import_captchaarena(root, name="published")
+    assert imported.broken == [] and imported.imported == len(originals)
+    for (type_name, _), original in originals.items():
+        copy = Puzzle.objects.get(dataset="import:published", type=type_name, source_id=original["file"])
+        puzzle_type, masks = get_type(type_name), copy.load_masks()
+        verdicts = [puzzle_type.verify(copy.truth, a, masks).correct for a in original["answers"]]
+        assert verdicts == [v.correct for _, v in original["verdicts"]], type_name
+        assert copy.public["image_size"] == original["public"]["image_size"]
+        assert copy.public.get("grid_size") == original["public"].get("grid_size")
+
+
+def _published_requests(type_name, puzzle_id, entry):
+    """The files the published server and page fetch for an entry (its app.py and script.js)."""
+    files = [puzzle_id]
+    for field in ("reference_image", "component_image"):
+        if field in entry:
+            files.append(entry[field])
+    files += entry.get("option_images", []) if type_name not in ("Path_Finder", "Connect_icon") else entry["options"]
+    if type_name == "Click_Order":
+        files.append(entry["order_image"])
+    if type_name == "Rotation_Match":
+        base = Path(entry["object_base_image"]).stem
+        files += [f"{base}_{angle}.png" for angle in range(0, 360, 45)]
+    if type_name == "Image_Recognition":
+        files += [f"{entry.get('subfolder', puzzle_id)}/{name}" for name in entry["images"]]
+    return files
+
+
+def test_the_export_serves_every_file_the_published_page_asks_for(exported):
+    root, _ = exported
+    for folder in sorted(root.glob("Test/*")):
+        type_name = folder.name.rsplit("_", 1)[0]
+        entries = json.loads((folder / "ground_truth.json").read_text())
+        cu = json.loads((folder / "ground_truth_cu.json").read_text())
+        assert cu.keys() == entries.keys()
+        for puzzle_id, entry in entries.items():
+            assert entry["prompt"] and entry["prompt"] == entry["question"]
+            for name in _published_requests(type_name, puzzle_id, entry):
+                assert (folder / name).is_file(), (type_name, name)
+                if name.endswith(".png"):
+                    assert Image.open(folder / name).format == "PNG"
+            assert not any(k.startswith("arena_") for k in cu[puzzle_id])
+        if type_name == "Image_Recognition":
+            assert len(entry["images"]) == 9 and Image.open(folder / entry["subfolder"] / "tile_0.png").size == (
+                174,
+                174,
+            )
+
+
+TOOL_CALL_TYPES = {
+    "Image_Recognition",
+    "Patch_Select",
+    "Select_Animal",
+    "Unusual_Detection",
+    "Place_Dot",
+    "Slide_Puzzle",
+}
+
+
+def test_widgets_the_published_client_cannot_map_get_screen_tool_calls(exported):
+    """Cells, the placed dot and the slider: clicks and drags on the published page, Submit last."""
+    root, _ = exported
+    for folder in sorted(root.glob("Test/*")):
+        type_name = folder.name.rsplit("_", 1)[0]
+        for entry in json.loads((folder / "ground_truth_cu.json").read_text()).values():
+            calls = entry["answer_cu"]
+            if type_name not in TOOL_CALL_TYPES:
+                assert entry["answer_cu_kind"] != "tool_calls"
+                continue
+            assert entry["answer_cu_kind"] == "tool_calls"
+            assert all(0 <= c["arguments"].get("x", 0) < 1280 and 0 <= c["arguments"].get("y", 0) < 1080 for c in calls)
+            *answer, submit = calls
+            assert submit["action"] == "click" and submit not in answer
+            if type_name in ("Place_Dot", "Slide_Puzzle"):
+                assert len(answer) == 1 and answer[0]["action"] == ("click" if type_name == "Place_Dot" else "drag")
+            else:
+                assert len(answer) == len(entry.get("correct_patches") or entry.get("correct_selections"))
 
 
 def test_importing_twice_skips_what_is_there(tmp_path):
