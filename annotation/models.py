@@ -211,29 +211,117 @@ class Event(models.Model):
 
 
 class AgentRun(models.Model):
-    """Results of an agent from outside our harness: the published benchmark's output folders."""
+    """One run of an agent: a model behind a protocol, on a fixed list of puzzles, k rollouts each.
+
+    `agent run` makes harness runs (settings holds everything needed to resume one); `agent import`
+    makes imported runs from output folders. Reports take exactly k rollouts per puzzle from one run.
+    """
+
+    class Source(models.TextChoices):
+        HARNESS = "harness", "our harness"
+        IMPORT = "import", "imported output folder"
 
     name = models.CharField(max_length=200, unique=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.HARNESS)
     model = models.CharField(max_length=200, blank=True)
+    base_url = models.CharField(max_length=500, blank=True, help_text="the chat completions server")
+    protocol = models.CharField(max_length=32, blank=True, help_text="captchaarena-native or openai-tools")
+    dataset = models.CharField(max_length=128, blank=True)
+    split = models.CharField(max_length=16, blank=True)
+    puzzles = models.JSONField(default=list, blank=True, help_text="puzzle ids, in run order")
+    rollouts_per_puzzle = models.PositiveIntegerField(default=1, help_text="k, for Pass@k")
+    settings = models.JSONField(default=dict, blank=True, help_text="steps, tokens, retries, context, prompt source")
+    participant = models.ForeignKey(
+        Participant, null=True, blank=True, on_delete=models.SET_NULL, related_name="agent_runs"
+    )
     source_path = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return self.name
 
+    def counts(self) -> dict[str, int]:
+        """Rollouts by status, and how many of those run were submitted and correct."""
+        rows = self.rollouts.values_list("status", "submitted", "correct")
+        counts = dict.fromkeys(Rollout.Status.values, 0) | {"submitted": 0, "correct": 0}
+        for status, submitted, correct in rows:
+            counts[status] += 1
+            counts["submitted"] += bool(submitted)
+            counts["correct"] += bool(correct)
+        return counts
 
-class AgentOutcome(models.Model):
-    """One puzzle's rollouts in an imported run: correctness in rollout order."""
 
-    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="outcomes")
-    puzzle = models.ForeignKey(Puzzle, on_delete=models.CASCADE, related_name="agent_outcomes")
-    rollouts = models.JSONField()
+class Rollout(models.Model):
+    """One episode of a run on one puzzle: its attempt on the live page and how it ended.
+
+    failed (the model server or the page failed after retries) is left out of Pass@k; no_action
+    (the model never produced a usable action) counts as not submitted, as published.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "not run yet"
+        DONE = "done", "done"
+        NO_ACTION = "no_action", "no usable action"
+        FAILED = "failed", "failed (left out)"
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="rollouts")
+    puzzle = models.ForeignKey(Puzzle, on_delete=models.CASCADE, related_name="rollouts")
+    index = models.PositiveSmallIntegerField(help_text="0-based rollout number on this puzzle")
+    attempt = models.OneToOneField(Attempt, null=True, blank=True, on_delete=models.SET_NULL, related_name="rollout")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    submitted = models.BooleanField(null=True)
+    correct = models.BooleanField(null=True)
+    end = models.CharField(
+        max_length=24, blank=True, help_text="as published: done, max_steps_reached or submit_not_clicked"
+    )
+    reason = models.CharField(max_length=300, blank=True, help_text="why it failed, or how it ended")
+    steps = models.PositiveIntegerField(default=0, help_text="calls executed (the published total_steps)")
+    instruction = models.TextField(blank=True, help_text="as read from the page")
+    system_prompt = models.TextField(blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "puzzle"], name="agent_outcome_unique")]
+        constraints = [models.UniqueConstraint(fields=["run", "puzzle", "index"], name="rollout_unique_index")]
+        ordering = ["run", "puzzle", "index"]
 
     def __str__(self) -> str:
-        return f"{self.run_id}:{self.puzzle_id}"
+        return f"rollout {self.index} of run {self.run_id} on {self.puzzle_id}"
+
+
+class Turn(models.Model):
+    """One model call of a rollout: what was sent, what came back, what was done with it.
+
+    request: the messages sent, images by reference ("screenshot:<n>", a PNG in PRIVATE_ROOT),
+    earlier replies by reference ({"ref": "turn:<n>"}) and the system prompt as {"ref": "system_prompt"}.
+    calls: [{name, arguments (as parsed), applied (as executed), result, screenshot (step n or null)}].
+    """
+
+    rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="turns")
+    number = models.PositiveSmallIntegerField(help_text="0-based model call")
+    seen = models.PositiveSmallIntegerField(default=0, help_text="the last screenshot the model saw")
+    request = models.JSONField(default=list, blank=True)
+    reply = models.JSONField(null=True, blank=True, help_text="the server's message, with finish_reason")
+    calls = models.JSONField(default=list, blank=True)
+    tokens_in = models.PositiveIntegerField(null=True)
+    tokens_out = models.PositiveIntegerField(null=True)
+    latency_ms = models.FloatField(null=True, help_text="the model call, retries included")
+    retries = models.PositiveSmallIntegerField(default=0)
+    error = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rollout", "number"], name="turn_unique_number")]
+        ordering = ["rollout", "number"]
+
+    def __str__(self) -> str:
+        return f"turn {self.number} of rollout {self.rollout_id}"
 
 
 class Flag(models.Model):

@@ -9,7 +9,11 @@ Counting rules (written into every report's `rules`):
 - an answer whose first attempt has no input evidence (semantic actions without the raw pointer or
   key input a person's hand leaves on the page) is left out too, and counted per type and overall
   as `no_input` ("excluded: n without input evidence"); nor can such an attempt solve within k;
-- agents are matched on the study's puzzles; an agent's unsubmitted rollout counts as wrong;
+- agents are matched on the study's puzzles, one entry per run: each puzzle counts with exactly k
+  rollouts of that run (k its rollouts per puzzle), the first k that did not fail; a failed rollout
+  (the model server or the page failed after retries) is left out and counted per type, and a
+  puzzle with fewer than k rollouts left is left out and counted; an unsubmitted rollout, or one
+  whose model never produced a usable action, counts as wrong;
 - puzzles whose truth is public (imported from a published dataset) count like the others, and
   the report states how many of the scored and gold puzzles they are (`public_truth_puzzles`):
   anyone can look their answers up, so results on them, an agent's above all, prove no skill.
@@ -20,7 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import UTC, datetime
 
-from annotation.models import AgentOutcome, Attempt, Enrollment, Participant, Slot, Study
+from annotation.models import AgentRun, Attempt, Enrollment, Rollout, Slot, Study
 from annotation.reporting.stats import (
     fleiss_kappa_binary,
     krippendorff_alpha_nominal,
@@ -29,14 +33,18 @@ from annotation.reporting.stats import (
     wilson_interval,
 )
 from puzzles.models import Puzzle
+from puzzles.selectors import dataset_counts
 
 RULES = __doc__.split("Counting rules (written into every report's `rules`):\n", 1)[1].strip()
 TIME_SAMPLE = 5000  # per type, for the distribution charts
 
 
-def study_report(*, study: Study) -> dict:
-    """The whole report of a study, as plain data (rendered by annotation.reporting.render)."""
-    pool = set(Slot.objects.filter(study=study).values_list("puzzle_id", flat=True))
+def study_report(*, study: Study, dataset: str | None = None) -> dict:
+    """The whole report of a study, as plain data (rendered by annotation.reporting.render); with a
+    dataset, over the study's puzzles of that dataset only (`study.datasets` lists its pool's)."""
+    slots = Slot.objects.filter(study=study)
+    datasets = dataset_counts(Puzzle.objects.filter(pk__in=slots.values("puzzle_id")))
+    pool = set((slots.filter(puzzle__dataset=dataset) if dataset else slots).values_list("puzzle_id", flat=True))
     retired = set(Puzzle.objects.filter(pk__in=pool, status=Puzzle.Status.RETIRED).values_list("pk", flat=True))
     pool -= retired
     answers = _first_answers(study, pool)
@@ -49,6 +57,8 @@ def study_report(*, study: Study) -> dict:
             "split": study.split,
             "overlap": study.overlap,
             "attempts_per_puzzle": study.attempts_per_puzzle,
+            "datasets": datasets,  # the generated bank and each import its pool draws on, with their puzzles
+            "dataset": dataset,  # the one this report keeps to, or None: all of them
         },
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "rules": RULES,
@@ -199,27 +209,50 @@ def _agreement(answers: list[dict]) -> dict:
 
 # --- agents --------------------------------------------------------------------------------
 def agents_on(pool: set[int]) -> list[dict]:
-    """Every agent with results on these puzzles: harness runs (attempts) and imported runs."""
+    """Every agent run with rollouts on these puzzles, each on its own: harness and imported runs."""
     types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
-    found: dict[tuple[str, str], dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    harness = (
-        Attempt.objects.filter(participant__kind=Participant.Kind.AGENT, puzzle_id__in=pool)
-        .order_by("created_at")
-        .values_list("participant__label", "puzzle_id", "correct")
+    runs = AgentRun.objects.filter(rollouts__puzzle_id__in=pool).distinct().order_by("created_at", "pk")
+    return [_run_summary(run, pool, types) for run in runs]
+
+
+def _run_summary(run: AgentRun, pool: set[int], types: dict[int, str]) -> dict:
+    """One run's Pass@k on the pool, from exactly k rollouts per puzzle (the first k that did not fail)."""
+    k = run.rollouts_per_puzzle
+    counted: dict[int, list[bool]] = defaultdict(list)
+    failed: dict[str, int] = defaultdict(int)
+    reached: set[int] = set()
+    rows = (
+        Rollout.objects.filter(run=run, puzzle_id__in=pool)
+        .exclude(status=Rollout.Status.PENDING)
+        .order_by("puzzle_id", "index")
+        .values_list("puzzle_id", "status", "correct")
     )
-    for label, puzzle, correct in harness.iterator(chunk_size=5000):
-        found[("harness", label)][puzzle].append(bool(correct))
-    for run, puzzle, rollouts in AgentOutcome.objects.filter(puzzle_id__in=pool).values_list(
-        "run__name", "puzzle_id", "rollouts"
-    ):
-        found[("import", run)][puzzle].extend(bool(r) for r in rollouts)
-    return [_agent_summary(name, source, outcomes, types) for (source, name), outcomes in sorted(found.items())]
+    for puzzle, status, correct in rows.iterator(chunk_size=5000):
+        reached.add(puzzle)
+        if status == Rollout.Status.FAILED:
+            failed[types[puzzle]] += 1
+        else:
+            counted[puzzle].append(bool(correct))
+    complete = {puzzle: outcomes[:k] for puzzle, outcomes in counted.items() if len(outcomes) >= k}
+    summary = _agent_summary(run.name, run.source, complete, types, k)
+    summary.update(
+        {
+            "run": run.pk,
+            "model": run.model,
+            "protocol": run.protocol,
+            "failed": sum(failed.values()),
+            "failed_by_type": dict(sorted(failed.items())),
+            "short_puzzles": len(reached - set(complete)),  # fewer than k rollouts left: left out
+        }
+    )
+    for row in summary["types"]:
+        row["failed"] = failed.get(row["type"], 0)
+    return summary
 
 
-def _agent_summary(name: str, source: str, outcomes: dict[int, list[bool]], types: dict[int, str]) -> dict:
+def _agent_summary(name: str, source: str, outcomes: dict[int, list[bool]], types: dict[int, str], k: int) -> dict:
     counts = {puzzle: (len(r), sum(r)) for puzzle, r in outcomes.items()}
-    fewest = min(n for n, _ in counts.values())
-    ks = [k for k in (1, 5) if k <= fewest]
+    ks = [n for n in (1, 5) if n <= k]
     by_type: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for puzzle, count in counts.items():
         by_type[types[puzzle]].append(count)
@@ -228,16 +261,15 @@ def _agent_summary(name: str, source: str, outcomes: dict[int, list[bool]], type
             "type": t,
             "puzzles": len(c),
             "pass1": mean_pass_at_k(c, 1),
-            "pass_k": {str(k): mean_pass_at_k(c, k) for k in ks if k > 1},
+            "pass_k": {str(n): mean_pass_at_k(c, n) for n in ks if n > 1},
         }
         for t, c in sorted(by_type.items())
     ]
     return {
         "name": name,
         "source": source,
-        "model": name.split(":", 1)[-1],
-        "rollouts_per_puzzle": fewest,
+        "rollouts_per_puzzle": k,
         "types": rows,
-        "mean_pass1_over_types": sum(r["pass1"] for r in rows) / len(rows),
-        "pass_at": {str(k): mean_pass_at_k(list(counts.values()), k) for k in ks},
+        "mean_pass1_over_types": sum(r["pass1"] for r in rows) / len(rows) if rows else None,
+        "pass_at": {str(n): mean_pass_at_k(list(counts.values()), n) for n in ks} if counts else {},
     }

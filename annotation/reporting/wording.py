@@ -333,17 +333,34 @@ def agents_table(report: dict) -> tuple[list[str], list[list[str]]]:
 
 
 def agent_details(agent: dict) -> str:
-    """Where an agent's numbers come from: source, model and rollouts per puzzle."""
+    """Where an agent's numbers come from: run, source, model, protocol, the k rollouts per puzzle
+    taken, and what was left out (failed rollouts per type, puzzles short of k)."""
     parts = [
+        f"run {agent['run']}" if agent.get("run") is not None else None,
         f"source {agent['source']}" if agent.get("source") else None,
         f"model {agent['model']}" if agent.get("model") else None,
+        f"protocol {agent['protocol']}" if agent.get("protocol") else None,
         (
             f"{fmt_count(agent['rollouts_per_puzzle'])} rollouts per puzzle"
             if is_number(agent.get("rollouts_per_puzzle"))
             else None
         ),
+        _left_out(agent),
     ]
     return ", ".join(str(p) for p in parts if p) or DASH
+
+
+def _left_out(agent: dict) -> str | None:
+    """ "3 failed rollouts left out (Bingo 2, Dice_Count 1)", with any puzzles short of k; None if nothing was."""
+    failed = agent.get("failed_by_type") or {}
+    short = agent.get("short_puzzles")
+    parts = []
+    if failed:
+        by_type = ", ".join(f"{name} {fmt_count(n)}" for name, n in failed.items())
+        parts.append(f"{fmt_count(sum(failed.values()))} failed rollouts left out ({by_type})")
+    if is_number(short) and short:
+        parts.append(f"{fmt_count(short)} puzzles with fewer than k rollouts left out")
+    return "; ".join(parts) or None
 
 
 def agent_pass_at_text(agent: dict) -> str:

@@ -2,9 +2,6 @@
 
 import base64
 import io
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.conf import settings
@@ -13,10 +10,10 @@ from django.core.management import call_command
 from django.test import Client
 from PIL import Image
 
-from annotation.agents.harness import MAX_TURNS
-from annotation.models import Attempt, Participant
+from annotation.models import AgentRun, Attempt, Participant, Rollout
 from puzzles.models import Puzzle, ReplayCheck
 from puzzles.registry import get_type
+from tests.agents.fakes import FakeChatServer, reply, scripted, tool_calls
 
 pytestmark = pytest.mark.browser
 
@@ -52,112 +49,48 @@ def test_replay_command_verifies_and_records_a_failure_with_its_screenshot(puzzl
     assert "replay-verified" in home
 
 
-class FakeChatServer:
-    """A chat-completions server that answers with scripted assistant messages, and keeps requests."""
-
-    def __init__(self, script):
-        self.script, self.requests = list(script), []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.requests.append((self.path, self.headers.get("Authorization"), body))
-                message = owner.script.pop(0) if owner.script else {"role": "assistant", "content": "no idea"}
-                payload = json.dumps({"choices": [{"index": 0, "message": message}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
-
-    def close(self):
-        self.server.shutdown()
-
-
-def tool_call(name: str, **arguments) -> dict:
-    call = {"id": f"c{name}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-    return {"role": "assistant", "content": None, "tool_calls": [call]}
-
-
-def test_openai_provider_solves_through_the_page_and_is_scored_like_a_person(puzzles_of, monkeypatch):
+def test_the_agent_harness_acts_through_the_page_and_is_scored_like_a_person(puzzles_of, monkeypatch):
     puzzle = puzzles_of("Geometry_Click")[0]
     x, y = get_type(puzzle.type).layout(puzzle.public).image.to_stage(*puzzle.truth["point"])
-    fake = FakeChatServer(
-        [tool_call("screenshot"), tool_call("teleport", x=1), tool_call("click", x=round(x), y=round(y))]
-    )
+    script = [
+        reply(tool_calls(("screenshot", {}))),
+        reply(tool_calls(("teleport", {"x": 1}))),
+        reply(tool_calls(("click", {"x": round(x), "y": round(y)}))),
+    ]
     monkeypatch.setenv("TEST_MODEL_KEY", "sk-test")
-    try:
+    with FakeChatServer(scripted(*script)) as fake:
         out = command(
-            "agent",
-            "run",
-            "--provider",
-            "openai",
-            "--model",
-            "fake-model",
-            "--base-url",
-            fake.url,
-            "--api-key-env",
-            "TEST_MODEL_KEY",
-            "--split",
-            "test",
-            "--limit",
-            "1",
-        )
-    finally:
-        fake.close()
+            "agent", "run", "--protocol", "openai-tools", "--model", "fake-model", "--base-url", fake.url,
+            "--api-key-env", "TEST_MODEL_KEY", "--split", "test", "--limit", "1", "--name", "harness",
+        )  # fmt: skip
     assert out.strip().endswith("agent: 1/1 correct")
     attempt = Attempt.objects.get(puzzle=puzzle)
-    assert attempt.participant.kind == Participant.Kind.AGENT and attempt.participant.label == "openai:fake-model"
-    assert attempt.correct and attempt.events.filter(kind="pointerdown").exists()
+    run = AgentRun.objects.get(name="harness")
+    assert attempt.participant.kind == Participant.Kind.AGENT and attempt.participant == run.participant
+    assert attempt.correct and attempt.events.filter(kind="pointerdown").exists() and attempt.rollout.run == run
     assert len(fake.requests) == 3
-    path, auth, body = fake.requests[-1]
-    assert path == "/v1/chat/completions" and auth == "Bearer sk-test" and body["model"] == "fake-model"
-    assert {t["function"]["name"] for t in body["tools"]} == {"screenshot", "click", "drag", "hold", "type_text"}
-    tool_results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
-    assert tool_results == ["ok", "error: unknown tool 'teleport'"]
-    image_url = body["messages"][-1]["content"][1]["image_url"]["url"]
+    request = fake.requests[-1]
+    assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer sk-test"
+    assert request["body"]["model"] == "fake-model"
+    tool_results = [m["content"] for m in request["body"]["messages"] if m["role"] == "tool"]
+    assert tool_results == ["Screenshot captured. See the image below.", "unknown action: teleport"]
+    image_url = request["body"]["messages"][-1]["content"][1]["image_url"]["url"]
     png = base64.b64decode(image_url.split(",", 1)[1])
     assert Image.open(io.BytesIO(png)).size == (1280, 1080)
 
 
-def test_an_agent_gets_at_most_fifteen_turns(puzzles_of):
+def test_an_agent_gets_at_most_its_step_limit(puzzles_of):
     puzzle = puzzles_of("Dice_Count")[0]
-    fake = FakeChatServer([tool_call("screenshot")] * 40)
-    try:
+    with FakeChatServer(scripted(then=reply(tool_calls(("screenshot", {}))))) as fake:
         out = command(
-            "agent",
-            "run",
-            "--provider",
-            "openai",
-            "--model",
-            "m",
-            "--base-url",
-            fake.url,
-            "--split",
-            "test",
-            "--limit",
-            "1",
-        )
-    finally:
-        fake.close()
-    assert len(fake.requests) == MAX_TURNS
+            "agent", "run", "--protocol", "openai-tools", "--model", "m", "--base-url", fake.url,
+            "--split", "test", "--limit", "1", "--max-steps", "15",
+        )  # fmt: skip
+    assert len(fake.requests) == 15
     assert out.strip().endswith("agent: 0/1 correct")
     assert Attempt.objects.get(puzzle=puzzle).submitted_at is None
-
-
-def test_the_replay_provider_runs_rollouts_as_agent_attempts(puzzles_of):
-    puzzles_of("Slide_Puzzle", "Rotation_Match")
-    out = command("agent", "run", "--provider", "replay", "--split", "test", "--limit", "1", "--rollouts", "2")
-    assert out.strip().endswith("agent: 4/4 correct")
-    assert Attempt.objects.filter(participant__kind="agent", correct=True).count() == 4
+    rollout = Rollout.objects.get(puzzle=puzzle)
+    assert (rollout.status, rollout.end, rollout.steps) == ("done", "submit_not_clicked", 15)
 
 
 def test_replay_of_unverified_puzzles_only_skips_what_is_verified(puzzles_of):

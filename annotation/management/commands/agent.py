@@ -1,78 +1,197 @@
-"""`python manage.py agent run`: an agent's rollouts on the live page, scored like people."""
+"""`python manage.py agent run|runs|export|import`: agents on the live page, scored like people.
+
+run     a new run (or --resume one): k rollouts on each chosen puzzle, through a protocol
+runs    the runs stored, with their counts
+export  a run in the published client's output layout
+import  an output folder (the published client's, or an export) as a run
+"""
 
 import os
 from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.agents.harness import OpenAIProvider, reference_provider, run_agent
+from annotation.agents.context import CONTEXTS
+from annotation.agents.prompts import PromptError, PromptSource
+from annotation.agents.protocols import PROTOCOLS
+from annotation.agents.published import DEFAULT_PAGE
+from annotation.models import AgentRun, Rollout
 from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
 from puzzles.progress import Progress
 from puzzles.registry import UnknownPuzzleType
 
+NATIVE = "captchaarena-native"
+
 
 class Command(BaseCommand):
-    help = "Run an agent on stored puzzles through the live page (providers: replay, openai)."
+    help = "Run agents on stored puzzles through the live page; list, export and import runs."
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True)
-        run = actions.add_parser("run", help="K rollouts on each of N puzzles")
-        run.add_argument("--provider", required=True, choices=["replay", "openai"])
-        run.add_argument("--model", default="reference", help="model name sent to the server")
-        run.add_argument("--base-url", help="chat completions server, e.g. http://127.0.0.1:8001/v1")
-        run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable with the key")
-        run.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
-        run.add_argument("--types", nargs="+")
-        run.add_argument("--limit", type=int, default=10, help="puzzles per type")
-        run.add_argument("--rollouts", type=int, default=1, help="attempts per puzzle (for Pass@k)")
-        run.add_argument("--workers", type=int, default=2, help="pages in parallel")
-        run.add_argument("--verified-only", action="store_true", help="only replay-verified puzzles")
-
-        imp = actions.add_parser("import", help="import a published agent's output folder (summary.json files)")
+        self._run_arguments(actions.add_parser("run", help="k rollouts on each of N puzzles, as one run"))
+        actions.add_parser("runs", help="the runs stored, with their counts")
+        export = actions.add_parser("export", help="a run in the published client's output layout")
+        export.add_argument("run", help="run name or id")
+        export.add_argument("out", help="folder to write (made if missing)")
+        imp = actions.add_parser("import", help="an output folder (published client or export) as a run")
         imp.add_argument("path")
         imp.add_argument("--name", required=True, help="a name for the run, shown in reports")
-        imp.add_argument("--dataset", help="match puzzle ids within this dataset only")
+        imp.add_argument("--dataset", help="match puzzles within this dataset only")
+
+    def _run_arguments(self, run):
+        run.add_argument("--protocol", choices=list(PROTOCOLS), help="how the model is asked (required for a new run)")
+        run.add_argument("--model", help="model name sent to the server")
+        run.add_argument("--base-url", help="chat completions server, e.g. http://127.0.0.1:8000/v1")
+        run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable with the key")
+        run.add_argument("--system-prompt-file", help="the trained system prompt, sent byte for byte")
+        run.add_argument("--captchaarena-client", help="a checkout of the public client: its prompt builder is used")
+        run.add_argument("--prompt-page", default=DEFAULT_PAGE, help="page base URL the client's prompt names")
+        run.add_argument("--split", choices=list(SPLIT_SIZES))
+        run.add_argument("--dataset", help="the puzzles' dataset (needed when the split holds several)")
+        run.add_argument("--types", nargs="+")
+        run.add_argument("--limit", type=int, help="puzzles in total (types interleaved)")
+        run.add_argument("--per-type", type=int, help="puzzles per type")
+        run.add_argument("--verified-only", action="store_true", help="only replay-verified puzzles")
+        run.add_argument("--rollouts", type=int, default=1, help="k: rollouts per puzzle (for Pass@k)")
+        run.add_argument("--context", choices=list(CONTEXTS), default="published", help="history sent per request")
+        run.add_argument("--max-steps", type=int, default=30, help="model calls per rollout")
+        run.add_argument("--max-tokens", type=int, default=12000)
+        run.add_argument("--retries", type=int, default=2, help="retries of a failed model request")
+        run.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
+        run.add_argument("--disable-thinking", action="store_true", help="chat_template_kwargs enable_thinking false")
+        run.add_argument("--name", help="the run's name (default: model, protocol, split and time)")
+        run.add_argument("--workers", type=int, default=2, help="pages in parallel")
+        run.add_argument("--resume", metavar="RUN", help="continue a run (name or id): its pending rollouts")
+        run.add_argument("--retry-failed", action="store_true", help="with --resume: its failed rollouts too")
 
     def handle(self, *args, action, **options):
         try:
             getattr(self, f"do_{action}")(**options)
-        except UnknownPuzzleType as error:
+        except (UnknownPuzzleType, PromptError) as error:
             raise CommandError(str(error)) from None
 
-    def do_run(
-        self, *, provider, model, base_url, api_key_env, split, types, limit, rollouts, workers, verified_only, **_
-    ):
-        from puzzles.selectors import puzzle_selection
+    # --- run ------------------------------------------------------------------------------
+    def do_run(self, *, resume, retry_failed, workers, **options):
+        from annotation.agents.runs import run_execute
 
-        if provider == "openai":
-            if not base_url:
-                raise CommandError("--base-url is required with --provider openai")
-            client = OpenAIProvider(base_url=base_url, model=model, api_key=os.environ.get(api_key_env, ""))
-            factory = lambda puzzle: client  # noqa: E731  (stateless: the conversation lives in the episode)
-        else:
-            factory = reference_provider
-        ids = puzzle_selection(split=split, types=types, per_type=limit)
-        if verified_only:
-            ids = list(Puzzle.objects.filter(pk__in=ids, status=Puzzle.Status.VERIFIED).values_list("pk", flat=True))
-        if not ids:
-            raise CommandError(f"no stored puzzles in split {split!r} for that choice")
-        types_by_id = dict(Puzzle.objects.filter(pk__in=ids).values_list("pk", "type"))
-        progress = Progress(len(ids) * rollouts, f"agent {provider}:{model}", stream=self.stderr._out)
-        results = run_agent(
-            ids,
-            provider_factory=factory,
-            label=f"{provider}:{model}",
-            rollouts=rollouts,
+        run = find_run(resume) if resume else self._new_run(options)
+        pending = run.rollouts.filter(status=Rollout.Status.PENDING).count()
+        if retry_failed:
+            pending += run.rollouts.filter(status=Rollout.Status.FAILED).count()
+        self.stderr.write(f"run {run.pk} {run.name!r}: {len(run.puzzles)} puzzles x {run.rollouts_per_puzzle}")
+        progress = Progress(pending, f"agent {run.protocol}:{run.model}", stream=self.stderr._out)
+        run_execute(
+            run,
+            api_key=os.environ.get(run.settings["api_key_env"], ""),
             workers=workers,
+            retry_failed=retry_failed,
             on_result=lambda _: progress.advance(),
         )
         progress.close()
-        self._summary(results, types_by_id)
+        self._summary(run)
+
+    def _new_run(self, options) -> AgentRun:
+        from annotation.agents.runs import run_create
+
+        for needed in ("protocol", "model", "base_url", "split"):
+            if not options[needed]:
+                raise CommandError(f"--{needed.replace('_', '-')} is required for a new run")
+        prompt = PromptSource(
+            file=options["system_prompt_file"], client=options["captchaarena_client"], page=options["prompt_page"]
+        )
+        if options["protocol"] == NATIVE and not prompt.given:
+            raise CommandError(
+                "captchaarena-native sends the trained system prompt, which this project does not hold: "
+                "give --system-prompt-file FILE or --captchaarena-client PATH (a checkout of the public client)"
+            )
+        ids, dataset = self._puzzles(options)
+        name = options["name"] or (
+            f"{options['model']} {options['protocol']} {options['split']} {datetime.now(UTC):%Y-%m-%d %H:%M:%S}"
+        )
+        if AgentRun.objects.filter(name=name).exists():
+            raise CommandError(f"a run named {name!r} exists; resume it with --resume or choose another --name")
+        return run_create(
+            name=name,
+            model=options["model"],
+            base_url=options["base_url"],
+            protocol=options["protocol"],
+            dataset=dataset,
+            split=options["split"],
+            puzzle_ids=ids,
+            rollouts=options["rollouts"],
+            settings={
+                "max_steps": options["max_steps"],
+                "max_tokens": options["max_tokens"],
+                "context": options["context"],
+                "retries": options["retries"],
+                "timeout_s": options["timeout"],
+                "disable_thinking": options["disable_thinking"],
+                "api_key_env": options["api_key_env"],
+                "prompt": prompt.describe(),
+            },
+        )
+
+    def _puzzles(self, options) -> tuple[list[int], str]:
+        """The run's puzzles, in order, and their one dataset."""
+        from puzzles.selectors import puzzle_selection
+
+        split, dataset = options["split"], options["dataset"]
+        ids = puzzle_selection(split=split, types=options["types"], per_type=options["per_type"], dataset=dataset)
+        if options["verified_only"]:
+            verified = set(
+                Puzzle.objects.filter(pk__in=ids, status=Puzzle.Status.VERIFIED).values_list("pk", flat=True)
+            )
+            ids = [pk for pk in ids if pk in verified]
+        if options["limit"] is not None:
+            ids = ids[: options["limit"]]
+        datasets = sorted(set(Puzzle.objects.filter(pk__in=ids).values_list("dataset", flat=True)))
+        if not ids:
+            raise CommandError(f"no stored puzzles in split {split!r} for that choice")
+        if len(datasets) > 1:
+            raise CommandError(f"split {split!r} holds puzzles of several datasets; choose one: --dataset {datasets}")
+        return ids, datasets[0]
+
+    def _summary(self, run: AgentRun):
+        rows = run.rollouts.exclude(status=Rollout.Status.PENDING).values_list("puzzle__type", "status", "correct")
+        total, failed, no_action, correct = Counter(), Counter(), Counter(), Counter()
+        for name, status, right in rows:
+            total[name] += 1
+            failed[name] += status == Rollout.Status.FAILED
+            no_action[name] += status == Rollout.Status.NO_ACTION
+            correct[name] += bool(right) and status != Rollout.Status.FAILED
+        self.stdout.write(f"{'type':<20} {'rollouts':>8} {'failed':>6} {'no action':>9} {'correct':>7} {'Pass@1':>7}")
+        for name in sorted(total):
+            counted = total[name] - failed[name]
+            rate = f"{correct[name] / counted:>7.1%}" if counted else f"{'–':>7}"
+            self.stdout.write(
+                f"{name:<20} {total[name]:>8} {failed[name]:>6} {no_action[name]:>9} {correct[name]:>7} {rate}"
+            )
+        for rollout in run.rollouts.filter(status=Rollout.Status.FAILED)[:5]:
+            self.stdout.write(f"failed rollout {rollout.pk}: {rollout.reason}")
+        counted = sum(total.values()) - sum(failed.values())
+        left_out = f", {sum(failed.values())} failed (left out)" if sum(failed.values()) else ""
+        self.stdout.write(f"agent: {sum(correct.values())}/{counted} correct{left_out}")
+
+    # --- runs, export, import ---------------------------------------------------------------
+    def do_runs(self, **_):
+        for run in AgentRun.objects.order_by("created_at", "pk"):
+            counts = run.counts()
+            self.stdout.write(
+                f"{run.pk:>4} {run.name!r} {run.source} {run.protocol or '-'} {run.model or '-'} "
+                f"k={run.rollouts_per_puzzle} puzzles={len(run.puzzles)} "
+                + " ".join(f"{key}={value}" for key, value in counts.items())
+            )
+
+    def do_export(self, *, run, out, **_):
+        from annotation.agents.exports import run_export
+
+        written = run_export(find_run(run), Path(out))
+        self.stdout.write(f"export: {written} rollouts written to {out}")
 
     def do_import(self, *, path, name, dataset, **_):
-        from pathlib import Path
-
         from annotation.agents.outputs import agent_run_import
 
         if not Path(path).is_dir():
@@ -80,25 +199,20 @@ class Command(BaseCommand):
         result = agent_run_import(path=Path(path), name=name, dataset=dataset)
         for where, why in result.problems[:20]:
             self.stderr.write(f"skipped {where}: {why}")
-        if result.unmatched:
-            self.stderr.write(f"{len(result.unmatched)} ids match no stored puzzle, e.g. {result.unmatched[:5]}")
-        self.stdout.write(f"import: {result.matched} puzzles matched into run {name!r}")
+        for entry in result.unmatched[:20]:
+            self.stderr.write(f"no stored puzzle for {entry}")
+        if len(result.unmatched) > 20:
+            self.stderr.write(f"... and {len(result.unmatched) - 20} more without a stored puzzle")
+        self.stdout.write(
+            f"import: {result.matched} puzzles matched into run {name!r}, {len(result.unmatched)} unmatched"
+        )
 
-    def _summary(self, results, types_by_id):
-        attempts, correct, submitted = Counter(), Counter(), Counter()
-        for result in results:
-            name = types_by_id[result.puzzle_id]
-            attempts[name] += 1
-            correct[name] += result.correct
-            submitted[name] += result.submitted
-        self.stdout.write(f"{'type':<20} {'attempts':>8} {'submitted':>9} {'correct':>7} {'Pass@1':>7}")
-        for name in sorted(attempts):
-            self.stdout.write(
-                f"{name:<20} {attempts[name]:>8} {submitted[name]:>9} {correct[name]:>7} "
-                f"{correct[name] / attempts[name]:>7.1%}"
-            )
-        problems = [r for r in results if r.problem]
-        for result in problems[:5]:
-            self.stdout.write(f"problem on attempt {result.attempt_uid}: {result.problem}")
-        total = sum(attempts.values())
-        self.stdout.write(f"agent: {sum(correct.values())}/{total} correct")
+
+def find_run(key: str) -> AgentRun:
+    """A run by name, or by id when no run has that name."""
+    run = AgentRun.objects.filter(name=key).first()
+    if run is None and key.isdigit():
+        run = AgentRun.objects.filter(pk=int(key)).first()
+    if run is None:
+        raise CommandError(f"no run named {key!r}")
+    return run

@@ -1,0 +1,154 @@
+"""One rollout on the live page, turn by turn, as the published client plays it.
+
+The page is loaded and given 2 s, as published, then waited for until its stage and images are
+there; the instruction is read from the page once; the first screenshot is taken at once. Then
+each turn: the history, bounded by the run's context policy, goes to the model; the reply's
+calls are done on the page (actions.py); each executed call is followed by a screenshot, after
+800 ms unless it was a screenshot call.
+
+The episode ends, as published, at the first of: a reply with no call; a `done` call; a page
+that shows its answer submitted after an action (a screenshot call never checks); the step limit
+(30 model calls by default). A call the native protocol cannot execute ends it too (the published
+client crashes there and leaves the rollout out; we count it, see docs/agents.md). The model
+server failing after its retries raises ModelUnavailable out of the episode: the rollout failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from annotation.agents.actions import SETTLE_MS, BadCall, applied, execute
+from annotation.agents.context import CONTEXTS
+from annotation.agents.model import ChatClient, ModelUnavailable
+from annotation.agents.protocols.base import Call, Outcome, Protocol
+from annotation.agents.trajectories import Recorder, wire
+
+LOAD_WAIT_S = 2.0  # after loading the page, before anything else, as published
+READY_TIMEOUT_MS = 15_000
+MAX_STEPS = 30
+SUBMITTED_STATES = ("submitting", "submitted")  # the page's status once its answer is sent
+READ_INSTRUCTION = "() => (document.querySelector('#stage .instruction')?.textContent || '').trim()"
+IMAGES_LOADED = "() => Array.from(document.images).every((image) => image.complete)"
+
+
+@dataclass
+class Episode:
+    """How an episode went: why it stopped, what it did and what it cost."""
+
+    ended: str = ""  # "no call", "done", "submitted", "invalid call: ...", or "" at the step limit
+    steps: int = 0  # calls executed, a `done` included (the published total_steps)
+    usable: int = 0  # calls that acted or looked (not done, not answered as errors)
+    model_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+@dataclass
+class Turn:
+    """What a turn needs besides the page: the protocol, the model and where to record."""
+
+    protocol: Protocol
+    client: ChatClient
+    model: str
+    context: str
+    recorder: Recorder
+
+
+async def open_page(page, attempt_uid: str) -> str:
+    """Load the attempt's page as the published client loads one; returns the instruction."""
+    await page.goto(f"/play/{attempt_uid}/", wait_until="domcontentloaded")
+    await asyncio.sleep(LOAD_WAIT_S)
+    await page.wait_for_selector(
+        f'#stage[data-attempt="{attempt_uid}"] #status[data-state]', state="attached", timeout=READY_TIMEOUT_MS
+    )
+    await page.wait_for_function(IMAGES_LOADED, timeout=READY_TIMEOUT_MS)
+    return await page.evaluate(READ_INSTRUCTION)
+
+
+async def submitted(page) -> bool:
+    return await page.locator("#status").get_attribute("data-state") in SUBMITTED_STATES
+
+
+async def run_episode(page, attempt_uid: str, turn: Turn, *, system_prompt: str, max_steps: int = MAX_STEPS):
+    """Play one rollout; returns its Episode. Raises ModelUnavailable when the model server fails."""
+    episode = Episode()
+    instruction = await open_page(page, attempt_uid)
+    screenshots = {0: await page.screenshot(type="png")}
+    await turn.recorder.screenshot(0, screenshots[0])
+    await turn.recorder.start(instruction=instruction, system_prompt=system_prompt)
+    history = turn.protocol.first_messages(system_prompt, instruction, 0)
+    for number in range(max_steps):
+        latest = max(screenshots)
+        request = CONTEXTS[turn.context](history)
+        body = turn.protocol.body(turn.model, wire(request, screenshots))
+        try:
+            completion = await turn.client.complete(body)
+        except ModelUnavailable as error:
+            await turn.recorder.turn(
+                number,
+                seen=latest,
+                request=request,
+                completion=None,
+                outcomes=[],
+                error=str(error),
+                retries=error.retries,
+                latency_ms=error.latency_ms,
+            )
+            raise
+        episode.model_calls += 1
+        episode.tokens_in += completion.tokens_in or 0
+        episode.tokens_out += completion.tokens_out or 0
+        history.append(turn.protocol.assistant(completion.message, number))
+        outcomes, ended = await _act(page, turn.protocol, turn.protocol.calls(completion.message), screenshots, turn)
+        await turn.recorder.turn(number, seen=latest, request=request, completion=completion, outcomes=outcomes)
+        episode.steps += sum(1 for o in outcomes if not o.error)
+        episode.usable += sum(1 for o in outcomes if not o.error and o.call.name != "done")
+        if ended:
+            episode.ended = ended
+            break
+        history += turn.protocol.answer(outcomes, max(screenshots))
+    return episode
+
+
+async def _act(page, protocol: Protocol, calls: list[Call], screenshots: dict[int, bytes], turn: Turn):
+    """Do a reply's calls; returns their outcomes and why the episode ends ("" when it goes on)."""
+    if not calls:
+        return [], "no call"
+    outcomes: list[Outcome] = []
+    for number, call in enumerate(calls):
+        if number >= protocol.max_calls:
+            outcomes.append(Outcome(call, f"error: at most {protocol.max_calls} calls per reply", error=True))
+            continue
+        if call.name == "done":
+            outcomes.append(Outcome(call, "agent_done"))
+            return outcomes, "done"
+        outcome = await _do(page, call, screenshots, turn)
+        outcomes.append(outcome)
+        if outcome.error and protocol.bad_call_ends_episode:
+            return outcomes, f"invalid call: {outcome.result.removeprefix('error: ')}"
+        if not outcome.error and call.name != "screenshot" and await submitted(page):
+            return outcomes, "submitted"
+    return outcomes, ""
+
+
+async def _do(page, call: Call, screenshots: dict[int, bytes], turn: Turn) -> Outcome:
+    """One call: executed, waited for and followed by a screenshot; or answered as an error."""
+    if call.problem:
+        return Outcome(call, f"error: {call.problem}", error=True)
+    if call.name == "screenshot":
+        return Outcome(call, "screenshot_taken", applied={}, screenshot=await _shoot(page, screenshots, turn))
+    try:
+        arguments = applied(call.name, call.arguments)
+        result = await execute(page, call.name, arguments)
+    except BadCall as error:
+        return Outcome(call, f"error: {error}", error=True)
+    await asyncio.sleep(SETTLE_MS / 1000)
+    return Outcome(call, result, applied=arguments, screenshot=await _shoot(page, screenshots, turn))
+
+
+async def _shoot(page, screenshots: dict[int, bytes], turn: Turn) -> int:
+    step = max(screenshots) + 1
+    screenshots[step] = await page.screenshot(type="png")
+    await turn.recorder.screenshot(step, screenshots[step])
+    return step

@@ -1,0 +1,262 @@
+"""`agent export RUN OUT`: a run in the published client's output layout (docs/agents.md).
+
+    OUT/run_summary.json                  every rollout that did not fail, as published
+    OUT/arena_run.json                    the run itself (model, server, protocol, settings...)
+    OUT/<folder lower>/run_summary.json   the same for one type
+    OUT/<folder lower>/<folder>_<id stem>/[rollout_<n>/]
+        summary.json, metafile.json, sft_data.json, screenshots/screenshot_step_<n>.png
+        arena_turns.json                  every turn as stored (request, reply, calls, tokens)
+
+<folder> is the published type folder (Bingo_200), <id stem> the puzzle's published id without
+its extension; rollout_<n> (1-based) only when the run has k > 1. A failed rollout has no
+summary.json, metafile.json or sft_data.json, as published (readers of that layout leave it out),
+and an arena_failed.json with its reason instead. The files the published client writes carry
+its fields; ours add only keys starting with "arena_".
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from annotation.agents.protocols.base import first_text
+from annotation.agents.published import id_stem, puzzle_file_id, type_folder
+from annotation.agents.trajectories import screenshot_path, screenshot_steps
+from annotation.models import AgentRun, Rollout, Turn
+
+BENCHMARK = "captchaarena"
+
+
+def run_export(run: AgentRun, out: Path) -> int:
+    """Write the run under out; returns how many rollouts were written."""
+    out.mkdir(parents=True, exist_ok=True)
+    names: dict[int, tuple[str, str]] = {}
+    entries: list[dict[str, Any]] = []
+    order = {puzzle: place for place, puzzle in enumerate(run.puzzles)}
+    rollouts = sorted(
+        run.rollouts.exclude(status=Rollout.Status.PENDING).select_related("puzzle"),
+        key=lambda r: (order.get(r.puzzle_id, len(order)), r.puzzle_id, r.index),
+    )
+    for rollout in rollouts:
+        if rollout.puzzle_id not in names:
+            names[rollout.puzzle_id] = (type_folder(rollout.puzzle), id_stem(puzzle_file_id(rollout.puzzle)))
+        folder, stem = names[rollout.puzzle_id]
+        place = out / folder.lower() / f"{folder}_{stem}"
+        if run.rollouts_per_puzzle > 1:
+            place = place / f"rollout_{rollout.index + 1}"
+        summary = _write_rollout(run, rollout, place, folder, stem)
+        if summary is not None:
+            entries.append(summary)
+    _write_summaries(run, out, entries)
+    _write_json(out / "arena_run.json", _run_record(run))
+    return len(rollouts)
+
+
+def _write_rollout(run: AgentRun, rollout: Rollout, place: Path, folder: str, stem: str) -> dict | None:
+    """One rollout's files; returns its run_summary entry (None for a failed rollout)."""
+    place.mkdir(parents=True, exist_ok=True)
+    (place / "screenshots").mkdir(exist_ok=True)
+    for step in screenshot_steps(rollout.pk):
+        shutil.copyfile(screenshot_path(rollout.pk, step), place / "screenshots" / f"screenshot_step_{step}.png")
+    turns = list(rollout.turns.all())
+    _write_json(
+        place / "arena_turns.json", {"rollout": _rollout_record(rollout), "turns": [_turn_record(t) for t in turns]}
+    )
+    if rollout.status == Rollout.Status.FAILED:
+        _write_json(place / "arena_failed.json", {"puzzle_type": folder, "puzzle_id": stem, **_arena(rollout)})
+        return None
+    steps = metafile_steps(turns)
+    reward = 1.0 if rollout.submitted and rollout.correct else 0.0
+    task_id = f"{folder}_{stem}"
+    _write_json(
+        place / "metafile.json",
+        {
+            "benchmark": BENCHMARK,
+            "agent": run.model.split("/")[-1],
+            "task_id": task_id,
+            "summary_info": {"cum_reward": reward},
+            "goal": rollout.instruction or None,
+            "steps": steps,
+        },
+    )
+    summary = {
+        "puzzle_type": folder,
+        "puzzle_id": stem,
+        "prompt": rollout.instruction or None,
+        "submitted": bool(rollout.submitted),
+        "correct": bool(rollout.correct),
+        "reward": reward,
+        "status": rollout.end or "submit_not_clicked",
+        "total_steps": len(steps),
+        "transitions": [_transition(i, step) for i, step in enumerate(steps)],
+        **_arena(rollout),
+    }
+    _write_json(place / "summary.json", summary)
+    _write_json(place / "sft_data.json", _sft_data(rollout, turns, task_id, folder, reward))
+    return {key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")} | {
+        "task_id": task_id
+    }
+
+
+def action_string(name: str, arguments: dict) -> str:
+    """The published form of a call: name({"x": 1, ...}) (ASCII JSON), or the bare name."""
+    return f"{name}({json.dumps(arguments)})" if arguments else name
+
+
+def metafile_steps(turns: list[Turn]) -> list[dict[str, Any]]:
+    """One step per executed call (calls answered as errors are not steps, as published)."""
+    steps = []
+    for turn in turns:
+        reasoning = (turn.reply or {}).get("content") or ""
+        for call in turn.calls:
+            if call.get("error"):
+                continue
+            shot = call.get("screenshot")
+            steps.append(
+                {
+                    "screenshot_path": f"screenshots/screenshot_step_{shot}.png" if shot is not None else None,
+                    "reasoning": reasoning,
+                    "action": action_string(call["name"], call.get("arguments") or {}),
+                    "result": call.get("result", ""),
+                }
+            )
+    return steps
+
+
+def _transition(number: int, step: dict) -> dict:
+    transition: dict[str, Any] = {"step": number, "action": step["action"]}
+    if step["screenshot_path"]:
+        transition["image"] = step["screenshot_path"]
+    for key in ("reasoning", "result"):
+        if step[key]:
+            transition[key] = step[key]
+    return transition
+
+
+def _sft_data(rollout: Rollout, turns: list[Turn], task_id: str, folder: str, reward: float) -> dict:
+    """The published SFT reconstruction: image before text, periods, <think> around the reply."""
+    conversation: list[dict[str, Any]] = [
+        {"role": "system", "content": rollout.system_prompt},
+        _sft_user(0, first_text(rollout.instruction)),
+    ]
+    for turn in turns:
+        reasoning = (turn.reply or {}).get("content") or ""
+        executed = [c for c in turn.calls if not c.get("error")]
+        if not executed:
+            conversation.append({"role": "assistant", "content": f"<think>{reasoning}</think>" if reasoning else ""})
+        for call in executed:
+            action = action_string(call["name"], call.get("arguments") or {})
+            conversation.append({"role": "assistant", "content": f"<think>{reasoning}</think>\n{action}"})
+            if call.get("screenshot") is not None:
+                conversation.append(_sft_user(call["screenshot"], _sft_text(call)))
+    return {
+        "id": task_id,
+        "puzzle_type": folder,
+        "puzzle_prompt": rollout.instruction or None,
+        "reward": reward,
+        "correct": bool(rollout.correct),
+        "conversations": conversation,
+    }
+
+
+def _sft_text(call: dict) -> str:
+    if call["name"] == "screenshot":
+        return "Here is the updated screenshot."
+    return f"Action executed: {call.get('result', '')}. Here is the updated screenshot."
+
+
+def _sft_user(step: int, text: str) -> dict:
+    return {
+        "role": "user",
+        "content": [
+            {"type": "image", "image": f"screenshots/screenshot_step_{step}.png"},
+            {"type": "text", "text": text},
+        ],
+    }
+
+
+def _write_summaries(run: AgentRun, out: Path, entries: list[dict]) -> None:
+    _write_json(out / "run_summary.json", _run_summary(run, entries, mode="per_puzzle"))
+    by_type: dict[str, list[dict]] = defaultdict(list)
+    for entry in entries:
+        by_type[entry["puzzle_type"]].append(entry)
+    for folder, rows in by_type.items():
+        _write_json(out / folder.lower() / "run_summary.json", {**_run_summary(run, rows), "puzzle_type": folder})
+
+
+def _run_summary(run: AgentRun, entries: list[dict], mode: str | None = None) -> dict:
+    submitted = sum(e["submitted"] for e in entries)
+    correct = sum(e["correct"] for e in entries)
+    summary: dict[str, Any] = {"benchmark": BENCHMARK, "agent": run.model.split("/")[-1]}
+    if mode:
+        summary["mode"] = mode
+    return summary | {
+        "total_puzzles": len(entries),
+        "total_submitted": submitted,
+        "total_correct": correct,
+        "accuracy": round(100 * correct / len(entries), 2) if entries else 0.0,
+        "puzzles": [
+            {k: e[k] for k in ("task_id", "puzzle_type", "submitted", "correct", "reward", "status")} for e in entries
+        ],
+    }
+
+
+def _arena(rollout: Rollout) -> dict:
+    return {
+        "arena_rollout": rollout.index,
+        "arena_status": rollout.status,
+        "arena_reason": rollout.reason,
+        "arena_puzzle": rollout.puzzle.uid,
+    }
+
+
+def _run_record(run: AgentRun) -> dict:
+    return {
+        "name": run.name,
+        "source": run.source,
+        "model": run.model,
+        "base_url": run.base_url,
+        "protocol": run.protocol,
+        "dataset": run.dataset,
+        "split": run.split,
+        "rollouts_per_puzzle": run.rollouts_per_puzzle,
+        "settings": run.settings,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+    }
+
+
+ROLLOUT_FIELDS = ("index", "status", "submitted", "correct", "end", "reason", "steps", "instruction", "system_prompt")
+TURN_FIELDS = (
+    "number",
+    "seen",
+    "request",
+    "reply",
+    "calls",
+    "tokens_in",
+    "tokens_out",
+    "latency_ms",
+    "retries",
+    "error",
+)
+
+
+def _rollout_record(rollout: Rollout) -> dict:
+    record = {field: getattr(rollout, field) for field in ROLLOUT_FIELDS}
+    record.update(tokens_in=rollout.tokens_in, tokens_out=rollout.tokens_out)
+    for field in ("started_at", "finished_at"):
+        value = getattr(rollout, field)
+        record[field] = value.isoformat() if value else None
+    return record
+
+
+def _turn_record(turn: Turn) -> dict:
+    return {field: getattr(turn, field) for field in TURN_FIELDS}
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
