@@ -3,7 +3,7 @@
 from collections import defaultdict
 from itertools import zip_longest
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from puzzles.models import Puzzle
 from puzzles.registry import registry, type_names
@@ -32,6 +32,17 @@ def bank_overview() -> list[dict]:
         }
         for t in registry().all()
     ]
+
+
+def dataset_counts(puzzles: QuerySet[Puzzle]) -> dict[str, int]:
+    """Puzzles per dataset (the deployment's bank, other generated banks, each import), by name."""
+    rows = puzzles.order_by().values("dataset").annotate(n=Count("id")).order_by("dataset")
+    return {row["dataset"]: row["n"] for row in rows}
+
+
+def datasets_line(counts: dict[str, int]) -> str:
+    """"generated:key-ab12 (200), import:captcha-arena (200)": the datasets a choice spans, for messages."""
+    return ", ".join(f"{name} ({n})" for name, n in counts.items()) or "none"
 
 
 def puzzle_selection(

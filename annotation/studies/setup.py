@@ -6,6 +6,10 @@ studies.queue.
 A study on puzzles whose truth is public (imported from a published dataset) can be solved by
 lookup: `public_truth_warning` says so at set-up, the staff list marks such studies, and the
 report states it (reporting/reports.py).
+
+A study draws on one dataset (the generated bank, or one import) when it is given one; without,
+on every dataset of its split, and a pool that mixes several is never silent:
+`mixed_datasets_warning` names them at set-up, and the report lists them (and can keep to one).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from annotation.models import Slot, Study
 from annotation.reporting.wording import public_truth_line
 from puzzles.models import Puzzle
 from puzzles.registry import type_names
+from puzzles.selectors import dataset_counts, datasets_line
 
 
 class StudySetupError(ValueError):
@@ -42,19 +47,26 @@ def study_create(
     gold: list[Puzzle] = (),
     pool_size: int | None = None,
     require_crowd_id: bool = False,
+    dataset: str | None = None,
 ) -> Study:
-    """A study over the split's replay-verified puzzles (practice and gold excluded from the pool)."""
+    """A study over the split's replay-verified puzzles (practice and gold excluded from the pool),
+    of one dataset, or of every dataset of the split when none is given."""
     names = type_names(types) if types else []  # empty: every type
     special = [*practice, *gold]
     unverified = [p.uid for p in special if p.status != Puzzle.Status.VERIFIED]
     if unverified:
         raise StudySetupError(f"practice and gold puzzles must be replay-verified: {', '.join(unverified)}")
-    pool = Puzzle.objects.filter(split=split, status=Puzzle.Status.VERIFIED).exclude(pk__in=[p.pk for p in special])
+    verified = Puzzle.objects.filter(split=split, status=Puzzle.Status.VERIFIED).exclude(pk__in=[p.pk for p in special])
     if names:
-        pool = pool.filter(type__in=names)
-    pool = list(pool.order_by("type", "index", "source_id")[:pool_size])
+        verified = verified.filter(type__in=names)
+    chosen = verified.filter(dataset=dataset) if dataset else verified
+    pool = list(chosen.order_by("type", "index", "source_id")[:pool_size])
     if not pool:
-        raise StudySetupError(f"no replay-verified puzzles in split {split!r} for those types")
+        of = f" of dataset {dataset!r}" if dataset else ""
+        raise StudySetupError(
+            f"no replay-verified puzzles{of} in split {split!r} for those types "
+            f"(its datasets: {datasets_line(dataset_counts(verified))})"
+        )
     if puzzles_per_annotator > len(pool):
         raise StudySetupError(f"{puzzles_per_annotator} puzzles per annotator, but only {len(pool)} in the pool")
     with transaction.atomic():
@@ -97,6 +109,22 @@ def public_truth_counts(study_ids: list[int]) -> dict[int, int]:
     for study_id, _ in special:
         counts[study_id] = counts.get(study_id, 0) + 1
     return counts
+
+
+def study_datasets(study: Study) -> dict[str, int]:
+    """The datasets a study's pool draws on, with its puzzles in each."""
+    return dataset_counts(Puzzle.objects.filter(pk__in=Slot.objects.filter(study=study).values("puzzle_id")))
+
+
+def mixed_datasets_warning(study: Study) -> str | None:
+    """What staff must know when a pool mixes datasets (the bank and imports, or two imports); None if it does not."""
+    datasets = study_datasets(study)
+    if len(datasets) < 2:
+        return None
+    return (
+        f"Its pool mixes {len(datasets)} datasets: {datasets_line(datasets)}. Results on them are counted together; "
+        "the report lists each, and `report --dataset` keeps to one. Choose a dataset to keep them apart."
+    )
 
 
 def public_truth_warning(study: Study) -> str | None:

@@ -11,7 +11,13 @@ from django.views.decorators.http import require_POST
 from annotation.models import Enrollment, Study
 from annotation.reporting.render import FORMATS as REPORT_FORMATS
 from annotation.studies.quality import annotator_table, enrollment_exclude, enrollment_include
-from annotation.studies.setup import StudySetupError, public_truth_counts, public_truth_warning, study_create
+from annotation.studies.setup import (
+    StudySetupError,
+    mixed_datasets_warning,
+    public_truth_counts,
+    public_truth_warning,
+    study_create,
+)
 from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
 from puzzles.registry import registry
@@ -20,6 +26,10 @@ from puzzles.registry import registry
 class StudyForm(forms.Form):
     name = forms.CharField(max_length=200)
     split = forms.ChoiceField(choices=[(s, s) for s in SPLIT_SIZES], initial="test")
+    dataset = forms.ChoiceField(
+        required=False,
+        help_text="the generated bank or one imported dataset; every dataset of the split mixes them (and says so)",
+    )
     types = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple, help_text="none ticked: every type"
     )
@@ -40,6 +50,8 @@ class StudyForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["types"].choices = [(n, n) for n in registry().names()]
+        datasets = [(name, f"{name} ({counts})") for name, counts in _verified_datasets()]
+        self.fields["dataset"].choices = [("", "every dataset of the split"), *datasets]
 
     def puzzles(self, field: str) -> list[Puzzle]:
         uids = self.cleaned_data[field].split()
@@ -85,16 +97,32 @@ def study_new(request):
                 gold=form.puzzles("gold"),
                 pool_size=data["pool_size"],
                 require_crowd_id=data["require_crowd_id"],
+                dataset=data["dataset"] or None,
             )
         except StudySetupError as error:
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Study “{study.name}” created: {study.slots.count()} places to fill.")
-            warning = public_truth_warning(study)
-            if warning:
-                messages.warning(request, f"Study “{study.name}”: {warning}")
+            for warning in (public_truth_warning(study), mixed_datasets_warning(study)):
+                if warning:
+                    messages.warning(request, f"Study “{study.name}”: {warning}")
             return redirect("annotation:studies")
-    return render(request, "annotation/study_new.html", {"form": form, "public_truth": _public_truth_by_split()})
+    context = {"form": form, "public_truth": _public_truth_by_split(), "datasets": _verified_datasets()}
+    return render(request, "annotation/study_new.html", context)
+
+
+def _verified_datasets() -> list[tuple[str, str]]:
+    """Each dataset with replay-verified puzzles, and how many per split: the pools a study can draw on."""
+    rows = (
+        Puzzle.objects.filter(status=Puzzle.Status.VERIFIED)
+        .values("dataset", "split")
+        .annotate(n=Count("id"))
+        .order_by("dataset", "split")
+    )
+    per_dataset: dict[str, list[str]] = {}
+    for row in rows:
+        per_dataset.setdefault(row["dataset"], []).append(f"{row['n']} in {row['split']}")
+    return [(dataset, ", ".join(counts)) for dataset, counts in per_dataset.items()]
 
 
 def _public_truth_by_split() -> list[tuple[str, int]]:

@@ -5,6 +5,8 @@ from datetime import timedelta
 from itertools import pairwise
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
@@ -12,8 +14,16 @@ from django.utils import timezone
 from annotation.live.attempts import participant_for_user
 from annotation.live.intake import AttemptClosed
 from annotation.models import Attempt, Enrollment, Slot, Study
+from annotation.reporting.reports import study_report
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
-from annotation.studies.setup import StudySetupError, ranked, study_create
+from annotation.studies.setup import (
+    StudySetupError,
+    mixed_datasets_warning,
+    ranked,
+    study_create,
+    study_datasets,
+)
+from puzzles.interop import export_captchaarena, import_captchaarena
 from puzzles.models import Puzzle
 
 
@@ -275,3 +285,61 @@ def test_re_scoring_after_a_truth_correction_keeps_the_time_limit(verified, pers
     puzzle = Puzzle.objects.get(pk=late.puzzle_id)
     puzzle_correct_truth(puzzle=puzzle, truth=dict(puzzle.truth), by=None)
     assert Attempt.objects.get(pk=late.pk).correct is False
+
+
+# --- datasets: the generated bank and each import, kept apart unless mixed on purpose ----------------
+@pytest.fixture
+def two_datasets(verified, tmp_path):
+    """Three verified Dice_Count puzzles of the generated bank, and the same exported and imported."""
+    generated = verified(types=("Dice_Count",), per_type=3)
+    export_captchaarena(tmp_path, split="test", dataset="generated:5")
+    import_captchaarena(tmp_path, name="published")
+    Puzzle.objects.filter(dataset="import:published").update(status=Puzzle.Status.VERIFIED)
+    return generated, list(Puzzle.objects.filter(dataset="import:published"))
+
+
+def test_a_study_keeps_to_its_dataset_and_says_which_exist(two_datasets):
+    _, imported = two_datasets
+    bank = study_create(name="bank", split="test", puzzles_per_annotator=1, dataset="generated:5")
+    assert study_datasets(bank) == {"generated:5": 3} and mixed_datasets_warning(bank) is None
+    published = study_create(name="published", split="test", puzzles_per_annotator=1, dataset="import:published")
+    assert {s.puzzle_id for s in published.slots.all()} == {p.pk for p in imported}
+    with pytest.raises(StudySetupError, match=r"of dataset 'import:other'.*generated:5 \(3\), import:published \(3\)"):
+        study_create(name="x", split="test", puzzles_per_annotator=1, dataset="import:other")
+
+    mixed = study_create(name="mixed", split="test", puzzles_per_annotator=1)  # every dataset: never silently
+    assert study_datasets(mixed) == {"generated:5": 3, "import:published": 3}
+    assert "mixes 2 datasets: generated:5 (3), import:published (3)" in mixed_datasets_warning(mixed)
+
+
+def test_a_report_lists_the_datasets_and_keeps_to_one(two_datasets, person):
+    mixed = study_create(name="mixed", split="test", puzzles_per_annotator=6)
+    enrollment = annotator(person, mixed, "ann")
+    for _ in range(6):
+        submit(enrollment_next(enrollment=enrollment).attempt)
+    whole = study_report(study=mixed)
+    assert whole["study"]["datasets"] == {"generated:5": 3, "import:published": 3} and whole["study"]["dataset"] is None
+    assert whole["overall"]["attempts"] == 6
+    one = study_report(study=mixed, dataset="import:published")
+    assert one["study"]["dataset"] == "import:published" and one["overall"]["attempts"] == 3
+    assert one["public_truth_puzzles"] == 3
+    with pytest.raises(CommandError, match="its datasets: generated:5 \\(3\\), import:published \\(3\\)"):
+        call_command("report", "--study", "mixed", "--dataset", "import:nope", "--format", "json")
+
+
+def test_the_study_form_offers_each_dataset(two_datasets):
+    staff = Client()
+    staff.force_login(get_user_model().objects.create_user("staff", is_staff=True))
+    page = staff.get("/studies/new/").content.decode()
+    assert (
+        "<strong>generated:5</strong> (3 in test)" in page and "<strong>import:published</strong> (3 in test)" in page
+    )
+    form = {"name": "Bank only", "split": "test", "puzzles_per_annotator": 1, "overlap": 1, "order": "shuffled"}
+    created = staff.post("/studies/new/", {**form, "seed": 0, "attempts_per_puzzle": 1, "dataset": "generated:5"})
+    assert created.status_code == 302
+    study = Study.objects.get(name="Bank only")
+    assert set(study.slots.values_list("puzzle__dataset", flat=True)) == {"generated:5"}
+    mixed = staff.post(
+        "/studies/new/", {**form, "name": "Both", "seed": 0, "attempts_per_puzzle": 1, "dataset": ""}, follow=True
+    )
+    assert "Its pool mixes 2 datasets" in mixed.content.decode()

@@ -1,5 +1,7 @@
-"""`python manage.py replay --split S`: every chosen reference answer acted out on the live page
-in Chromium and scored by the server; a puzzle is verified only by the server's own verdict."""
+"""`python manage.py replay --split S [--dataset D]`: every chosen reference answer acted out on the
+live page in Chromium and scored by the server; a puzzle is verified only by the server's own verdict.
+
+The datasets replayed are always named (the generated bank and each import); --dataset keeps to one."""
 
 from collections import Counter
 
@@ -10,7 +12,7 @@ from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
 from puzzles.progress import Progress
 from puzzles.registry import UnknownPuzzleType
-from puzzles.selectors import puzzle_selection
+from puzzles.selectors import dataset_counts, datasets_line, puzzle_selection
 
 
 class Command(BaseCommand):
@@ -23,7 +25,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--workers", type=int, default=4, help="pages in parallel (default: 4, the fastest on 2 cores)"
         )
-        parser.add_argument("--dataset", help="only this dataset (default: every stored dataset)")
+        parser.add_argument(
+            "--dataset", help="only this dataset: generated:... or import:<name> (default: every dataset, each named)"
+        )
         parser.add_argument("--unverified", action="store_true", help="only puzzles not yet verified")
 
     def handle(self, *args, split, types, per_type, workers, dataset, unverified, **_):
@@ -37,7 +41,12 @@ class Command(BaseCommand):
             self.stdout.write("replay: 0/0 verified (every chosen puzzle is already verified)")
             return
         if not ids:
-            raise CommandError(f"no stored puzzles in split {split!r} for that choice; run `puzzles generate` first")
+            held = datasets_line(dataset_counts(Puzzle.objects.filter(split=split)))
+            raise CommandError(
+                f"no stored puzzles in split {split!r} for that choice (the split holds: {held}); "
+                "run `puzzles generate` or `puzzles import-captchaarena` first"
+            )
+        self.stdout.write(f"datasets: {datasets_line(dataset_counts(Puzzle.objects.filter(pk__in=ids)))}")
         types_by_id = dict(Puzzle.objects.filter(pk__in=ids).values_list("pk", "type"))
         progress = Progress(len(ids), f"replay {split}", stream=self.stderr._out)
         outcomes = replay_puzzles(ids, workers=workers, on_result=lambda _: progress.advance())

@@ -1,4 +1,8 @@
-"""`python manage.py report --study S --format html|csv|json|md --out FILE`."""
+"""`python manage.py report --study S [--dataset D] --format html|csv|json|md --out FILE`.
+
+A report is a study's; its dataset is the generated bank or an import its pool draws on. A study
+on one dataset reports on it; --dataset keeps the report of a study that mixes several to one of
+them (the report lists them all under `study.datasets`)."""
 
 from pathlib import Path
 
@@ -7,6 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Study
 from annotation.reporting.render import FORMATS, render
 from annotation.reporting.reports import study_report
+from annotation.studies.setup import study_datasets
+from puzzles.selectors import datasets_line
 
 
 def find_study(ref: str) -> Study:
@@ -22,11 +28,20 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True, help="its id or name")
+        parser.add_argument("--dataset", help="only the study's puzzles of this dataset (default: all of them)")
         parser.add_argument("--format", choices=list(FORMATS), default="html")
         parser.add_argument("--out", help="file to write (default: standard output)")
 
-    def handle(self, *args, study, format, out, **options):
-        text = render(study_report(study=find_study(study)), format)
+    def handle(self, *args, study, dataset, format, out, **options):
+        found = find_study(study)
+        datasets = study_datasets(found)
+        if dataset and dataset not in datasets:
+            raise CommandError(
+                f"study {found.name!r} has no puzzles of dataset {dataset!r}; its datasets: {datasets_line(datasets)}"
+            )
+        if not dataset and len(datasets) > 1:
+            self.stderr.write(f"report: the study mixes datasets ({datasets_line(datasets)}); --dataset keeps to one")
+        text = render(study_report(study=found, dataset=dataset), format)
         if out:
             Path(out).write_text(text, encoding="utf-8")
             self.stdout.write(f"report: {format} written to {out}")
