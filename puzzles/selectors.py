@@ -41,7 +41,7 @@ def dataset_counts(puzzles: QuerySet[Puzzle]) -> dict[str, int]:
 
 
 def datasets_line(counts: dict[str, int]) -> str:
-    """"generated:key-ab12 (200), import:captcha-arena (200)": the datasets a choice spans, for messages."""
+    """The datasets a choice spans, for messages: "generated:key-ab12 (200), import:captcha-arena (200)"."""
     return ", ".join(f"{name} ({n})" for name, n in counts.items()) or "none"
 
 
