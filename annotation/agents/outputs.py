@@ -21,9 +21,10 @@ from pathlib import Path
 
 from django.db import models, transaction
 
-from annotation.agents.published import id_stem, type_of_folder
-from annotation.agents.trajectories import save_screenshot
+from annotation.agents.published import type_of_folder
+from annotation.agents.trajectories import forget, save_screenshot
 from annotation.models import AgentRun, Rollout, Turn
+from puzzles.interop_files import stem_of
 from puzzles.models import Puzzle
 
 OUTCOME_KEYS = ("correct", "success", "is_correct", "passed")  # booleans
@@ -236,8 +237,8 @@ def match_published(
         if dataset:
             candidates = candidates.filter(dataset=dataset)
         for pk, source_id, uid in candidates.values_list("pk", "source_id", "uid"):
-            if id_stem(source_id) in stems:
-                by_key[(kind, id_stem(source_id))].append((pk, uid))
+            if stem_of(source_id) in stems:
+                by_key[(kind, stem_of(source_id))].append((pk, uid))
     matches, unmatched, ambiguous = {}, [], []
     for entry in entries:
         found = by_key.get((type_of_folder(entry.puzzle_type) or "", entry.puzzle_id), [])
@@ -299,6 +300,7 @@ def _store_rollout(run: AgentRun, entry: PublishedRollout, puzzle_id: int) -> No
         tokens_in=_count(saved.get("tokens_in")),
         tokens_out=_count(saved.get("tokens_out")),
     )
+    forget(rollout)  # a folder left by an earlier database under the same id
     turns = stored.get("turns") if isinstance(stored.get("turns"), list) else None
     Turn.objects.bulk_create(_turns(rollout, turns) if turns is not None else _metafile_turns(rollout, entry.folder))
     for shot in sorted((entry.folder / "screenshots").glob("screenshot_step_*.png")):

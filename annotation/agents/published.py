@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from puzzles.interop_files import stem_of, type_folder_name
 from puzzles.models import Asset, Puzzle
 from puzzles.registry import UnknownPuzzleType, get_type
 
@@ -26,19 +27,19 @@ def type_folder(puzzle: Puzzle) -> str:
         .exclude(status=Puzzle.Status.RETIRED)
         .count()
     )
-    return f"{puzzle.type}_{count}"
+    return type_folder_name(puzzle.type, count)
 
 
 def puzzle_file_id(puzzle: Puzzle) -> str:
-    """The id the published layout gives the puzzle: its main image's file name."""
-    if PurePosixPath(puzzle.source_id).suffix:  # imported: the id is already a file name
-        return puzzle.source_id
+    """The id the published layout gives the puzzle: its main image's file name, as an export of
+    the bank names it (the source id without its image suffix, then the stored image's)."""
     main = Asset.objects.filter(puzzle=puzzle, key=puzzle.public.get("image")).values_list("file", flat=True).first()
-    return puzzle.source_id + (PurePosixPath(main).suffix if main else ".png")
+    return stem_of(puzzle.source_id) + (PurePosixPath(main).suffix if main else ".png")
 
 
 def id_stem(puzzle_id: str) -> str:
-    """The client's folder-name form of an id: the last path part without its extension."""
+    """The client's folder-name form of a published id: the last path part without its extension
+    (a stored puzzle's is stem_of(source_id))."""
     return PurePosixPath(puzzle_id).stem.replace("/", "_").replace(" ", "_")
 
 

@@ -14,6 +14,12 @@ def _build_single_puzzle_system_prompt_sft(url, width, height):
 """
 
 
+@pytest.fixture(autouse=True)
+def _private_in_tmp(settings, tmp_path):
+    """Every test keeps screenshots in its own private folder."""
+    settings.PRIVATE_ROOT = tmp_path / "private"
+
+
 @pytest.fixture
 def puzzles_of(transactional_db):
     def make(*types: str, index: int = 0) -> list[Puzzle]:
