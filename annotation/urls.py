@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from annotation.agents import views as agents
 from annotation.live import views as live
 from annotation.reporting import views as reporting
 from annotation.review import views as review
@@ -38,4 +39,9 @@ urlpatterns = [
     path("studies/<int:study_id>/events.jsonl", reporting.events_download, name="study-events"),
     path("dashboard/", reporting.dashboard, name="dashboard"),
     path("dashboard/summary.json", reporting.dashboard_json, name="dashboard-json"),
+    # agents: runs and their rollouts replayed turn by turn (staff)
+    path("agents/", agents.runs, name="agent-runs"),
+    path("agents/runs/<int:run_id>/", agents.run, name="agent-run"),
+    path("agents/rollouts/<int:rollout_id>/", agents.rollout, name="agent-rollout"),
+    path("agents/rollouts/<int:rollout_id>/screenshots/<int:step>.png", agents.screenshot, name="agent-screenshot"),
 ]

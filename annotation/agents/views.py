@@ -1,0 +1,93 @@
+"""The staff's pages on agent runs: the runs, one run's rollouts, and a rollout replayed step by step
+(the screenshot the model saw with its action marked, its reasoning, the call and its result).
+Screenshots show solved pages: served to staff only, from PRIVATE_ROOT."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404, render
+
+from annotation.agents.trajectories import screenshot_path, screenshot_steps
+from annotation.models import AgentRun, Rollout
+
+VIEWBOX = (1280, 1080)
+
+
+@staff_member_required
+def runs(request):
+    rows = [{"run": run, "counts": run.counts()} for run in AgentRun.objects.order_by("-created_at", "-pk")]
+    return render(request, "agents/runs.html", {"rows": rows})
+
+
+@staff_member_required
+def run(request, run_id: int):
+    agent_run = get_object_or_404(AgentRun, pk=run_id)
+    rollouts = agent_run.rollouts.select_related("puzzle").order_by("puzzle__type", "puzzle_id", "index")
+    context = {
+        "run": agent_run,
+        "counts": agent_run.counts(),
+        "rollouts": rollouts,
+        "settings": json.dumps(agent_run.settings, indent=2, ensure_ascii=False),
+    }
+    return render(request, "agents/run.html", context)
+
+
+@staff_member_required
+def rollout(request, rollout_id: int):
+    found = get_object_or_404(Rollout.objects.select_related("run", "puzzle", "attempt"), pk=rollout_id)
+    steps = [_step(turn) for turn in found.turns.all()]
+    shots = screenshot_steps(found.pk)
+    context = {"rollout": found, "steps": steps, "final": shots[-1] if shots else None, "viewbox": VIEWBOX}
+    return render(request, "agents/rollout.html", context)
+
+
+@staff_member_required
+def screenshot(request, rollout_id: int, step: int):
+    """A rollout's screenshot (it may show a solved page): staff only, never a public file."""
+    path = screenshot_path(rollout_id, step)
+    if not path.is_file():
+        raise Http404("no such screenshot")
+    return FileResponse(path.open("rb"), content_type="image/png")
+
+
+def _step(turn) -> dict:
+    reply = turn.reply or {}
+    return {
+        "turn": turn,
+        "reasoning": reply.get("content") or "",
+        "separate_reasoning": reply.get("reasoning_content") or reply.get("reasoning") or "",
+        "finish_reason": reply.get("finish_reason"),
+        "calls": [
+            {**call, "marker": marker(call), "shown": json.dumps(call.get("arguments"), ensure_ascii=False)}
+            for call in turn.calls
+        ],
+    }
+
+
+def marker(call: dict) -> dict | None:
+    """Where a call acted on the stage, for the SVG over the screenshot; None when nowhere."""
+    args = call.get("applied") or call.get("arguments") or {}
+    name = call.get("name")
+    point = _point(args, "x", "y")
+    if name == "drag":
+        start, end = _point(args, "start_x", "start_y"), _point(args, "end_x", "end_y")
+        if start and end:
+            return {"kind": "drag", "x1": start[0], "y1": start[1], "x2": end[0], "y2": end[1]}
+        return None
+    if point is None:
+        return None
+    label = {"hold": f"hold {args.get('duration_ms', 10000)} ms"}.get(name, "")
+    return {"kind": "point", "x": point[0], "y": point[1], "label": label, "error": bool(call.get("error"))}
+
+
+def _point(args: dict, x_key: str, y_key: str) -> tuple[float, float] | None:
+    x, y = args.get(x_key), args.get(y_key)
+    if isinstance(x, (list, tuple)) and x:
+        x, y = x[0], (x[1] if y is None and len(x) > 1 else y)
+    try:
+        return float(x), float(y)
+    except (TypeError, ValueError):
+        return None
