@@ -172,6 +172,9 @@ class Attempt(models.Model):
     input_problem = models.CharField(max_length=200, blank=True, help_text="why not, when input_ok is false")
     event_count = models.PositiveIntegerField(default=0, help_text="events stored, against the attempt's limit")
     event_bytes = models.PositiveIntegerField(default=0, help_text="bytes of batches stored, against the limit")
+    missing_batches = models.JSONField(
+        default=list, blank=True, help_text="batch numbers that never arrived before it was scored (incomplete)"
+    )
 
     class Meta:
         indexes = [models.Index(fields=["puzzle", "submitted_at"])]

@@ -13,8 +13,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import InterfaceError, OperationalError, connection
 
 from annotation.live.attempts import attempt_for
-from annotation.live.intake import batch_receive
+from annotation.live.intake import GAP_WAIT_S, attempt_resolve_gap, batch_receive, shows_verdict, submitted_frame
 from annotation.live.scoring import hold_progress
+from annotation.models import Attempt
 
 logger = logging.getLogger(__name__)
 HOLD_TICK_S = 0.1
@@ -42,6 +43,17 @@ def _receive_on_a_live_connection(**batch):
 _receive_batch = database_sync_to_async(_receive_on_a_live_connection, thread_sensitive=False)
 
 
+def _resolved_frame(*, attempt_id: int, now_ms: float) -> dict | None:
+    """The submitted frame of an attempt scored now behind a gap, or None if it was not."""
+    if not attempt_resolve_gap(attempt_id=attempt_id, now_ms=now_ms):
+        return None
+    scored = Attempt.objects.select_related("study").get(pk=attempt_id)
+    return submitted_frame(correct=scored.correct, show=shows_verdict(scored))
+
+
+_resolve_gap = database_sync_to_async(_resolved_frame, thread_sensitive=False)
+
+
 class AttemptConsumer(AsyncWebsocketConsumer):
     # No channel layer: events go point to point with acknowledgements, never through groups
     # (which drop silently when full), so a socket need not hold a channel open in Redis.
@@ -51,6 +63,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         await self.accept()  # accepted first, so a refusal can say why before closing
         self.attempt = None
         self.hold_task: asyncio.Task | None = None
+        self.gap_task: asyncio.Task | None = None  # kept referenced while it waits
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.writer = asyncio.create_task(self._write_all())
         uid = self.scope["url_route"]["kwargs"]["uid"]
@@ -113,6 +126,17 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             return
         if batch is not None:
             self._follow_hold(batch.events, received_ms)
+            if batch.has_submit and not any(r["type"] == "submitted" for r in replies):
+                self.gap_task = asyncio.create_task(self._resolve_gap_later())
+
+    async def _resolve_gap_later(self) -> None:
+        """A submit waits behind batches that have not arrived: give the page time to resend them,
+        then score on what came (never an attempt left unscorable) and tell the page."""
+        await asyncio.sleep(GAP_WAIT_S + 0.5)
+        frame = await _resolve_gap(attempt_id=self.attempt.pk, now_ms=time.time() * 1000)
+        if frame is not None:
+            with contextlib.suppress(Exception):  # scored either way; the page may be gone
+                await self._send(frame)
 
     async def _store(self, received_ms: float, raw):
         return await _receive_batch(attempt=self.attempt, raw=raw, received_ms=received_ms)

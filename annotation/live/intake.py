@@ -31,6 +31,10 @@ from annotation.live.frames import (
 from annotation.live.scoring import attempt_score
 from annotation.models import Attempt, Event
 
+# How long a submit stored beyond a gap waits for the missing batches (a page resends what was not
+# acknowledged within seconds) before the attempt is scored on what arrived, marked incomplete.
+GAP_WAIT_S = 10.0
+
 
 class AttemptClosed(Exception):
     """The attempt is already submitted; it takes no more actions."""
@@ -273,8 +277,49 @@ def _advance(attempt: Attempt, *, before: int, seq: int, held: int = 0) -> Appen
     attempt.acked_seq = _contiguous(attempt, max(before, held))
     if attempt.acked_seq > before and _submit_within(attempt, before):
         attempt_score(attempt=attempt)
+    else:
+        _score_after_a_reload(attempt)
     attempt.save()
     return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
+
+
+def _waiting_submit(attempt: Attempt) -> Event | None:
+    """The first submit stored beyond a gap, still waiting for the batches before it."""
+    return attempt.events.filter(kind="act.submit", seq__gt=attempt.acked_seq).order_by("seq").first()
+
+
+def _score_after_a_reload(attempt: Attempt) -> None:
+    """A submit beyond a gap counts at once when every batch from its page's load on is here: the
+    answer is what was entered since that load, and the missing batches belong to an earlier page."""
+    submit = _waiting_submit(attempt)
+    if submit is None:
+        return
+    load = attempt.events.filter(kind="load", seq__lte=submit.seq).order_by("-seq").first()
+    if load is None or load.seq <= attempt.acked_seq + 1:
+        return  # no reload beyond the gap: the submit waits (attempt_resolve_gap)
+    held = set(attempt.events.filter(seq__gte=load.seq, seq__lte=submit.seq).values_list("seq", flat=True))
+    if held == set(range(load.seq, submit.seq + 1)):
+        attempt_score(attempt=attempt, through=submit.seq)
+
+
+def attempt_resolve_gap(*, attempt_id: int, now_ms: float) -> bool:
+    """Score a submit that has waited GAP_WAIT_S behind batches that never came, on what did come;
+    the attempt names the missing batches. Returns whether it was scored now."""
+    with transaction.atomic():
+        attempt = Attempt.objects.select_for_update(of=("self",)).select_related("puzzle", "study").get(pk=attempt_id)
+        submit = None if attempt.is_closed else _waiting_submit(attempt)
+        if submit is None or now_ms - submit.received < GAP_WAIT_S * 1000:
+            return False
+        attempt_score(attempt=attempt, through=submit.seq)
+        attempt.save()
+        return True
+
+
+def attempts_resolve_gaps(*, now_ms: float) -> int:
+    """Every open attempt whose submit has waited long enough behind missing batches, scored (for
+    submits whose socket is gone: the HTTP fallback, a server restart)."""
+    waiting = Attempt.objects.filter(submitted_at__isnull=True, abandoned_at__isnull=True, max_seq__gt=F("acked_seq"))
+    return sum(attempt_resolve_gap(attempt_id=pk, now_ms=now_ms) for pk in waiting.values_list("pk", flat=True))
 
 
 def _contiguous(attempt: Attempt, acked: int) -> int:

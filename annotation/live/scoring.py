@@ -27,11 +27,14 @@ TIME_LIMIT_GRACE_MS = 1000.0  # the page submits by itself at the limit; its las
 TIME_UP_EARLY_MS = 5000.0
 
 
-def attempt_score(*, attempt: Attempt) -> None:
+def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
     """Reduce the stored actions before the first submit to an answer, verify it, measure time.
-    Called under the attempt's row lock once its acknowledged batches reach a submit; the caller
-    saves the attempt."""
-    events, actions = _submitted_events(attempt)
+    Called under the attempt's row lock once its acknowledged batches reach a submit (or, through
+    batch `through`, once a submit has waited long enough behind batches that never came: those
+    are named in missing_batches); the caller saves the attempt."""
+    through = attempt.acked_seq if through is None else through
+    events, actions = _submitted_events(attempt, through=through)
+    attempt.missing_batches = _missing(attempt, through=through)
     # The truth as it is now, with its row locked: a truth correction running at the same moment
     # either sees this verdict and re-scores it, or finishes first and this uses the new truth.
     attempt.puzzle = Puzzle.objects.select_for_update().get(pk=attempt.puzzle_id)
@@ -69,9 +72,16 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
     return changed
 
 
-def _submitted_events(attempt: Attempt) -> tuple[list[Event], list[Action]]:
+def _missing(attempt: Attempt, *, through: int) -> list[int]:
+    """Batch numbers up to `through` never stored (1..acked_seq are all held)."""
+    held = set(attempt.events.filter(seq__gt=attempt.acked_seq, seq__lte=through).values_list("seq", flat=True))
+    return [seq for seq in range(attempt.acked_seq + 1, through + 1) if seq not in held]
+
+
+def _submitted_events(attempt: Attempt, *, through: int | None = None) -> tuple[list[Event], list[Action]]:
     """The events through the first submit, and the semantic actions that make the answer."""
-    events = list(attempt.events.filter(seq__lte=attempt.acked_seq).order_by("seq", "index"))
+    through = attempt.max_seq if through is None else through
+    events = list(attempt.events.filter(seq__lte=through).order_by("seq", "index"))
     end = next(i for i, e in enumerate(events) if e.kind == "act.submit")
     events = [e for e in events[: end + 1] if e.kind != Event.REFUSED]
     # A reload shows the puzzle afresh (no cells selected, the first option...), so the answer
