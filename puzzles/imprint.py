@@ -90,14 +90,10 @@ def _transparent_entries(image: Image.Image) -> list[int]:
 
 def jpeg_blocks(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     """An RGB image with a keyed half of its 8x8 blocks one level lighter or darker, all channels alike."""
-    values = np.asarray(image.convert("RGB"))
+    values = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
     height, width = values.shape[:2]
-    # Each block's extremes, partial blocks at the right and bottom edges included (the encoder
-    # pads those by repeating their edge pixels, so shifting the visible part shifts it all).
-    flat = values.reshape(height, width * 3)
-    across, down = np.arange(0, width * 3, BLOCK * 3), np.arange(0, height, BLOCK)
-    highest = np.maximum.reduceat(np.maximum.reduceat(flat, across, axis=1), down, axis=0)
-    lowest = np.minimum.reduceat(np.minimum.reduceat(flat, across, axis=1), down, axis=0)
+    flat = values.reshape(height, width * 3)  # a row of samples: a block is 8 rows of 24 samples
+    highest, lowest = _block_extremes(flat, width)
     signs = _signs(rng, highest.shape)
     signs = np.where((highest == 255) & (signs > 0), -1, signs)
     signs = np.where((lowest == 0) & (signs < 0), 1, signs)
@@ -105,8 +101,26 @@ def jpeg_blocks(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     signs = _at_least_one(np.where(fits, signs, 0), fits, np.where(highest == 255, 255, 0))
     # uint8 arithmetic: -1 is 255 and wraps, which never crosses 0..255 after the turns above.
     shift = (signs % 256).astype(np.uint8)
-    per_pixel = np.repeat(np.repeat(shift, BLOCK, axis=0)[:height], BLOCK, axis=1)[:, :width]
-    return Image.fromarray(values + per_pixel[:, :, None], "RGB")
+    per_sample = np.repeat(np.repeat(shift, BLOCK, axis=0)[:height], BLOCK * 3, axis=1)[:, : width * 3]
+    return Image.fromarray((flat + per_sample).reshape(height, width, 3), "RGB")
+
+
+def _block_extremes(flat: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's highest and lowest sample, partial blocks at the right and bottom edges included
+    (the encoder pads those by repeating their edge pixels, so shifting the visible part shifts it all).
+
+    Rows first, eight at a time as whole contiguous rows, then across: far faster than reducing
+    across every row first."""
+    full = flat.shape[0] // BLOCK * BLOCK
+    bands = flat[:full].reshape(-1, BLOCK, flat.shape[1])
+    high, low = [bands.max(axis=1)], [bands.min(axis=1)]
+    if full < flat.shape[0]:
+        high.append(flat[full:].max(axis=0, keepdims=True))
+        low.append(flat[full:].min(axis=0, keepdims=True))
+    across = np.arange(0, width * 3, BLOCK * 3)
+    return np.maximum.reduceat(np.concatenate(high), across, axis=1), np.minimum.reduceat(
+        np.concatenate(low), across, axis=1
+    )
 
 
 def servable(image: Image.Image) -> Image.Image:
