@@ -6,11 +6,13 @@ not from our verifiers: which field the published grader reads, its default, and
 Hold_Button is the one type where we keep our own rule: the published one is inverted.
 """
 
+import io
 import json
 import math
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 from PIL import Image
 
 from puzzles.interop import import_captchaarena
@@ -415,3 +417,16 @@ def test_an_interrupted_import_resumes(published):
     again = import_captchaarena(root, name=NAME)
     assert again.imported == 4 and again.skipped == first.imported - 4
     assert len(again.broken) == len(first.broken)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_our_page_replays_every_imported_puzzle(published):
+    """Tiles composed into a grid, a hold without an image, a piece larger than its hole: the live
+    page shows them, and each reference answer replayed on it verifies by the server's verdict."""
+    root, entries = published
+    import_captchaarena(root, name=NAME)
+    out = io.StringIO()
+    call_command("replay", "--split", "test", "--dataset", DATASET, "--workers", "3", stdout=out, stderr=io.StringIO())
+    assert out.getvalue().strip().endswith(f"replay: {len(entries)}/{len(entries)} verified"), out.getvalue()
+    assert f"datasets: {DATASET} ({len(entries)})" in out.getvalue()
