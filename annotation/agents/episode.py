@@ -45,8 +45,9 @@ class Episode:
 
 
 @dataclass
-class Turn:
-    """What a turn needs besides the page: the protocol, the model and where to record."""
+class Agent:
+    """Who plays a rollout: the protocol, the model server and model, the context policy, and
+    where its turns are recorded."""
 
     protocol: Protocol
     client: ChatClient
@@ -70,22 +71,22 @@ async def submitted(page) -> bool:
     return await page.locator("#status").get_attribute("data-state") in SUBMITTED_STATES
 
 
-async def run_episode(page, attempt_uid: str, turn: Turn, *, system_prompt: str, max_steps: int = MAX_STEPS):
+async def run_episode(page, attempt_uid: str, agent: Agent, *, system_prompt: str, max_steps: int = MAX_STEPS):
     """Play one rollout; returns its Episode. Raises ModelUnavailable when the model server fails."""
     episode = Episode()
     instruction = await open_page(page, attempt_uid)
     screenshots = {0: await page.screenshot(type="png")}
-    await turn.recorder.screenshot(0, screenshots[0])
-    await turn.recorder.start(instruction=instruction, system_prompt=system_prompt)
-    history = turn.protocol.first_messages(system_prompt, instruction, 0)
+    await agent.recorder.screenshot(0, screenshots[0])
+    await agent.recorder.start(instruction=instruction, system_prompt=system_prompt)
+    history = agent.protocol.first_messages(system_prompt, instruction, 0)
     for number in range(max_steps):
         latest = max(screenshots)
-        request = CONTEXTS[turn.context](history)
-        body = turn.protocol.body(turn.model, wire(request, screenshots))
+        request = CONTEXTS[agent.context](history)
+        body = agent.protocol.body(agent.model, wire(request, screenshots))
         try:
-            completion = await turn.client.complete(body)
+            completion = await agent.client.complete(body)
         except ModelUnavailable as error:
-            await turn.recorder.turn(
+            await agent.recorder.turn(
                 number,
                 seen=latest,
                 request=request,
@@ -99,22 +100,23 @@ async def run_episode(page, attempt_uid: str, turn: Turn, *, system_prompt: str,
         episode.model_calls += 1
         episode.tokens_in += completion.tokens_in or 0
         episode.tokens_out += completion.tokens_out or 0
-        history.append(turn.protocol.assistant(completion.message, number))
-        outcomes, ended = await _act(page, turn.protocol, turn.protocol.calls(completion.message), screenshots, turn)
-        await turn.recorder.turn(number, seen=latest, request=request, completion=completion, outcomes=outcomes)
+        history.append(agent.protocol.assistant(completion.message, number))
+        outcomes, ended = await _act(page, agent, agent.protocol.calls(completion.message), screenshots)
+        await agent.recorder.turn(number, seen=latest, request=request, completion=completion, outcomes=outcomes)
         episode.steps += sum(1 for o in outcomes if not o.error)
         episode.usable += sum(1 for o in outcomes if not o.error and o.call.name != "done")
         if ended:
             episode.ended = ended
             break
-        history += turn.protocol.answer(outcomes, max(screenshots))
+        history += agent.protocol.answer(outcomes, max(screenshots))
     return episode
 
 
-async def _act(page, protocol: Protocol, calls: list[Call], screenshots: dict[int, bytes], turn: Turn):
+async def _act(page, agent: Agent, calls: list[Call], screenshots: dict[int, bytes]):
     """Do a reply's calls; returns their outcomes and why the episode ends ("" when it goes on)."""
     if not calls:
         return [], "no call"
+    protocol = agent.protocol
     outcomes: list[Outcome] = []
     for number, call in enumerate(calls):
         if number >= protocol.max_calls:
@@ -123,7 +125,7 @@ async def _act(page, protocol: Protocol, calls: list[Call], screenshots: dict[in
         if call.name == "done":
             outcomes.append(Outcome(call, "agent_done"))
             return outcomes, "done"
-        outcome = await _do(page, call, screenshots, turn)
+        outcome = await _do(page, call, screenshots, agent)
         outcomes.append(outcome)
         if outcome.error and protocol.bad_call_ends_episode:
             return outcomes, f"invalid call: {outcome.result.removeprefix('error: ')}"
@@ -132,23 +134,23 @@ async def _act(page, protocol: Protocol, calls: list[Call], screenshots: dict[in
     return outcomes, ""
 
 
-async def _do(page, call: Call, screenshots: dict[int, bytes], turn: Turn) -> Outcome:
+async def _do(page, call: Call, screenshots: dict[int, bytes], agent: Agent) -> Outcome:
     """One call: executed, waited for and followed by a screenshot; or answered as an error."""
     if call.problem:
         return Outcome(call, f"error: {call.problem}", error=True)
     if call.name == "screenshot":
-        return Outcome(call, "screenshot_taken", applied={}, screenshot=await _shoot(page, screenshots, turn))
+        return Outcome(call, "screenshot_taken", applied={}, screenshot=await _shoot(page, screenshots, agent))
     try:
         arguments = applied(call.name, call.arguments)
         result = await execute(page, call.name, arguments)
     except BadCall as error:
         return Outcome(call, f"error: {error}", error=True)
     await asyncio.sleep(SETTLE_MS / 1000)
-    return Outcome(call, result, applied=arguments, screenshot=await _shoot(page, screenshots, turn))
+    return Outcome(call, result, applied=arguments, screenshot=await _shoot(page, screenshots, agent))
 
 
-async def _shoot(page, screenshots: dict[int, bytes], turn: Turn) -> int:
+async def _shoot(page, screenshots: dict[int, bytes], agent: Agent) -> int:
     step = max(screenshots) + 1
     screenshots[step] = await page.screenshot(type="png")
-    await turn.recorder.screenshot(step, screenshots[step])
+    await agent.recorder.screenshot(step, screenshots[step])
     return step

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.agents.browser import NotSubmitted, on_pages, wait_submitted
-from annotation.agents.episode import MAX_STEPS, SUBMITTED_STATES, Episode, Turn, run_episode
+from annotation.agents.episode import MAX_STEPS, Agent, Episode, run_episode, submitted
 from annotation.agents.model import ChatClient, ModelUnavailable
 from annotation.agents.prompts import PromptSource
 from annotation.agents.protocols import PROTOCOLS
@@ -93,12 +93,12 @@ class _Player:
     client: ChatClient
     prompt: PromptSource
 
-    def turn(self, rollout_id: int) -> Turn:
+    def agent(self, rollout_id: int) -> Agent:
         settings = self.run.settings
         protocol = PROTOCOLS[self.run.protocol](
             max_tokens=settings["max_tokens"], disable_thinking=settings["disable_thinking"]
         )
-        return Turn(protocol, self.client, self.run.model, settings["context"], Recorder(rollout_id))
+        return Agent(protocol, self.client, self.run.model, settings["context"], Recorder(rollout_id))
 
 
 def run_execute(
@@ -144,10 +144,9 @@ async def _rollout(page, player: _Player, rollout_id: int) -> RolloutResult:
     attempt_uid, prompt = await sync_to_async(_begin)(player, rollout_id)
     episode, failure = Episode(), ""
     try:
-        episode = await run_episode(
-            page, attempt_uid, player.turn(rollout_id), system_prompt=prompt, max_steps=player.run.settings["max_steps"]
-        )
-        if await page.locator("#status").get_attribute("data-state") in SUBMITTED_STATES:
+        agent, max_steps = player.agent(rollout_id), player.run.settings["max_steps"]
+        episode = await run_episode(page, attempt_uid, agent, system_prompt=prompt, max_steps=max_steps)
+        if await submitted(page):  # the verdict may still be on its way
             await wait_submitted(page, VERDICT_TIMEOUT_S)
     except ModelUnavailable as error:
         failure = f"model server: {error}"
