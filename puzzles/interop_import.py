@@ -427,7 +427,11 @@ def _published_page_data(
 
 
 def _instruction(puzzle_type: PuzzleType[Any], entry: dict[str, Any]) -> str:
-    """What the published page shows: `prompt`, else the question, else the type's instruction."""
+    """What the published page shows: its own words for some types, else `prompt`, else the
+    question, else the type's instruction."""
+    own = puzzle_type.published_instruction(entry)
+    if own:
+        return own
     for key in ("prompt", "question", "instruction"):
         if isinstance(entry.get(key), str) and entry[key].strip():
             return entry[key].strip()

@@ -174,6 +174,11 @@ class PuzzleType(Generic[TruthT]):
         The result is read, not typed: the import keeps it only if its own solution verifies."""
         return dict(entry), {}
 
+    def published_instruction(self, entry: dict[str, Any]) -> str | None:
+        """The instruction the published page shows when it writes its own from an entry's fields
+        (over `prompt`); None: it shows `prompt`, else the question."""
+        return None
+
     def stand_in_image(self) -> Image.Image | None:
         """The image to show for a published entry without one (the published page draws the
         hold button itself, with no image); None: an entry of this type needs its image."""

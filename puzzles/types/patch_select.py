@@ -1,5 +1,7 @@
 """Patch_Select: one scene cut into square patches; select every patch the named object covers."""
 
+from typing import Any
+
 import numpy as np
 from PIL import Image, ImageDraw
 
@@ -180,6 +182,11 @@ class PatchSelect(CellSetType):
     instruction = "Select all squares with garden trowel"
     published_grid = (5, 5)
     published_widget = PatchGrid()
+
+    def published_instruction(self, entry: dict[str, Any]) -> str | None:
+        """The published page writes "Select all squares with <target_object>" whatever the prompt says."""
+        target = entry.get("target_object")
+        return f"Select all squares with {target}" if isinstance(target, str) and target.strip() else None
 
     def generate(self, rng: np.random.Generator) -> Generated:
         n = int(rng.choice([4, 5, 5, 6]))  # published grids are most often 5x5

@@ -1,5 +1,7 @@
 """Select_Animal: a 2x3 grid of animal photos; pick the one named animal."""
 
+from typing import Any
+
 import numpy as np
 from PIL import ImageDraw
 
@@ -84,6 +86,11 @@ def animal_cell(rng: np.random.Generator, name: str):
 class SelectAnimal(CellSetType):
     name = "Select_Animal"
     instruction = "Pick a rooster"
+
+    def published_instruction(self, entry: dict[str, Any]) -> str | None:
+        """The published page writes "Pick a <target_object>" whatever the prompt says."""
+        target = entry.get("target_object")
+        return f"Pick a {target}" if isinstance(target, str) and target.strip() else None
 
     def generate(self, rng: np.random.Generator) -> Generated:
         animals = pick_animals(rng, ROWS * COLS)

@@ -401,6 +401,9 @@ def test_the_page_data_comes_from_the_published_fields(published):
     assert sorted(map(int, rotation.public["rotations"])) == list(range(0, 360, 45))
     assert rotation.assets.count() == 9  # eight angles and the reference
 
+    # The published page writes these two instructions itself, from the target object.
+    assert stored.get(source_id="s2.jpg").public["instruction"] == "Pick a fox"
+    assert stored.get(type="Patch_Select", source_id="p1.png").public["instruction"] == "Select all squares with axe"
     assert stored.get(source_id="s2.jpg").public["grid_size"] == [2, 3]
     assert stored.get(source_id="r1.jpg").public["grid_size"] == [3, 3]
     assert stored.get(source_id="u2.png").public["grid_size"] == [2, 3]
