@@ -6,7 +6,8 @@ One sub-package a domain; each says in its docstring what it owns and what it ma
     studies/    studies, enrolment and queues, crowd access, quality control
     review/     flags, the review queue, truth corrections, the consensus audit
     reporting/  reports, statistics, rendering, exports, the live dashboard
-    agents/     runners that act on the live page in Chromium (replay, agent harness), agent runs
+    agents/     what acts on the live page in Chromium besides people: replay, agent runs and their
+                protocols, trajectories, the published client's output layout
 
 models.py holds every model (one migration history); urls.py and routing.py wire the views and
 consumers. The import rules (tests/test_architecture.py checks them):
