@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import shutil
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,7 @@ def _export_type(puzzles: list[Puzzle], folder: Path, workers: int) -> None:
     (folder / "ground_truth_cu.json").write_text(json.dumps(ground_truth_cu, indent=1))
 
 
-def _written(jobs: list[_Job], workers: int):
+def _written(jobs: list[_Job], workers: int) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     if workers <= 1 or len(jobs) < SMALL:
         yield from map(_write_puzzle, jobs)
         return
