@@ -50,7 +50,8 @@ def test_a_45_s_look_with_6_s_of_stamped_events_fails_a_30_s_limit(timed, person
     now = time.time() * 1000
     served_at(attempt, now - 45_000)
     events = ending_now(answer(Hand(attempt.puzzle, 0).wait(5_500), attempt))
-    assert 5_900 < events[-1]["t"] - events[0]["t"] < 6_500  # what the page's clock claims
+    # What the page's clock claims: about 6 s (the typing's length varies with the sum's digits).
+    assert 5_500 < events[-1]["t"] - events[0]["t"] < 7_000
     if attack == "silent until the end":
         deliver(attempt, events)
     else:  # the load goes out as the page opens; the rest, stamped as if 6 s long, at the end
