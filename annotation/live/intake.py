@@ -291,6 +291,8 @@ def _waiting_submit(attempt: Attempt) -> Event | None:
 def _score_after_a_reload(attempt: Attempt) -> None:
     """A submit beyond a gap counts at once when every batch from its page's load on is here: the
     answer is what was entered since that load, and the missing batches belong to an earlier page."""
+    if attempt.max_seq <= attempt.acked_seq:  # no gap, so no submit beyond one: no query
+        return
     submit = _waiting_submit(attempt)
     if submit is None:
         return

@@ -74,6 +74,8 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
 
 def _missing(attempt: Attempt, *, through: int) -> list[int]:
     """Batch numbers up to `through` never stored (1..acked_seq are all held)."""
+    if through <= attempt.acked_seq:  # the usual submit: nothing can be missing, no query
+        return []
     held = set(attempt.events.filter(seq__gt=attempt.acked_seq, seq__lte=through).values_list("seq", flat=True))
     return [seq for seq in range(attempt.acked_seq + 1, through + 1) if seq not in held]
 

@@ -5,7 +5,6 @@ written to the audit log with what it changed."""
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -14,12 +13,12 @@ from django.utils import timezone
 
 from annotation.live.scoring import attempt_rescore
 from annotation.models import Attempt, AuditLog, Enrollment, Flag
+from arena_site.middleware import CONTROL_CHARACTERS
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 
 # NUL and the other control characters but tab, line feed and carriage return (a note is typed in
 # a text area): the database refuses NUL, and the rest only ever come from a script.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class TruthRejected(ValueError):
@@ -32,7 +31,7 @@ def flag_raise(*, attempt: Attempt, reason: str, note: str = "") -> Flag:
     (a unique constraint settles two requests at once)."""
     if reason not in Flag.Reason.values:
         raise ValueError(f"unknown reason {reason!r}; one of {', '.join(Flag.Reason.values)}")
-    if _CONTROL.search(note):
+    if CONTROL_CHARACTERS.search(note):
         raise ValueError("the note must not contain control characters (tabs and line breaks are fine)")
     mine = Flag.objects.filter(
         puzzle_id=attempt.puzzle_id, participant_id=attempt.participant_id, status=Flag.Status.OPEN
