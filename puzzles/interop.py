@@ -3,7 +3,7 @@
 - puzzles/interop_files.py: the layout on disk, folders and file names;
 - puzzles/interop_import.py: a dataset in that layout into the bank, each broken entry named;
 - puzzles/interop_export.py: a dataset of the bank out, for the published server, page and
-  replay client as they are (puzzles/published_page.py: the published page's geometry).
+  replay client as they are (puzzles/layout.py: the published page's geometry).
 """
 
 from puzzles.interop_export import ExportResult, export_captchaarena

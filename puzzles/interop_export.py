@@ -9,7 +9,7 @@ the instruction, every image field naming its file) and, for our own import, `ar
 
 ground_truth_cu.json holds each entry's published fields with the computer-use answer
 (answer_cu_kind, answer_cu; PuzzleType.cu_answer): screen-coordinate tool calls measured on the
-published page where the published data uses them (puzzles/published_page.py).
+published page where the published data uses them (puzzles/layout.py).
 """
 
 from __future__ import annotations

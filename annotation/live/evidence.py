@@ -8,12 +8,13 @@ progress frames, shows none. The rules, action by action:
 
 - act.click, act.toggle, act.swap: a pointer press (pointerdown, pointerup or click) at the
   action's place and time; for a swap also an earlier press on the first cell;
-- act.cycle, act.submit: the same on the arrow or submit button, or a key at the same time (a
-  focused button is pressed with Enter or Space); a submit without a submit button (the types
-  that submit by themselves) shares its time with the action that made it;
+- act.cycle, act.reset, act.submit: the same on the arrow, "Reset Clicks" or submit button, or a
+  key at the same time (a focused button is pressed with Enter or Space); a submit without a
+  submit button (the types that submit by themselves) shares its time with the action that
+  made it;
 - act.type: a keydown, or a raw input event (paste, dictation), at the same time;
-- act.drag_start / act.drag_end: a pointerdown on the piece, a pointer path (PATH_SAMPLES moves
-  or more) between, a release at the drop;
+- act.drag_start / act.drag_end: a pointerdown on the slider's handle (where the piece's place
+  puts it), a pointer path (PATH_SAMPLES moves or more) between, a release at the drop;
 - act.hold_start / act.hold_end: a pointer press on the hold button (or a key) at the start,
   not released before the end;
 - and some pointer movement before the first action (a touch or pen pointerdown counts, having
@@ -47,7 +48,7 @@ RELEASES = frozenset({"pointerup", "pointercancel"})
 KEYS = frozenset({"keydown", "keyup"})
 NO_HOVER = frozenset({"touch", "pen"})  # pointers that do not move before they press
 MOVES = frozenset({"pointermove", "pointerdown", "keydown"})
-CYCLE_BUTTONS = {1: ("next", "rotate_right"), -1: ("prev", "rotate_left")}
+CYCLE_BUTTONS = {1: "next", -1: "prev"}
 
 
 @dataclass(frozen=True)
@@ -78,13 +79,12 @@ def input_evidence(
     events: Sequence[LoggedEvent],
     *,
     layout: Layout,
-    piece_size: Sequence[float] | None = None,
     free_submit: bool = False,
 ) -> Evidence:
     """Whether every semantic action among the events has raw input behind it.
 
-    piece_size: the drag widget's piece, natural pixels [w, h]. free_submit: the submit needs no
-    input (the page submitted by itself when the time limit ran out)."""
+    free_submit: the submit needs no input (the page submitted by itself when the time limit ran
+    out)."""
     raw = _Raw(events)
     actions = [e for e in events if e.kind.startswith("act.") and not (free_submit and e.kind == "act.submit")]
     if not actions:
@@ -92,7 +92,7 @@ def input_evidence(
     if not _moved_before(raw, min(a.t for a in actions)):
         return Evidence(False, "no pointer movement before the first action")
     origin = events[0].t
-    check = _Checks(raw, layout, piece_size)
+    check = _Checks(raw, layout)
     for index, action in enumerate(actions):
         problem = check.action(action, actions[:index])
         if problem:
@@ -114,13 +114,14 @@ def _inside(rect: Rect, x: float, y: float) -> bool:
 class _Checks:
     """One check per kind of semantic action: "" when input backs it, else what is missing."""
 
-    def __init__(self, raw: _Raw, layout: Layout, piece_size: Sequence[float] | None) -> None:
-        self.raw, self.layout, self.piece_size = raw, layout, piece_size
+    def __init__(self, raw: _Raw, layout: Layout) -> None:
+        self.raw, self.layout = raw, layout
         self.by_kind: dict[str, Callable[[LoggedEvent, list[LoggedEvent]], str]] = {
             "act.click": self.click,
             "act.toggle": self.toggle,
             "act.swap": self.swap,
             "act.cycle": self.cycle,
+            "act.reset": self.reset,
             "act.submit": self.submit,
             "act.type": self.typed,
             "act.drag_start": self.drag_start,
@@ -141,7 +142,7 @@ class _Checks:
         return keys and bool(self.raw.near(t, KEYS))
 
     def _point(self, x: float, y: float) -> Rect:
-        sx, sy = self.layout.image.to_stage(x, y)
+        sx, sy = self.layout.main.to_stage(x, y)
         return Rect(sx, sy, 0, 0)
 
     def click(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
@@ -162,9 +163,14 @@ class _Checks:
         )
 
     def cycle(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
-        controls = self.layout.controls
-        buttons = [controls[name] for name in CYCLE_BUTTONS[action.data["delta"]] if name in controls]
-        return "" if self._pressed(action.t, buttons, keys=True) else "no press on its arrow button"
+        button = self.layout.controls.get(CYCLE_BUTTONS[action.data["delta"]])
+        pressed = button is not None and self._pressed(action.t, [button], keys=True)
+        return "" if pressed else "no press on its arrow button"
+
+    def reset(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
+        button = self.layout.controls.get("reset")
+        pressed = button is not None and self._pressed(action.t, [button], keys=True)
+        return "" if pressed else "no press on the reset button"
 
     def submit(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
         button = self.layout.controls.get("submit")
@@ -181,17 +187,12 @@ class _Checks:
 
     # --- drags and holds ------------------------------------------------------------------
     def drag_start(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
-        x, y = action.data["x"], action.data["y"]
-        if self.piece_size:
-            (x1, y1), (x2, y2) = (
-                self.layout.image.to_stage(x, y),
-                self.layout.image.to_stage(x + self.piece_size[0], y + self.piece_size[1]),
-            )
-            piece = Rect(x1, y1, x2 - x1, y2 - y1)
-        else:
-            piece = self.layout.image.rect
+        slider = self.layout.slider
+        if slider is None:
+            return "a drag on a page without a slider"
+        handle = slider.handle_at(action.data["x"])
         downs = self.raw.near(action.t, frozenset({"pointerdown"}))
-        return "" if any(_inside(piece, e.data["x"], e.data["y"]) for e in downs) else "no pointer press on the piece"
+        return "" if any(_inside(handle, e.data["x"], e.data["y"]) for e in downs) else "no pointer press on the handle"
 
     def drag_end(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
         start = next((e for e in reversed(earlier) if e.kind in ("act.drag_start", "act.drag_end")), None)

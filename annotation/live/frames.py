@@ -149,6 +149,7 @@ KINDS: dict[str, dict[str, Check]] = {
     "act.toggle": {"cell": _cell},
     "act.swap": {"a": _cell, "b": _cell},
     "act.cycle": {"delta": _delta},
+    "act.reset": {},
     "act.drag_start": {"x": _natural_x, "y": _natural_y},
     "act.drag_end": {"x": _natural_x, "y": _natural_y},
     "act.hold_start": {},

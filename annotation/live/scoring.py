@@ -114,7 +114,6 @@ def _note_input(attempt: Attempt, events: list[Event], *, server_ms: float) -> N
     evidence = input_evidence(
         logged,
         layout=get_type(puzzle.type).layout(puzzle.public),
-        piece_size=puzzle.public.get("piece_size"),
         free_submit=bool(limit_s) and server_ms >= (limit_s or 0) * 1000 - TIME_UP_EARLY_MS,
     )
     problem = evidence.problem

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 from PIL import Image
 
-from puzzles.layout import Layout, build_layout
+from puzzles.layout import Layout
 
 from .contract import CuAnswer, Masks, PublicData, Widget
 
@@ -125,7 +125,7 @@ class PuzzleType(Generic[TruthT]):
     widget: ClassVar[Widget]  # the page widget
     auto_submit: ClassVar[bool] = False  # submits on the first action, as published
     instruction: ClassVar[str]
-    controls: ClassVar[tuple[str, ...]] = ()  # buttons other than submit, e.g. ("prev", "next")
+    steps: ClassVar[int] = 1  # the published page's "Action Steps" stars, fixed per type
 
     # --- to implement -------------------------------------------------------------------
     def generate(self, rng: np.random.Generator) -> Generated:
@@ -201,21 +201,14 @@ class PuzzleType(Generic[TruthT]):
         return cls.name.lower().replace("_", "-")
 
     def layout(self, public: PublicData) -> Layout:
-        """Where everything of this puzzle sits on the stage."""
-        ref = public.get("reference_size")
-        grid = public.get("grid_size")
-        return build_layout(
-            image_size=_pair(public["image_size"]),
-            reference_size=_pair(ref) if ref else None,
-            grid=_pair(grid) if grid else None,
-            controls=self.controls,
-            submit=not self.auto_submit,
-        )
+        """Where everything of this puzzle sits on the stage: the published page's layout for
+        its sizes (puzzles/layout.py). The kinds implement it."""
+        raise NotImplementedError
 
     def compile_actions(self, truth: TruthT, layout: Layout) -> list[dict[str, Any]]:
         """The reference answer as computer-use actions in 1280x1080 stage coordinates."""
         actions = self.answer_actions(truth, layout)
-        if not self.auto_submit:
+        if "submit" in layout.controls:
             actions.append(click(*layout.control("submit").center()))
         return actions
 
@@ -228,12 +221,6 @@ class PuzzleType(Generic[TruthT]):
             "auto_submit": self.auto_submit,
             "instruction": self.instruction,
         }
-
-
-def _pair(values: Sequence[int]) -> tuple[int, int]:
-    """A JSON [a, b] as the tuple the layout takes."""
-    first, second = values
-    return (first, second)
 
 
 # --- computer-use actions, in the published tool-call shape ------------------------------

@@ -49,6 +49,7 @@ def _tile_backdrop(rng) -> Image.Image:
 
 class Bingo(SwapType):
     name = "Bingo"
+    steps = 3  # the published page's "Action Steps" stars
     instruction = "Click two images to exchange their position to line up the same images to a line"
 
     def generate(self, rng: np.random.Generator) -> Generated:

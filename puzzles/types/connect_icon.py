@@ -143,6 +143,8 @@ def _draw_icons(image, centres, glyphs, radius, disc, ring):
 
 class ConnectIcon(OptionType):
     name = "Connect_icon"
+    steps = 4  # the published page's "Action Steps" stars
+    dot_pitch = 29
     instruction = "Using the arrows, connect the same two icons with the dotted line as shown on the left."
     published_answer_key = "correct_option"
 

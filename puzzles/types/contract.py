@@ -127,6 +127,6 @@ class HoldTruth(TypedDict):
 
 # --- the published computer-use answer (ground_truth_cu.json) ---------------------------------
 # "tool_calls": clicks and drags in the published page's screen coordinates, Submit included
-# (puzzles/published_page.py), for widgets the published client cannot map from image pixels.
+# (puzzles/layout.py), for widgets the published client cannot map from image pixels.
 CuKind = Literal["single_xy", "multi_xy", "multi_swap", "option", "rotate", "type_text", "drag", "hold", "tool_calls"]
 CuAnswer = tuple[CuKind, Any]  # answer_cu_kind and answer_cu; the answer's shape depends on the kind

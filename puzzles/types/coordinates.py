@@ -109,6 +109,7 @@ def _seat_name(seat, cols):
 
 class Coordinates(OptionType):
     name = "Coordinates"
+    steps = 3  # the published page's "Action Steps" stars
     instruction = "Using the arrows, move Jerry to the indicated seat"
 
     def generate(self, rng: np.random.Generator) -> Generated:

@@ -175,6 +175,8 @@ def _place_darts(rng, rings_hit, edges, band, labels, throw):
 
 class DartCount(OptionType):
     name = "Dart_Count"
+    steps = 4  # the published page's "Action Steps" stars
+    column_labels = ("Find sum of darts equal to this", "")
     instruction = "Use the arrows to pick the image where all the darts add up to the number in the left image."
 
     def generate(self, rng: np.random.Generator) -> Generated:

@@ -92,6 +92,7 @@ def _place(rng, radii, size, margin=6):
 
 class DiceCount(IntegerTextType):
     name = "Dice_Count"
+    steps = 3  # the published page's "Action Steps" stars
     instruction = "Sum up the numbers on all the dice"
 
     def generate(self, rng: np.random.Generator) -> Generated:

@@ -81,6 +81,7 @@ def _place(rng, count, size, spacing):
 
 class GeometryClick(MaskPointType[MaskTruth]):
     name = "Geometry_Click"
+    steps = 1  # the published page's "Action Steps" stars
     instruction = "Click on the cone."
 
     def generate(self, rng: np.random.Generator) -> Generated:

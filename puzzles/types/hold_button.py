@@ -58,6 +58,7 @@ def _drawn_shield(size: int, color) -> Image.Image:
 
 class HoldButton(HoldType):
     name = "Hold_Button"
+    steps = 1  # the published page's "Action Steps" stars
     instruction = "Hold the button until it finishes loading."
 
     def stand_in_image(self) -> Image.Image:

@@ -61,6 +61,7 @@ def _scene(rng, base, animal, tilt=0):
 
 class ImageMatching(OptionType):
     name = "Image_Matching"
+    steps = 3  # the published page's "Action Steps" stars
     instruction = "Using the arrows, match the animal in the left and right image."
 
     def generate(self, rng: np.random.Generator) -> Generated:

@@ -10,7 +10,6 @@ from PIL import Image, ImageDraw, ImageOps
 
 from puzzles.drawing import grid_cells
 from puzzles.drawing.emoji import ANIMALS, OBJECTS
-from puzzles.published_page import TileGrid
 from puzzles.types.base import Generated
 from puzzles.types.kinds import CellSetType
 from puzzles.types.select_animal import LOOKALIKES as ANIMAL_LOOKALIKES
@@ -101,11 +100,12 @@ def photo_cell(rng, char: str):
 
 class ImageRecognition(CellSetType):
     name = "Image_Recognition"
+    steps = 4  # the published page's "Action Steps" stars
+    cell_page = "tiles"
     instruction = "Select all images containing a bicycle, then click submit"
     published_answer_key = "correct_selections"
     published_grid = (ROWS, COLS)
     published_grid_fixed = True  # the published page always lays out 3x3, whatever grid_size says
-    published_widget = TileGrid()
 
     def tiles_from_image(self, image: Image.Image) -> list[Image.Image]:
         cell_w, cell_h = image.width / COLS, image.height / ROWS

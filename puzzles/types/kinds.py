@@ -17,8 +17,19 @@ from typing import Any, ClassVar, Literal, TypeVar
 import numpy as np
 
 from puzzles.drawing.masks import bbox, centroid, interior_point
-from puzzles.layout import Layout
-from puzzles.published_page import CellWidget, OverlayGrid, dot_page, slider_page
+from puzzles.layout import (
+    CELL_PAGES,
+    CellPage,
+    Layout,
+    arrows_page,
+    bingo_page,
+    click_page,
+    dot_page,
+    hold_page,
+    order_page,
+    slider_page,
+    text_page,
+)
 
 from .base import (
     CLOCK_SLACK_MS,
@@ -73,7 +84,7 @@ def _pair(values: Sequence[int]) -> tuple[int, int]:
 
 
 def _natural_click(layout: Layout, x: float, y: float) -> dict[str, Any]:
-    return click(*layout.image.to_stage(x, y))
+    return click(*layout.main.to_stage(x, y))
 
 
 def _outside_points(mask: np.ndarray, rng: np.random.Generator, count: int) -> list[list[int]]:
@@ -187,6 +198,9 @@ class MaskPointType(PuzzleType[MaskT]):
         mask = masks[truth["mask"]]
         return _box_but_not_mask(mask, rng, 4) + _outside_points(mask, rng, 6)
 
+    def layout(self, public: PublicData) -> Layout:
+        return click_page(_pair(public["image_size"]), self.steps)
+
     def answer_actions(self, truth: MaskT, layout: Layout) -> list[dict[str, Any]]:
         return [_natural_click(layout, *truth["point"])]
 
@@ -263,7 +277,7 @@ class AvoidMaskPointType(MaskPointType[AvoidMaskTruth]):
 class TolerancePointType(PuzzleType[PointT]):
     """Place a point within tolerance of a target. truth: target_position, tolerance, image_size.
 
-    On the published page this is the placed dot, then Submit (published_page.dot_page)."""
+    On the page this is the placed dot, then Submit (layout.dot_page)."""
 
     mode = Mode.CLICK
     widget: ClassVar[Widget] = "point"  # DragPositionType makes it "drag"
@@ -297,12 +311,15 @@ class TolerancePointType(PuzzleType[PointT]):
                     out.append([round(x, 2), round(y, 2)])
         return out
 
+    def layout(self, public: PublicData) -> Layout:
+        return dot_page(_pair(public["image_size"]), self.steps)
+
     def answer_actions(self, truth: PointT, layout: Layout) -> list[dict[str, Any]]:
         return [_natural_click(layout, *truth["target_position"])]
 
     def cu_answer(self, truth: PointT) -> CuAnswer:
-        page = dot_page(_pair(truth["image_size"]))
-        return "tool_calls", [click(*page.to_screen(*truth["target_position"])), click(*page.submit.center())]
+        """Screen coordinates: the dot, then Submit (the published client cannot place a dot from image pixels)."""
+        return "tool_calls", self.compile_actions(truth, dot_page(_pair(truth["image_size"]), self.steps))
 
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         if "target_position" not in entry:
@@ -341,8 +358,18 @@ class PointSequenceType(PuzzleType[PointSequenceTruth]):
     def solution(self, truth: PointSequenceTruth) -> list[list[float]]:
         return [list(p) for p in truth["answer"]]
 
+    def layout(self, public: PublicData) -> Layout:
+        return order_page(_pair(public["image_size"]), _pair(public["reference_size"]), self.steps)
+
     def reduce(self, actions: list[Action], public: PublicData) -> list[list[float]]:
-        return [[a.data["x"], a.data["y"]] for a in _of(actions, "click")]
+        """The clicks since the last "Reset Clicks"."""
+        points: list[list[float]] = []
+        for action in actions:
+            if action.kind == "reset":
+                points = []
+            elif action.kind == "click":
+                points.append([action.data["x"], action.data["y"]])
+        return points
 
     def perturbations(self, truth: PointSequenceTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         targets = [list(p) for p in truth["answer"]]
@@ -394,11 +421,12 @@ class CellSetType(PuzzleType[CellSetTruth]):
     mode = Mode.GRID
     widget = "cells"
     # The published layout: the field its grader reads the cells from, the grid it assumes when
-    # an entry gives none (or always, when fixed), and the page's widget for the grid.
+    # an entry gives none (or always, when fixed), and the page's layout for the grid.
     published_answer_key: ClassVar[str] = "correct_patches"
     published_grid: ClassVar[tuple[int, int]] = (2, 3)
     published_grid_fixed: ClassVar[bool] = False
-    published_widget: ClassVar[CellWidget] = OverlayGrid()
+    cell_page: ClassVar[CellPage] = "overlay"
+    single_choice: ClassVar[bool] = False  # a click picks one cell and drops the one picked before
 
     def verify(self, truth: CellSetTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         rows, cols = truth["grid_size"]
@@ -415,10 +443,16 @@ class CellSetType(PuzzleType[CellSetTruth]):
     def solution(self, truth: CellSetTruth) -> list[int]:
         return sorted(truth["correct_patches"])
 
+    def layout(self, public: PublicData) -> Layout:
+        return CELL_PAGES[self.cell_page](_pair(public["image_size"]), _pair(public["grid_size"]), self.steps)
+
     def reduce(self, actions: list[Action], public: PublicData) -> list[int]:
-        """The cells toggled an odd number of times."""
+        """The cells toggled an odd number of times; for a single choice, the cell picked last."""
+        toggles = _of(actions, "toggle")
+        if self.single_choice:
+            return [toggles[-1].data["cell"]] if toggles else []
         selected: set[int] = set()
-        for action in _of(actions, "toggle"):
+        for action in toggles:
             selected ^= {action.data["cell"]}
         return sorted(selected)
 
@@ -439,9 +473,9 @@ class CellSetType(PuzzleType[CellSetTruth]):
         return [click(*layout.cell(i).center()) for i in sorted(truth["correct_patches"])]
 
     def cu_answer(self, truth: CellSetTruth) -> CuAnswer:
-        page = self.published_widget.page(_pair(truth["image_size"]), _pair(truth["grid_size"]))
-        clicks = [click(*page.cells[i].center()) for i in sorted(truth["correct_patches"])]
-        return "tool_calls", [*clicks, click(*page.submit.center())]
+        """Screen coordinates: each cell, then Submit (the published page draws the grid itself)."""
+        page = CELL_PAGES[self.cell_page](_pair(truth["image_size"]), _pair(truth["grid_size"]), self.steps)
+        return "tool_calls", self.compile_actions(truth, page)
 
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         key = self.published_answer_key
@@ -478,8 +512,30 @@ class SwapType(PuzzleType[SwapTruth]):
     def solution(self, truth: SwapTruth) -> list[int]:
         return list(truth["answer"][0])
 
+    def layout(self, public: PublicData) -> Layout:
+        return bingo_page(_pair(public["image_size"]), _pair(public["grid_size"]), self.steps)
+
     def reduce(self, actions: list[Action], public: PublicData) -> list[int]:
-        """The cells that the net arrangement of all swaps moved (two for a single swap)."""
+        """The two cells picked when "Swap and Submit" was pressed, as the page keeps them: a click
+        picks a cell (a third pick drops the first), a click on a picked cell drops it.
+
+        Attempts recorded on the earlier page logged swaps instead: the cells their net
+        arrangement moved."""
+        if _of(actions, "swap"):
+            return self._moved_by_swaps(actions, public)
+        picked: list[int] = []
+        for action in _of(actions, "toggle"):
+            cell = action.data["cell"]
+            if cell in picked:
+                picked.remove(cell)
+            else:
+                picked = [*picked[-1:], cell]
+        if len(picked) != 2:
+            raise Unreadable(f"{len(picked)} cells picked, a swap needs two")
+        return sorted(picked)
+
+    @staticmethod
+    def _moved_by_swaps(actions: list[Action], public: PublicData) -> list[int]:
         rows, cols = public["grid_size"]
         tiles = list(range(rows * cols))
         for action in _of(actions, "swap"):
@@ -522,8 +578,10 @@ class OptionType(PuzzleType[OptionTruth]):
 
     mode = Mode.CYCLE
     widget = "option"
-    controls = ("prev", "next")
     published_answer_key: ClassVar[str] = "correct_option_index"  # the field the published grader reads
+    # The page's labels over the reference and the option ("" keeps the place, shows nothing).
+    column_labels: ClassVar[tuple[str, str]] = ("Reference", "Match This")
+    dot_pitch: ClassVar[float] = 19  # px from one option dot to the next
 
     def verify(self, truth: OptionTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         count = truth["option_count"]
@@ -540,6 +598,16 @@ class OptionType(PuzzleType[OptionTruth]):
 
     def solution(self, truth: OptionTruth) -> int:
         return truth["correct_option_index"]
+
+    def layout(self, public: PublicData) -> Layout:
+        return arrows_page(
+            _pair(public["image_size"]),
+            _pair(public["reference_size"]),
+            self.steps,
+            self.column_labels,
+            public["option_count"],
+            self.dot_pitch,
+        )
 
     def reduce(self, actions: list[Action], public: PublicData) -> int:
         return _cycle_total(actions) % public["option_count"]
@@ -570,7 +638,6 @@ class AngleType(PuzzleType[AngleTruth]):
 
     mode = Mode.CYCLE
     widget = "rotate"
-    controls = ("rotate_left", "rotate_right")
     step = 45
 
     def verify(self, truth: AngleTruth, answer: Any, masks: Masks | None = None) -> Verdict:
@@ -590,6 +657,11 @@ class AngleType(PuzzleType[AngleTruth]):
     def solution(self, truth: AngleTruth) -> int:
         return truth["correct_angle"]
 
+    def layout(self, public: PublicData) -> Layout:
+        labels = ("Reference", "Rotate to match")
+        sizes = _pair(public["image_size"]), _pair(public["reference_size"])
+        return arrows_page(*sizes, self.steps, labels, 360 // self.step)
+
     def reduce(self, actions: list[Action], public: PublicData) -> int:
         return (_cycle_total(actions) * self.step) % 360
 
@@ -598,7 +670,7 @@ class AngleType(PuzzleType[AngleTruth]):
 
     def answer_actions(self, truth: AngleTruth, layout: Layout) -> list[dict[str, Any]]:
         steps = (truth["correct_angle"] % 360) // self.step
-        return [click(*layout.control("rotate_right").center()) for _ in range(steps)]
+        return [click(*layout.control("next").center()) for _ in range(steps)]
 
     def cu_answer(self, truth: AngleTruth) -> CuAnswer:
         return "rotate", {"rotate_to_angle": truth["correct_angle"]}
@@ -616,7 +688,6 @@ class IntegerTextType(PuzzleType[IntegerTruth]):
 
     mode = Mode.TEXT
     widget = "text"
-    controls = ("input",)
     truth_key: ClassVar[Literal["sum"]] = "sum"  # the truth's key of the number (IntegerTruth)
 
     def verify(self, truth: IntegerTruth, answer: Any, masks: Masks | None = None) -> Verdict:
@@ -638,6 +709,9 @@ class IntegerTextType(PuzzleType[IntegerTruth]):
     def solution(self, truth: IntegerTruth) -> str:
         return str(truth[self.truth_key])
 
+    def layout(self, public: PublicData) -> Layout:
+        return text_page(_pair(public["image_size"]), self.steps)
+
     def reduce(self, actions: list[Action], public: PublicData) -> str:
         typed = _of(actions, "type")
         if not typed:
@@ -649,7 +723,7 @@ class IntegerTextType(PuzzleType[IntegerTruth]):
         return [str(value + 1), str(value - 1), str(value + 5), "0", value * 2 + 1]
 
     def answer_actions(self, truth: IntegerTruth, layout: Layout) -> list[dict[str, Any]]:
-        return [click(*layout.control("input").center()), type_text(str(truth[self.truth_key]))]
+        return [click(*layout.control("text").center()), type_text(str(truth[self.truth_key]))]
 
     def cu_answer(self, truth: IntegerTruth) -> CuAnswer:
         return "type_text", {"type_text": str(truth[self.truth_key])}
@@ -678,32 +752,42 @@ class DragPositionType(TolerancePointType[DragTruth]):
         candidates = [[tx + tol + 4, ty], [tx - tol - 4, ty], list(truth["start_position"]), [tx + 5 * tol, ty]]
         return [p for p in candidates if 0 <= p[0] < w and 0 <= p[1] < h and math.hypot(p[0] - tx, p[1] - ty) > tol]
 
+    def layout(self, public: PublicData) -> Layout:
+        start = public["start_position"]
+        return slider_page(_pair(public["image_size"]), _pair(public["piece_size"]), (start[0], start[1]), self.steps)
+
     def reduce(self, actions: list[Action], public: PublicData) -> list[float]:
         drops = _of(actions, "drag_end")
         if not drops:
             raise Unreadable("the piece was not dragged")
         return [drops[-1].data["x"], drops[-1].data["y"]]
 
-    def _centers(self, truth: DragTruth) -> tuple[tuple[float, float], tuple[float, float]]:
-        pw, ph = truth["piece_size"]
-        (sx, sy), (tx, ty) = truth["start_position"], truth["target_position"]
-        return (sx + pw / 2, sy + ph / 2), (tx + pw / 2, ty + ph / 2)
-
     def answer_actions(self, truth: DragTruth, layout: Layout) -> list[dict[str, Any]]:
-        start, end = self._centers(truth)
-        return [drag(layout.image.to_stage(*start), layout.image.to_stage(*end))]
+        """The slider's handle dragged along its track until the piece is over its target (the
+        piece moves along its row only; our page reads the piece's unrounded corner)."""
+        slider = layout.slider
+        assert slider is not None, "the drag widget's layout has a slider"
+        shift = (truth["target_position"][0] - truth["start_position"][0]) * layout.main.scale
+        start = slider.handle.center()
+        return [drag(start, (start[0] + slider.handle_shift(shift), start[1]))]
 
     def cu_answer(self, truth: DragTruth) -> CuAnswer:
-        """The handle dragged under the piece's target, then Submit (published_page.slider_page).
+        """The handle dragged under the piece's target, then Submit.
 
-        The page submits the piece's left edge over the background's scale; its piece is drawn
-        at a rounded width, centred on the hole, so the edge sought is offset by half the rounding."""
-        page = slider_page(_pair(truth["image_size"]), _pair(truth["piece_size"]))
+        The published page submits the piece's left edge over the background's scale; its piece
+        is drawn at a rounded width, centred on the hole, so the edge sought is offset by half the
+        rounding."""
+        start_at = truth["start_position"]
+        page = slider_page(
+            _pair(truth["image_size"]), _pair(truth["piece_size"]), (start_at[0], start_at[1]), self.steps
+        )
+        slider, scale = page.slider, page.main.scale
+        assert slider is not None
         piece_w = truth["piece_size"][0]
-        left = truth["target_position"][0] * page.scale - (round(piece_w * page.scale) - piece_w * page.scale) / 2
-        start = page.handle.center()
-        end = (start[0] + page.handle_shift(left), start[1])
-        return "tool_calls", [drag(start, end), click(*page.submit.center())]
+        left = truth["target_position"][0] * scale - (round(piece_w * scale) - piece_w * scale) / 2
+        start = slider.handle.center()
+        end = (start[0] + slider.handle_shift(left), start[1])
+        return "tool_calls", [drag(start, end), click(*page.control("submit").center())]
 
     @staticmethod
     def _hole_offset(truth: DragTruth) -> list[float]:
@@ -742,7 +826,6 @@ class HoldType(PuzzleType[HoldTruth]):
     mode = Mode.REALTIME
     widget = "hold"
     auto_submit = True
-    controls = ("hold",)
     max_hold_seconds = 600
     margin_ms = 400  # the reference hold overshoots a little, as a person would
     # A hold may claim CLOCK_SLACK_MS longer than the server saw between receiving its start and
@@ -771,6 +854,9 @@ class HoldType(PuzzleType[HoldTruth]):
             raise Unreadable("the hold ends before it starts")
         confirmed = max(0.0, end.received - begin.received) + CLOCK_SLACK_MS
         return round(min(claimed, confirmed) / 1000, 4)
+
+    def layout(self, public: PublicData) -> Layout:
+        return hold_page(self.steps)
 
     def hold_progress(self, truth: HoldTruth, held_ms: float) -> float:
         """How far the button's loading bar is after held_ms, 0..1 (shown while holding)."""

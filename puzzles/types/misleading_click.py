@@ -168,6 +168,7 @@ def _overlaps(box, boxes, pad):
 
 class MisleadingClick(AvoidMaskPointType):
     name = "Misleading_Click"
+    steps = 1  # the published page's "Action Steps" stars
     instruction = "Click the image to continue."
 
     def generate(self, rng: np.random.Generator) -> Generated:

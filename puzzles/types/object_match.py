@@ -59,6 +59,8 @@ def _scene(rng, base, variants, count):
 
 class ObjectMatch(OptionType):
     name = "Object_Match"
+    steps = 3  # the published page's "Action Steps" stars
+    column_labels = ("Match This!", "")
     instruction = "Use the arrows to change the number of objects until it matches the left image."
 
     def generate(self, rng: np.random.Generator) -> Generated:

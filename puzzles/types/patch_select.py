@@ -7,7 +7,6 @@ from PIL import Image, ImageDraw
 
 from puzzles.drawing import canvas, grid_cells
 from puzzles.drawing.trowel import trowel
-from puzzles.published_page import PatchGrid
 from puzzles.types.base import Generated
 from puzzles.types.kinds import CellSetType
 
@@ -179,9 +178,10 @@ def place_target(rng, target: str, n: int, cell: int):
 
 class PatchSelect(CellSetType):
     name = "Patch_Select"
+    steps = 5  # the published page's "Action Steps" stars
+    cell_page = "patch"
     instruction = "Select all squares with garden trowel"
     published_grid = (5, 5)
-    published_widget = PatchGrid()
 
     def published_instruction(self, entry: dict[str, Any]) -> str | None:
         """The published page writes "Select all squares with <target_object>" whatever the prompt says."""

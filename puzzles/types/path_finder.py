@@ -90,6 +90,7 @@ def _draw_x(draw, cx, cy, half):
 
 class PathFinder(OptionType):
     name = "Path_Finder"
+    steps = 4  # the published page's "Action Steps" stars
     instruction = "Use the arrows to select the image where the object is on the spot marked by the X."
     published_answer_key = "correct_option"
 

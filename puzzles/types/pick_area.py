@@ -153,6 +153,7 @@ def _layout(rng, box):
 
 class PickArea(MaskPointType[MaskTruth]):
     name = "Pick_Area"
+    steps = 1  # the published page's "Action Steps" stars
     instruction = "Click on the center of the largest area outlined by the dotted line"
 
     def generate(self, rng: np.random.Generator) -> Generated:

@@ -172,6 +172,7 @@ def _scene(rng, sprites):
 
 class PlaceDot(TolerancePointType[ToleranceTruth]):
     name = "Place_Dot"
+    steps = 2  # the published page's "Action Steps" stars
     instruction = "Click to place a Dot at the end of the car's path"
 
     def generate(self, rng: np.random.Generator) -> Generated:

@@ -83,6 +83,7 @@ def _dial(base, rng):
 
 class RotationMatch(AngleType):
     name = "Rotation_Match"
+    steps = 4  # the published page's "Action Steps" stars
     instruction = "Use the arrows to rotate the object so it points in the same direction as the reference hand."
 
     def generate(self, rng: np.random.Generator) -> Generated:

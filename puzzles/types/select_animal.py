@@ -85,6 +85,8 @@ def animal_cell(rng: np.random.Generator, name: str):
 
 class SelectAnimal(CellSetType):
     name = "Select_Animal"
+    steps = 2  # the published page's "Action Steps" stars
+    single_choice = True
     instruction = "Pick a rooster"
 
     def published_instruction(self, entry: dict[str, Any]) -> str | None:

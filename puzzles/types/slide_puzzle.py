@@ -129,6 +129,7 @@ def _picture(rng: np.random.Generator) -> Image.Image:
 
 class SlidePuzzle(DragPositionType):
     name = "Slide_Puzzle"
+    steps = 3  # the published page's "Action Steps" stars
     instruction = "Drag the slider component to the correct position"
 
     def generate(self, rng: np.random.Generator) -> Generated:

@@ -228,6 +228,7 @@ def sign_cell(rng, word, unusual):
 
 class UnusualDetection(CellSetType):
     name = "Unusual_Detection"
+    steps = 4  # the published page's "Action Steps" stars
     instruction = "Select all the unusual images"
     published_answer_key = "answer"
 

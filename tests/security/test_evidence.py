@@ -51,7 +51,7 @@ def puzzle_of(type_name: str, seed: int = 1) -> SimpleNamespace:
 
 def judge(puzzle, events: list[dict], **options):
     layout = get_type(puzzle.type).layout(puzzle.public)
-    return input_evidence(logged(events), layout=layout, piece_size=puzzle.public.get("piece_size"), **options)
+    return input_evidence(logged(events), layout=layout, **options)
 
 
 def semantic_only(*acts: dict) -> list[dict]:
