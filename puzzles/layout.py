@@ -56,6 +56,12 @@ class TextData(RectData):
     text: str
 
 
+class SliderData(TypedDict):
+    handle_range: float
+    piece_range: float
+    piece: RectData  # where the piece starts
+
+
 class LayoutData(TypedDict):
     stage: StageSize
     family: Family
@@ -75,6 +81,7 @@ class LayoutData(TypedDict):
     submit_label: str
     labels: list[TextData]  # texts the page draws beside its images: column labels, the order bar
     dots: NotRequired[RectData]  # the arrow types' option dots (centred row)
+    slider: NotRequired[SliderData]  # Slide_Puzzle
 
 
 @dataclass(frozen=True)
@@ -207,6 +214,13 @@ class Layout:
         }
         if self.dots:
             data["dots"] = self.dots.as_dict()
+        if self.slider:
+            slider = self.slider
+            data["slider"] = {
+                "handle_range": round(slider.handle_range, 2),
+                "piece_range": round(slider.piece_range, 2),
+                "piece": slider.piece.as_dict(),
+            }
         return data
 
 

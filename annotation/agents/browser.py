@@ -1,7 +1,8 @@
 """The machine's Chromium, driven by Playwright, acting on the live page with real input.
 
 Replay, agents and the browser tests all act through `perform`: computer-use actions in stage
-pixels, which at a 1280x1080 viewport are viewport pixels.
+pixels. An agent's or a replay's page shows the stage alone, so at a 1280x1080 viewport they are
+viewport pixels; a person's page puts its chrome above a scaled stage, and `perform` maps them.
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ CHROMIUM_ARGS = [
     "--disable-ipc-flooding-protection",
 ]
 VIEWPORT = {"width": 1280, "height": 1080}
+# The page sets data-attempt on its stage last, once the attempt is built and listening.
+READY = '#stage[data-attempt="{uid}"]'
+TO_VIEWPORT = """points => {
+  const stage = document.getElementById("stage"), box = stage.getBoundingClientRect();
+  const scale = box.width / stage.offsetWidth;
+  return points.map(([x, y]) => [box.left + x * scale, box.top + y * scale]);
+}"""
 DRAG_STEPS = 12
 
 
@@ -112,7 +120,7 @@ async def open_attempt(page: Page, attempt_uid: str, *, in_place: bool = False) 
         await page.evaluate("uid => window.arena.next(uid)", attempt_uid)
     else:
         await page.goto(f"/play/{attempt_uid}/")
-    await page.wait_for_selector(f'#stage[data-attempt="{attempt_uid}"] #status[data-state]', state="attached")
+    await page.wait_for_selector(READY.format(uid=attempt_uid), state="attached")
 
 
 class NotSubmitted(RuntimeError):
@@ -129,18 +137,23 @@ async def wait_submitted(page: Page, timeout_s: float) -> None:
 
 
 async def perform(page: Page, action: dict) -> None:
-    """One computer-use action ({"action", "arguments"}) with real mouse and keyboard input."""
+    """One computer-use action ({"action", "arguments"}, stage pixels) with real mouse and keyboard input."""
     kind, args = action["action"], action["arguments"]
     mouse = page.mouse
     if kind == "click":
-        await mouse.click(args["x"], args["y"])
+        [(x, y)] = await page.evaluate(TO_VIEWPORT, [[args["x"], args["y"]]])
+        await mouse.click(x, y)
     elif kind == "drag":
-        await mouse.move(args["start_x"], args["start_y"])
+        start, end = await page.evaluate(
+            TO_VIEWPORT, [[args["start_x"], args["start_y"]], [args["end_x"], args["end_y"]]]
+        )
+        await mouse.move(*start)
         await mouse.down()
-        await mouse.move(args["end_x"], args["end_y"], steps=DRAG_STEPS)
+        await mouse.move(*end, steps=DRAG_STEPS)
         await mouse.up()
     elif kind == "hold":
-        await mouse.move(args["x"], args["y"])
+        [(x, y)] = await page.evaluate(TO_VIEWPORT, [[args["x"], args["y"]]])
+        await mouse.move(x, y)
         await mouse.down()
         await asyncio.sleep(args["duration_ms"] / 1000)
         await mouse.up()

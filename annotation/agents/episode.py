@@ -19,6 +19,7 @@ import asyncio
 from dataclasses import dataclass
 
 from annotation.agents.actions import SETTLE_MS, BadCall, applied, execute
+from annotation.agents.browser import READY
 from annotation.agents.context import CONTEXTS
 from annotation.agents.model import ChatClient, ModelUnavailable
 from annotation.agents.protocols.base import Call, Outcome, Protocol
@@ -28,7 +29,7 @@ LOAD_WAIT_S = 2.0  # after loading the page, before anything else, as published
 READY_TIMEOUT_MS = 15_000
 MAX_STEPS = 30
 SUBMITTED_STATES = ("submitting", "submitted")  # the page's status once its answer is sent
-READ_INSTRUCTION = "() => (document.querySelector('#stage .instruction')?.textContent || '').trim()"
+READ_INSTRUCTION = """() => (document.querySelector('#stage [data-role="instruction"]')?.textContent || '').trim()"""
 IMAGES_LOADED = "() => Array.from(document.images).every((image) => image.complete)"
 
 
@@ -60,9 +61,7 @@ async def open_page(page, attempt_uid: str) -> str:
     """Load the attempt's page as the published client loads one; returns the instruction."""
     await page.goto(f"/play/{attempt_uid}/", wait_until="domcontentloaded")
     await asyncio.sleep(LOAD_WAIT_S)
-    await page.wait_for_selector(
-        f'#stage[data-attempt="{attempt_uid}"] #status[data-state]', state="attached", timeout=READY_TIMEOUT_MS
-    )
+    await page.wait_for_selector(READY.format(uid=attempt_uid), state="attached", timeout=READY_TIMEOUT_MS)
     await page.wait_for_function(IMAGES_LOADED, timeout=READY_TIMEOUT_MS)
     return await page.evaluate(READ_INSTRUCTION)
 

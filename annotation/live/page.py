@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from annotation.live.attempts import attempt_opened_ms
 from annotation.live.frames import BEAT_MS, MAX_TEXT
-from annotation.models import Attempt, Enrollment, Flag
+from annotation.live.intake import shows_verdict
+from annotation.models import Attempt, Enrollment, Flag, Participant
 from annotation.url_templates import url_template
 from puzzles.layout import LayoutData
 from puzzles.registry import get_type
@@ -29,6 +30,14 @@ class StudyBar(TypedDict):
     elapsed_ms: int  # since the puzzle was first served, across reloads and devices
     next_url: str
     pause_url: str
+
+
+class Stats(TypedDict):
+    """The published stats bar: answers submitted before this one, and how many were right
+    (None where the participant is not shown verdicts)."""
+
+    total: int
+    correct: int | None
 
 
 class PieceData(TypedDict):
@@ -54,6 +63,10 @@ class PageData(TypedDict):
     attempt: str
     widget: Widget
     auto_submit: bool
+    single_choice: bool  # cells: a click picks one cell and drops the one picked before
+    person: bool  # a person's page: the study bar, status and Flag show outside the stage
+    show_verdict: bool
+    stats: Stats
     instruction: str
     layout: LayoutData
     images: PageImages
@@ -82,6 +95,10 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
         "attempt": attempt.uid,
         "widget": puzzle_type.widget,
         "auto_submit": puzzle_type.auto_submit,
+        "single_choice": puzzle_type.single_choice,
+        "person": attempt.participant.kind == Participant.Kind.HUMAN,
+        "show_verdict": shows_verdict(attempt),
+        "stats": _stats(attempt),
         "instruction": public["instruction"],
         "layout": puzzle_type.layout(public).as_dict(),
         "images": _image_urls(attempt),
@@ -106,6 +123,18 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
     if "piece_size" in public:
         data["piece"] = {"size": public["piece_size"], "start": public["start_position"]}
     return data
+
+
+def _stats(attempt: Attempt) -> Stats:
+    """Like the published page's counters, which start at 0 on a fresh page: a study's counts
+    run over the participant's answers in it; any other attempt starts from nothing."""
+    shown = shows_verdict(attempt)
+    if attempt.study_id is None:
+        return {"total": 0, "correct": 0 if shown else None}
+    earlier = Attempt.objects.filter(
+        participant_id=attempt.participant_id, study_id=attempt.study_id, submitted_at__isnull=False
+    ).exclude(pk=attempt.pk)
+    return {"total": earlier.count(), "correct": earlier.filter(correct=True).count() if shown else None}
 
 
 def _image_urls(attempt: Attempt) -> PageImages:

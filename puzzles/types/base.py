@@ -126,6 +126,7 @@ class PuzzleType(Generic[TruthT]):
     auto_submit: ClassVar[bool] = False  # submits on the first action, as published
     instruction: ClassVar[str]
     steps: ClassVar[int] = 1  # the published page's "Action Steps" stars, fixed per type
+    single_choice: ClassVar[bool] = False  # cells: a click picks one cell and drops the one picked before
 
     # --- to implement -------------------------------------------------------------------
     def generate(self, rng: np.random.Generator) -> Generated:

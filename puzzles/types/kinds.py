@@ -426,7 +426,6 @@ class CellSetType(PuzzleType[CellSetTruth]):
     published_grid: ClassVar[tuple[int, int]] = (2, 3)
     published_grid_fixed: ClassVar[bool] = False
     cell_page: ClassVar[CellPage] = "overlay"
-    single_choice: ClassVar[bool] = False  # a click picks one cell and drops the one picked before
 
     def verify(self, truth: CellSetTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         rows, cols = truth["grid_size"]

@@ -6,16 +6,22 @@ import { capture, Transport, now, stamp } from "./events.js";
 import { widgets } from "./widgets.js";
 
 const container = document.getElementById("stage");
+// A person's controls live outside the stage, so the stage is the published page and nothing else.
+const chrome = document.getElementById("chrome");
+const statusLine = document.getElementById("status");
+const [studySlot, toolSlot] = [chrome.querySelector(".chrome-study"), chrome.querySelector(".chrome-tools")];
 let current = null; // the mounted attempt: {data, transport, unmount}
 
 /** Show an attempt. `asked`: performance.now() when its data was asked for (0: this document's
  *  navigation), from which the study's time limit is counted, as the server counts it from serving. */
 function mount(data, asked = 0) {
   container.replaceChildren();
+  studySlot.replaceChildren();
+  toolSlot.replaceChildren();
   container.classList.remove("inert");
+  chrome.hidden = !data.person;
   const ui = buildStage(container, data);
-  container.dataset.attempt = data.attempt;
-  const fit = () => fitStage(ui.stage);
+  const fit = () => fitStage(ui.stage, chrome.hidden ? 0 : chrome.offsetHeight);
   fit();
   addEventListener("resize", fit);
 
@@ -24,9 +30,10 @@ function mount(data, asked = 0) {
   let verdictShown = false;
 
   function setStatus(state, text) {
-    ui.status.dataset.state = state;
-    ui.status.textContent = text;
+    statusLine.dataset.state = state;
+    statusLine.textContent = text;
   }
+  setStatus("ready", "");
 
   /** No more actions: controls disabled, overlay inert. */
   function lock() {
@@ -36,13 +43,20 @@ function mount(data, asked = 0) {
     stopCapture();
   }
 
+  let counted = Boolean(data.submitted); // the stats bar counts this answer once
   function showSubmitted(verdict) {
     if (!locked) lock();
     bar?.finished();
+    if (!counted) ui.count(verdict);
+    counted = true;
     if (verdictShown) return; // a later "closed" error must not hide a verdict already shown
     verdictShown = verdict != null;
     const word = verdict == null ? "" : verdict.correct ? " · Correct" : " · Not correct";
     setStatus("submitted", `Submitted${word}`);
+    if (verdict) {
+      ui.result.textContent = verdict.correct ? "Correct!" : "Incorrect.";
+      ui.result.dataset.verdict = verdict.correct ? "correct" : "incorrect";
+    }
   }
 
   let widget = {};
@@ -50,7 +64,7 @@ function mount(data, asked = 0) {
     hold: (p) => widget.progress?.(p),
     submitted: showSubmitted,
     health: (ok) => {
-      const state = ui.status.dataset.state;
+      const state = statusLine.dataset.state;
       if (!ok && state !== "submitted") setStatus("error", "Reconnecting…");
       if (ok && state === "error") setStatus(locked ? "submitting" : "ready", locked ? "Submitting…" : "");
     },
@@ -70,6 +84,10 @@ function mount(data, asked = 0) {
       lock();
       setStatus("submitting", "Submitting…");
     },
+    say(text) {
+      ui.result.textContent = text;
+      ui.result.dataset.verdict = "notice";
+    },
     pick(event) {
       const p = toStage(ui.stage, event.clientX, event.clientY);
       const n = toNatural(ui.box, p);
@@ -83,9 +101,10 @@ function mount(data, asked = 0) {
   };
 
   widget = widgets[data.widget](ctx) || {};
-  if (!data.submitted) flagButton(container, data);
-  const bar = data.study ? studyBar(container, data.study, () => ctx.submit(), asked) : null;
-  ui.controls.submit?.addEventListener("click", (e) => ctx.submit(e));
+  if (!data.submitted) flagButton(toolSlot, data);
+  const bar = data.study ? studyBar(studySlot, data.study, () => ctx.submit(), asked) : null;
+  if (!widget.ownsSubmit) ui.controls.submit?.addEventListener("click", (e) => ctx.submit(e));
+  fit(); // the chrome's height is known now
 
   if (data.submitted) {
     showSubmitted(null);
@@ -95,6 +114,7 @@ function mount(data, asked = 0) {
     transport.push({ k: "load", t: now(), w: innerWidth, h: innerHeight, scale: fit(), state });
     transport.start();
   }
+  container.dataset.attempt = data.attempt; // last: the page is built and listening
   const unmount = () => {
     bar?.stop();
     stopCapture();
@@ -107,7 +127,7 @@ function mount(data, asked = 0) {
 const DRAIN_MS = 10000;
 
 /** "Flag this puzzle": a reason and a note, sent to the server; the attempt goes on as it was. */
-function flagButton(stage, data) {
+function flagButton(slot, data) {
   const button = document.createElement("button");
   button.className = "flag-button";
   button.type = "button";
@@ -137,12 +157,12 @@ function flagButton(stage, data) {
     }).catch(() => null);
     button.textContent = response?.ok ? "⚑ Flagged, thank you" : "⚑ Flag (not sent, try again)";
   });
-  stage.append(button, dialog);
+  slot.append(button, dialog);
 }
 
 /** A study's bar: where the annotator stands, a pause link, the time left, and Continue once
  *  the server has the answer. Time up submits whatever is entered (the server checks the time). */
-function studyBar(stage, study, submit, asked) {
+function studyBar(slot, study, submit, asked) {
   const bar = document.createElement("div");
   bar.className = "studybar";
   const where = study.practice ? "Practice (not scored)" : `Puzzle ${study.done + 1} of ${study.total}`;
@@ -153,7 +173,7 @@ function studyBar(stage, study, submit, asked) {
   bar.querySelector(".pause").href = study.pause_url;
   const next = bar.querySelector(".continue");
   next.href = study.next_url;
-  stage.appendChild(bar);
+  slot.appendChild(bar);
   let timer = null;
   if (study.time_limit_s) {
     // From when the data was asked for, a moment before the server served it: the page's own

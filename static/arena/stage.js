@@ -1,30 +1,8 @@
-// The fixed stage (1280x1080, from the layout in the page data): built from page data, scaled as a whole to fit the window.
-// Every element sits at a layout rectangle in stage pixels, so a replay that clicks stage
-// coordinates (at a 1280x1080 viewport, scale 1) hits what a person would.
-
-
-const LABELS = {
-  prev: "◀ Previous",
-  next: "Next ▶",
-  rotate_left: "⟲ Rotate left",
-  rotate_right: "Rotate right ⟳",
-  submit: "Submit",
-  hold: "Press & hold",
-};
-
-// Too long for one line of a 130px button: the arrow glyph sits above the words.
-const STACKED = { rotate_left: ["⟲", "Rotate left", true], rotate_right: ["⟳", "Rotate right", false] };
-
-function stack(button, glyph, words, glyphFirst) {
-  button.textContent = "";
-  button.classList.add("stacked");
-  const parts = [[glyph, "glyph"], [words, "words"]];
-  if (!glyphFirst) parts.reverse(); // keeps textContent equal to the label, e.g. "Rotate right ⟳"
-  parts.forEach(([text, cls], i) => {
-    if (i) button.append(" ");
-    make("span", cls, button).textContent = text;
-  });
-}
+// The stage: the published CaptchaArena page at 1280x1080, built from the layout in the page data
+// (puzzles/layout.py), scaled as a whole to fit the window. Every element sits at its layout box
+// and carries a data-role (instruction, image, reference, cell, prev, next, slider, piece, hold,
+// text, submit, stats, steps), so a replay or an agent that clicks stage coordinates (at a
+// 1280x1080 viewport, scale 1) hits what a person would, and tools can find each element.
 
 export const round2 = (v) => Math.round(v * 100) / 100;
 
@@ -41,6 +19,15 @@ export function place(el, r) {
   return el;
 }
 
+/** The element box of an image box: its content plus its border. */
+const outer = (box) => ({ x: box.x - box.border, y: box.y - box.border, w: box.w + 2 * box.border, h: box.h + 2 * box.border });
+
+function role(el, name, index) {
+  el.dataset.role = name;
+  if (index !== undefined) el.dataset.index = index;
+  return el;
+}
+
 function picture(src, className, parent) {
   const img = make("img", className, parent);
   img.src = src;
@@ -49,49 +36,100 @@ function picture(src, className, parent) {
   return img;
 }
 
-function control(name, data) {
-  if (name === "input") {
-    const input = make("input", "control input");
-    Object.assign(input, { type: "text", inputMode: "numeric", placeholder: "Type your answer", maxLength: data.text_max, autocomplete: "off" });
-    return input;
-  }
-  const button = make("button", `control ${name}`);
-  button.type = "button";
-  button.textContent = LABELS[name] || name;
-  if (name in STACKED) stack(button, ...STACKED[name]);
-  return button;
+function button(className, text, rect, parent) {
+  const el = place(make("button", className, parent), rect);
+  el.type = "button";
+  el.textContent = text;
+  return el;
 }
 
-/** Build the stage's elements; returns handles the widgets work with. */
+/** The frame every type shares: title, stats bar, Action Steps stars, the white card. */
+function frame(stage, layout, stats) {
+  place(make("h1", "title", stage), layout.title).textContent = "CaptchaArena";
+  const bar = role(place(make("div", "stats", stage), layout.stats), "stats");
+  const counters = {};
+  for (const [name, label] of [["total", "Total"], ["correct", "Correct"], ["accuracy", "Accuracy"]]) {
+    const item = make("span", `stat ${name}`, bar);
+    item.append(`${label}: `);
+    counters[name] = make("span", "value", item);
+  }
+  const steps = role(place(make("div", "steps", stage), layout.steps_box), "steps");
+  make("span", "steps-label", steps).textContent = "Action Steps:";
+  for (let i = 0; i < 5; i++) make("span", "star", steps).textContent = i < layout.steps ? "★" : "☆";
+  place(make("div", "card", stage), layout.card);
+  return showStats(counters, stats);
+}
+
+/** The stats bar's counters; returns a function that counts one more answer. */
+function showStats(counters, stats) {
+  let { total, correct } = stats;
+  const draw = () => {
+    counters.total.textContent = total;
+    const hidden = correct === null; // the participant is not shown verdicts
+    counters.correct.parentElement.hidden = counters.accuracy.parentElement.hidden = hidden;
+    if (hidden) return;
+    counters.correct.textContent = correct;
+    counters.accuracy.textContent = total ? `${((100 * correct) / total).toFixed(1)}%` : "0%";
+  };
+  draw();
+  return (verdict) => {
+    total += 1;
+    if (verdict && correct !== null) correct += verdict.correct ? 1 : 0;
+    draw();
+  };
+}
+
+/** Build the stage's elements; returns the handles the widgets work with. */
 export function buildStage(stage, data) {
   const { layout, images } = data;
   stage.dataset.widget = data.widget;
+  stage.dataset.family = layout.family;
+  stage.toggleAttribute("data-single", Boolean(data.single_choice));
   place(stage, { x: 0, y: 0, ...layout.stage });
-  const instruction = place(make("div", "instruction", stage), layout.instruction);
-  instruction.textContent = data.instruction;
-  if (layout.reference) place(picture(images.reference, "reference", stage), layout.reference);
-  const image = place(picture(images.image, "main", stage), layout.image);
-  // Markers, cells, tiles and the drag piece live in an overlay exactly over the main image.
-  const overlay = place(make("div", "overlay", stage), layout.image);
-  const controls = {};
-  for (const [name, rect] of Object.entries(layout.controls || {})) {
-    controls[name] = place(control(name, data), rect);
-    stage.appendChild(controls[name]);
+  const count = frame(stage, layout, data.stats);
+
+  const ui = { stage, count, controls: {}, cells: [], labels: {}, box: layout.image };
+  if (layout.reference) ui.reference = role(place(picture(images.reference, "reference", stage), outer(layout.reference)), "reference");
+  if (layout.family === "patch") place(make("div", "patch-frame", stage), outer(layout.image));
+  if (layout.image && !["tiles", "bingo"].includes(layout.family)) {
+    const box = layout.family === "patch" ? layout.image : outer(layout.image);
+    ui.image = role(place(picture(images.image, "main", stage), box), "image");
   }
-  const status = place(make("div", "status", stage), layout.status);
-  status.id = "status";
-  status.dataset.state = "ready";
-  return { stage, image, overlay, controls, status, box: layout.image };
+  // Markers and the slider's piece live in an overlay exactly over the main image's content.
+  if (layout.image) ui.overlay = place(make("div", "overlay", stage), layout.image);
+  layout.cells.forEach((rect, i) => ui.cells.push(role(place(make("div", "cell", stage), rect), "cell", i)));
+  for (const label of layout.labels) {
+    ui.labels[label.name] = place(make("div", `label ${label.name}`, stage), label);
+    ui.labels[label.name].textContent = label.text;
+  }
+  if (layout.dots) ui.dots = place(make("div", "dots", stage), layout.dots);
+
+  const controls = layout.controls;
+  if (controls.prev) ui.controls.prev = role(button("arrow prev", "◀", controls.prev, stage), "prev");
+  if (controls.next) ui.controls.next = role(button("arrow next", "▶", controls.next, stage), "next");
+  if (controls.reset) ui.controls.reset = button("reset", "Reset Clicks", controls.reset, stage);
+  if (controls.hold) ui.controls.hold = role(button("hold", "HOLD", controls.hold, stage), "hold");
+  if (controls.text) {
+    const input = role(place(make("input", "text", stage), controls.text), "text");
+    Object.assign(input, { type: "text", inputMode: "numeric", placeholder: "Enter the sum", maxLength: data.text_max, autocomplete: "off" });
+    ui.controls.text = input;
+  }
+  if (controls.track) ui.track = place(make("div", "track", stage), controls.track);
+  if (controls.submit) ui.controls.submit = role(button("submit", layout.submit_label, controls.submit, stage), "submit");
+  ui.instruction = role(place(make("h3", `instruction ${layout.instruction_style}`, stage), layout.instruction), "instruction");
+  ui.instruction.textContent = data.instruction;
+  ui.result = place(make("div", "result", stage), layout.result);
+  return ui;
 }
 
-/** Scale the stage to the window, centred; returns the scale. */
-export function fitStage(stage) {
+/** Scale the stage to the space under `top` px of the window, centred; returns the scale. */
+export function fitStage(stage, top = 0) {
   // offsetWidth and offsetHeight are the stage's own size, before the scale transform.
   const [w, h] = [stage.offsetWidth, stage.offsetHeight];
-  const s = Math.min(innerWidth / w, innerHeight / h);
+  const s = Math.min(innerWidth / w, (innerHeight - top) / h);
   stage.style.transform = `scale(${s})`;
   stage.style.left = `${(innerWidth - w * s) / 2}px`;
-  stage.style.top = `${(innerHeight - h * s) / 2}px`;
+  stage.style.top = `${top + (innerHeight - top - h * s) / 2}px`;
   return s;
 }
 

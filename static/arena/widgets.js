@@ -1,10 +1,12 @@
-// One widget per page_data.widget. A widget turns input into visible state and semantic
-// actions (ctx.emit); it never knows whether the answer is right.
+// One widget per page_data.widget, acting as the published page does on its elements. A widget
+// turns input into visible state and semantic actions (ctx.emit); it never knows whether the
+// answer is right.
 //
-// ctx: {data, ui, emit(kind, fields, event), submit(event), locked(), pick(event)}
+// ctx: {data, ui, emit(kind, fields, event), submit(event), locked(), pick(event), say(text)}
 // pick(event) -> {natural: {x, y} rounded natural pixels, local: {x, y} overlay pixels}.
-// A widget may return {progress(p)} to receive the server's hold progress.
-import { make, round2 } from "./stage.js";
+// A widget may return {progress(p)} to receive the server's hold progress, and {ownsSubmit: true}
+// when its submit button does more than submit.
+import { make, place, round2 } from "./stage.js";
 
 const mod = (a, n) => ((a % n) + n) % n;
 const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
@@ -18,93 +20,129 @@ function at(el, p) {
 /** An action handler that does nothing once the attempt is submitted. */
 const live = (ctx, fn) => (e) => !ctx.locked() && fn(e);
 
-/** rows x cols cell elements laid over the main image, row-major. */
-function cells(ctx, className) {
-  const [rows, cols] = ctx.data.layout.grid;
-  const list = [];
-  for (let i = 0; i < rows * cols; i++) {
-    const cell = make("div", className, ctx.ui.overlay);
-    const r = Math.floor(i / cols), c = i % cols;
-    Object.assign(cell.style, {
-      left: `${(c * 100) / cols}%`, top: `${(r * 100) / rows}%`, width: `${100 / cols}%`, height: `${100 / rows}%`,
-    });
-    cell.dataset.cell = i;
-    list.push(cell);
-  }
-  return list;
-}
-
+/** Click types: a pulsing dot and the click's place in the image's box, then the page submits by
+ *  itself. Place_Dot: the dot moves with each click and Submit waits for the first. */
 function point(ctx) {
-  const dot = make("div", "dot", ctx.ui.overlay);
-  dot.hidden = true;
-  ctx.ui.overlay.addEventListener("click", live(ctx, (e) => {
+  const { overlay, controls } = ctx.ui;
+  const dot = make("div", "dot", overlay);
+  const where = make("div", "where", overlay);
+  dot.hidden = where.hidden = true;
+  if (controls.submit) controls.submit.disabled = true;
+  const border = ctx.ui.box.border;
+  overlay.addEventListener("click", live(ctx, (e) => {
     const { natural, local } = ctx.pick(e);
     at(dot, local).hidden = false;
+    if (ctx.data.auto_submit) {
+      where.textContent = `(${Math.round(local.x + border)},${Math.round(local.y + border)})`;
+      at(where, local).hidden = false;
+    }
     ctx.emit("click", natural, e);
+    if (controls.submit) controls.submit.disabled = false;
     if (ctx.data.auto_submit) ctx.submit(e);
   }));
 }
 
+/** Click_Order: numbered circles, the click counter, "Reset Clicks"; Submit waits for a click. */
 function points(ctx) {
-  let count = 0;
-  ctx.ui.overlay.addEventListener("click", live(ctx, (e) => {
+  const { overlay, controls, labels } = ctx.ui;
+  let markers = [];
+  const count = () => {
+    labels.clicks.textContent = `Clicks: ${markers.length}`;
+    controls.submit.disabled = !markers.length;
+  };
+  overlay.addEventListener("click", live(ctx, (e) => {
     const { natural, local } = ctx.pick(e);
-    at(make("div", "marker", ctx.ui.overlay), local).textContent = ++count;
+    const marker = at(make("div", "marker", overlay), local);
+    marker.textContent = markers.length + 1;
+    markers.push(marker);
     ctx.emit("click", natural, e);
+    count();
   }));
+  controls.reset.addEventListener("click", live(ctx, (e) => {
+    markers.forEach((marker) => marker.remove());
+    markers = [];
+    ctx.emit("reset", {}, e);
+    count();
+  }));
+  count();
 }
 
+/** The tiled grids (Image_Recognition, Bingo) show one piece of the image in each cell, inside
+ *  the cell's 2 px border, as the published page shows its tiles. Returns the pieces. */
+function tiles(ctx) {
+  const [rows, cols] = ctx.data.layout.grid;
+  return ctx.ui.cells.map((cell, i) => {
+    const w = cell.offsetWidth - 4, h = cell.offsetHeight - 4;
+    const piece = place(make("div", "piece-of-image", cell), { x: 0, y: 0, w, h });
+    piece.style.backgroundImage = `url("${ctx.data.images.image}")`;
+    piece.style.backgroundSize = `${cols * w}px ${rows * h}px`;
+    piece.show = (source) => {
+      piece.style.backgroundPosition = `${-(source % cols) * w}px ${-Math.floor(source / cols) * h}px`;
+    };
+    piece.show(i);
+    return piece;
+  });
+}
+
+/** Select cells: each click toggles one; a single choice moves the one selection (and Submit
+ *  waits for it). */
 function cellSelect(ctx) {
-  cells(ctx, "cell").forEach((cell, i) => {
+  const { cells, controls } = ctx.ui;
+  const single = ctx.data.single_choice;
+  if (ctx.data.layout.family === "tiles") tiles(ctx);
+  if (single) controls.submit.disabled = true;
+  cells.forEach((cell, i) => {
     cell.addEventListener("click", live(ctx, (e) => {
-      cell.classList.toggle("on");
+      if (single) cells.forEach((other) => other.classList.toggle("on", other === cell));
+      else cell.classList.toggle("on");
+      controls.submit.disabled = false;
       ctx.emit("toggle", { cell: i }, e);
     }));
   });
 }
 
+/** Bingo: pick two cells (a third pick drops the first, a picked cell clicked again is dropped);
+ *  "Swap and Submit" swaps them on the page and submits. */
 function swap(ctx) {
-  const [rows, cols] = ctx.data.layout.grid;
-  const { w, h } = ctx.ui.box;
-  const tiles = cells(ctx, "tile");
-  const shown = tiles.map((_, i) => i); // shown[position] = source tile drawn there
-  let picked = null;
-  const draw = () => tiles.forEach((tile, p) => {
-    const r = Math.floor(shown[p] / cols), c = shown[p] % cols;
-    tile.style.backgroundPosition = `${(-c * w) / cols}px ${(-r * h) / rows}px`;
-  });
-  tiles.forEach((tile, i) => {
-    tile.style.backgroundImage = `url("${ctx.data.images.image}")`;
-    tile.style.backgroundSize = `${w}px ${h}px`;
-    tile.addEventListener("click", live(ctx, (e) => {
-      if (picked === null) {
-        picked = i;
-        tile.classList.add("picked");
-        return;
-      }
-      tiles[picked].classList.remove("picked");
-      if (picked !== i) {
-        [shown[picked], shown[i]] = [shown[i], shown[picked]];
-        draw();
-        ctx.emit("swap", { a: picked, b: i }, e);
-      }
-      picked = null;
+  const { cells, controls } = ctx.ui;
+  const pieces = tiles(ctx);
+  let picked = [];
+  cells.forEach((cell, i) => {
+    cell.addEventListener("click", live(ctx, (e) => {
+      picked = picked.includes(i) ? picked.filter((j) => j !== i) : [...picked.slice(-1), i];
+      cells.forEach((other, j) => other.classList.toggle("picked", picked.includes(j)));
+      ctx.emit("toggle", { cell: i }, e);
     }));
   });
-  draw();
+  controls.submit.addEventListener("click", live(ctx, (e) => {
+    if (picked.length !== 2) {
+      ctx.say("Please select exactly two cells to swap.");
+      return;
+    }
+    const [a, b] = picked;
+    pieces[a].show(b);
+    pieces[b].show(a);
+    ctx.submit(e);
+  }));
+  return { ownsSubmit: true };
 }
 
-/** Arrow cycling through `count` states shown by show(index); starts at 0. */
-function cycler(ctx, [back, forward], count, show) {
+/** The arrows cycle through `count` states shown by show(index), from 0; the dots follow. */
+function cycler(ctx, count, show) {
   let index = 0;
-  for (const [name, delta] of [[back, -1], [forward, 1]]) {
-    ctx.ui.controls[name]?.addEventListener("click", live(ctx, (e) => {
+  const dots = Array.from({ length: count }, () => make("span", "option-dot", ctx.ui.dots));
+  const draw = () => {
+    show(index);
+    dots.forEach((dot, i) => dot.classList.toggle("active", i === index));
+  };
+  for (const [name, delta] of [["prev", -1], ["next", 1]]) {
+    ctx.ui.controls[name].addEventListener("click", live(ctx, (e) => {
       index = mod(index + delta, count);
-      show(index);
+      draw();
       ctx.emit("cycle", { delta }, e);
     }));
   }
-  show(0);
+  draw();
 }
 
 function preload(urls) {
@@ -114,57 +152,69 @@ function preload(urls) {
 function option(ctx) {
   const urls = ctx.data.images.options;
   preload(urls);
-  cycler(ctx, ["prev", "next"], urls.length, (i) => (ctx.ui.image.src = urls[i]));
+  cycler(ctx, urls.length, (i) => (ctx.ui.image.src = urls[i]));
 }
 
 function rotate(ctx) {
   const urls = ctx.data.images.rotations;
   preload(Object.values(urls));
-  cycler(ctx, ["rotate_left", "rotate_right"], 8, (i) => (ctx.ui.image.src = urls[String(i * 45)]));
+  cycler(ctx, 8, (i) => (ctx.ui.image.src = urls[String(i * 45)]));
 }
 
+/** Slide_Puzzle: the handle slides along its track and carries the piece along its row; the
+ *  piece's corner is reported in natural pixels (unrounded, as if drawn at its exact width). */
 function drag(ctx) {
   const { box } = ctx.ui;
-  const [pw, ph] = ctx.data.piece.size;
-  const kx = box.w / box.natural_w, ky = box.h / box.natural_h; // stage px per natural px
-  let [x, y] = ctx.data.piece.start;
-  let grab = null;
-  const piece = make("img", "piece", ctx.ui.overlay);
+  const slider = ctx.data.layout.slider;
+  const handle0 = ctx.data.layout.controls.slider;
+  const [startX, startY] = ctx.data.piece.start;
+  const scale = box.w / box.natural_w;
+  const ratio = slider.piece_range / slider.handle_range;
+  const track = ctx.ui.track;
+  make("span", "hint", track).textContent = "Drag the puzzle piece into place";
+  const fill = make("span", "fill", track);
+  const handle = place(make("div", "handle", ctx.ui.stage), handle0);
+  handle.dataset.role = "slider";
+  handle.textContent = "▶";
+  const piece = place(make("img", "piece", ctx.ui.stage), slider.piece);
   Object.assign(piece, { src: ctx.data.images.piece, alt: "", draggable: false });
-  Object.assign(piece.style, { width: `${pw * kx}px`, height: `${ph * ky}px` });
-  const show = () => at(piece, { x: x * kx, y: y * ky });
-  const corner = () => ({ x: round2(x), y: round2(y) });
+  piece.dataset.role = "piece";
+  let offset = 0; // handle px from its start
+  let grab = null;
+  const show = () => {
+    handle.style.left = `${handle0.x + offset}px`;
+    piece.style.left = `${slider.piece.x + offset * ratio}px`;
+    fill.style.width = `${offset + handle0.w / 2}px`;
+  };
+  const corner = () => ({ x: round2(startX + (offset * ratio) / scale), y: round2(startY) });
   const follow = (e) => {
-    const p = ctx.pick(e).local; // pointer delta in overlay px, converted to natural px
-    x = clamp(grab.x + (p.x - grab.p.x) / kx, 0, box.natural_w - pw);
-    y = clamp(grab.y + (p.y - grab.p.y) / ky, 0, box.natural_h - ph);
+    offset = clamp(grab.offset + ctx.pick(e).local.x - grab.x, 0, slider.handle_range);
     show();
   };
-  piece.addEventListener("pointerdown", live(ctx, (e) => {
+  handle.addEventListener("pointerdown", live(ctx, (e) => {
     if (e.button !== 0 || grab) return;
-    piece.setPointerCapture(e.pointerId);
-    grab = { p: ctx.pick(e).local, x, y };
-    piece.classList.add("dragging");
+    handle.setPointerCapture(e.pointerId);
+    grab = { x: ctx.pick(e).local.x, offset };
+    ctx.ui.stage.classList.add("sliding");
     ctx.emit("drag_start", corner(), e);
   }));
-  piece.addEventListener("pointermove", (e) => grab && follow(e));
+  handle.addEventListener("pointermove", (e) => grab && follow(e));
   const drop = (e) => {
     if (!grab) return;
     follow(e);
     grab = null;
-    piece.classList.remove("dragging");
+    ctx.ui.stage.classList.remove("sliding");
     ctx.emit("drag_end", corner(), e);
   };
-  piece.addEventListener("pointerup", drop);
-  piece.addEventListener("pointercancel", drop);
+  handle.addEventListener("pointerup", drop);
+  handle.addEventListener("pointercancel", drop);
   show();
 }
 
+/** Hold_Button: the HOLD button; its bar shows the progress the server reports. */
 function hold(ctx) {
   const button = ctx.ui.controls.hold;
-  button.textContent = "";
-  const fill = make("span", "fill", button);
-  make("span", "label", button).textContent = "Press & hold";
+  const bar = make("span", "bar", button);
   let holding = false;
   button.addEventListener("contextmenu", (e) => e.preventDefault()); // long touch
   button.addEventListener("pointerdown", live(ctx, (e) => {
@@ -182,17 +232,19 @@ function hold(ctx) {
   };
   ["pointerup", "pointercancel", "pointerleave"].forEach((type) => button.addEventListener(type, release));
   // Only the server knows how long is long enough; the bar shows what it reports.
-  return { progress: (p) => (fill.style.width = `${clamp(Number(p) || 0, 0, 1) * 100}%`) };
+  return { progress: (p) => (bar.style.width = `${clamp(Number(p) || 0, 0, 1) * 100}%`) };
 }
 
+/** Dice_Count: the number box, focused on load as published; Enter submits. */
 function text(ctx) {
-  const input = ctx.ui.controls.input;
+  const input = ctx.ui.controls.text;
   input.addEventListener("input", live(ctx, (e) => ctx.emit("type", { text: input.value.slice(0, ctx.data.text_max) }, e)));
   input.addEventListener("keydown", (e) => {
     if (e.key !== "Enter") return;
     e.preventDefault();
     ctx.submit(e);
   });
+  input.focus({ preventScroll: true });
 }
 
 export const widgets = { point, points, cells: cellSelect, swap, option, rotate, drag, hold, text };

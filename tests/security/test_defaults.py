@@ -260,7 +260,7 @@ def test_behind_the_https_proxy_a_socket_is_from_https_pages(open_attempt, setti
 def test_the_pages_and_the_admin_work_under_the_policy(transactional_db, verified):
     from playwright.async_api import async_playwright
 
-    from annotation.agents.browser import CHROMIUM, CHROMIUM_ARGS, signed_in_context
+    from annotation.agents.browser import CHROMIUM, CHROMIUM_ARGS, READY, signed_in_context
     from annotation.agents.server import live_server
     from annotation.live.attempts import attempt_start, participant_for_user
     from annotation.studies.setup import study_create
@@ -329,7 +329,7 @@ def test_the_pages_and_the_admin_work_under_the_policy(transactional_db, verifie
             await page.goto("/dashboard/")
             await page.wait_for_selector('#dash-state[data-state="live"]')
             await page.goto(f"/play/{attempt.uid}/")
-            await page.wait_for_selector(f'#stage[data-attempt="{attempt.uid}"] #status[data-state]', state="attached")
+            await page.wait_for_selector(READY.format(uid=attempt.uid), state="attached")
             await page.goto("/admin/auth/user/add/")  # the admin's own scripts: the password toggles
             await page.fill("#id_username", "someone")
             await page.click("[type=submit][name=_save]")
