@@ -9,9 +9,10 @@ answer, an agent and a person's hand all act on the same pixels.
 
 Image coordinates are "natural": pixels of the puzzle image, origin top left. An ImageBox maps
 them to the stage through the image's content box (inside any border).
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations`: the TypedDicts keep real annotations, so their
+__required_keys__ are right at runtime (the page data's shape is checked against them).
+"""
 
 from dataclasses import dataclass, field
 from typing import Literal, NotRequired, TypedDict
@@ -101,7 +102,7 @@ class Rect:
     def contains(self, px: float, py: float) -> bool:
         return self.x <= px < self.x + self.w and self.y <= py < self.y + self.h
 
-    def grown(self, by: float) -> Rect:
+    def grown(self, by: float) -> "Rect":
         return Rect(self.x - by, self.y - by, self.w + 2 * by, self.h + 2 * by)
 
     def as_dict(self) -> RectData:

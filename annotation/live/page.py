@@ -127,8 +127,9 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
 
 def _stats(attempt: Attempt) -> Stats:
     """Like the published page's counters, which start at 0 on a fresh page: a study's counts
-    run over the participant's answers in it; any other attempt starts from nothing."""
-    shown = shows_verdict(attempt)
+    run over the participant's answers in it; any other attempt starts from nothing. Correct
+    and Accuracy show where verdicts do, and on an agent's or a replay's page (as published)."""
+    shown = shows_verdict(attempt) or attempt.participant.kind != Participant.Kind.HUMAN
     if attempt.study_id is None:
         return {"total": 0, "correct": 0 if shown else None}
     earlier = Attempt.objects.filter(

@@ -21,7 +21,7 @@ def run_command(fake, *extra) -> str:
 
 
 def solve_geometry(puzzle):
-    x, y = get_type(puzzle.type).layout(puzzle.public).image.to_stage(*puzzle.truth["point"])
+    x, y = get_type(puzzle.type).layout(puzzle.public).main.to_stage(*puzzle.truth["point"])
     return reply(tool_calls(("click", {"x": round(x), "y": round(y)})))
 
 

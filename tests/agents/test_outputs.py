@@ -28,7 +28,7 @@ def png(colour) -> bytes:
 def staged_model(geometry):
     """Per puzzle and rollout (one worker: rollouts in order): Geometry_Click solved, then only
     looked at; Dice_Count's first rollout fails at the server, its second never acts."""
-    x, y = get_type(geometry.type).layout(geometry.public).image.to_stage(*geometry.truth["point"])
+    x, y = get_type(geometry.type).layout(geometry.public).main.to_stage(*geometry.truth["point"])
     plans = {
         "Geometry_Click": [[xml_call("click", {"x": round(x), "y": round(y)}, "I see a circle.")],
                            [xml_call("screenshot", {}, "Let me look again."), "I am not sure."]],

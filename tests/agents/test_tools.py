@@ -30,13 +30,13 @@ def by_puzzle(scripts: dict[str, list]):
 
 
 def stage(puzzle, point):
-    return get_type(puzzle.type).layout(puzzle.public).image.to_stage(*point)
+    return get_type(puzzle.type).layout(puzzle.public).main.to_stage(*point)
 
 
 def test_lists_strings_and_a_hold_without_duration_all_work(puzzles_of, client_checkout):
     dice, geometry, hold = puzzles_of("Dice_Count", "Geometry_Click", "Hold_Button")
     layout = get_type("Dice_Count").layout(dice.public)
-    ix, iy = (round(v) for v in layout.control("input").center())
+    ix, iy = (round(v) for v in layout.control("text").center())
     sx, sy = layout.control("submit").center()
     gx, gy = (round(v) for v in stage(geometry, geometry.truth["point"]))
     hx, hy = get_type("Hold_Button").layout(hold.public).control("hold").center()

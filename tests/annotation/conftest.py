@@ -193,7 +193,7 @@ def submit_answer(attempt, correct: bool = True, *, wall_ms: float = 0.0):
     truth = attempt.puzzle.truth
     hand = Hand(attempt.puzzle, 0.0)  # drawn from 0, then moved to end at now
     if attempt.puzzle.type == "Dice_Count":
-        hand.press_control("input").type(str(truth["sum"] + (0 if correct else 1)))
+        hand.press_control("text").type(str(truth["sum"] + (0 if correct else 1)))
     elif "correct_option_index" in truth:
         steps = truth["correct_option_index"] + (0 if correct else 1)
         for _ in range(steps % truth["option_count"]):

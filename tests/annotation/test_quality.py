@@ -47,7 +47,7 @@ def submit_hidden_thrice(attempt):
     hand = Hand(attempt.puzzle, start)
     for _ in range(3):
         hand.wait(2_000).hidden(13_000)
-    hand.wait(2_000).press_control("input").type(str(attempt.puzzle.truth["sum"]))
+    hand.wait(2_000).press_control("text").type(str(attempt.puzzle.truth["sum"]))
     deliver(attempt, hand.press_control("submit", {"k": "act.submit"}).events)
 
 

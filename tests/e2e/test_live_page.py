@@ -69,7 +69,7 @@ def test_a_socket_dropped_mid_attempt_loses_no_events(site, puzzles_of, annotato
     async def scenario():
         async with chromium() as browser:
             page, attempt = await page_for(browser, site, user, puzzle)
-            await perform(page, {"action": "click", "arguments": _center(layout.control("input"))})
+            await perform(page, {"action": "click", "arguments": _center(layout.control("text"))})
             await page.keyboard.type("9")
             await page.keyboard.press("Backspace")
             await page.wait_for_function("window.arena.state().connected")
@@ -131,10 +131,15 @@ def test_clicks_map_to_natural_pixels_whatever_the_window_size(site, puzzles_of,
             page, attempt = await page_for(browser, site, user, puzzle)
             await page.set_viewport_size({"width": 900, "height": 700})  # the stage scales down
             await page.wait_for_timeout(200)
-            scale = min(900 / 1280, 700 / 1080)
-            left = (900 - 1280 * scale) / 2
-            for stage_point in (layout.image.to_stage(*target), layout.control("submit").center()):
-                await page.mouse.click(left + stage_point[0] * scale, stage_point[1] * scale)
+            # The stage fits under the person's chrome, centred.
+            left, top, width = await page.evaluate(
+                "() => { const r = document.getElementById('stage').getBoundingClientRect(); "
+                "return [r.left, r.top, r.width]; }"
+            )
+            scale = width / 1280
+            assert top > 0 and scale == pytest.approx(min(900 / 1280, (700 - top) / 1080), abs=0.01)
+            for stage_point in (layout.main.to_stage(*target), layout.control("submit").center()):
+                await page.mouse.click(left + stage_point[0] * scale, top + stage_point[1] * scale)
             await wait_submitted(page, 10)
             return attempt
 

@@ -51,7 +51,7 @@ def test_replay_command_verifies_and_records_a_failure_with_its_screenshot(puzzl
 
 def test_the_agent_harness_acts_through_the_page_and_is_scored_like_a_person(puzzles_of, monkeypatch):
     puzzle = puzzles_of("Geometry_Click")[0]
-    x, y = get_type(puzzle.type).layout(puzzle.public).image.to_stage(*puzzle.truth["point"])
+    x, y = get_type(puzzle.type).layout(puzzle.public).main.to_stage(*puzzle.truth["point"])
     script = [
         reply(tool_calls(("screenshot", {}))),
         reply(tool_calls(("teleport", {"x": 1}))),

@@ -54,7 +54,7 @@ async def test_a_flood_past_the_event_limit_gets_clear_errors_and_the_attempt_st
     assert over[1]["code"] == "limit" and over[1]["seq"] == full + 1
     assert f"limit of {MAX_ATTEMPT_EVENTS} events" in over[1]["message"] and "500 of the 500" in over[1]["message"]
     # The person answers: the raw input is dropped, the actions are kept, the submit is scored.
-    hand = Hand(attempt.puzzle, now + 3000).press_control("input").type(str(attempt.puzzle.truth["sum"]))
+    hand = Hand(attempt.puzzle, now + 3000).press_control("text").type(str(attempt.puzzle.truth["sum"]))
     answer = hand.press_control("submit", {"k": "act.submit"}).events[1:]
     replies = await send(socket, batch(full + 2, *answer), replies=3)
     assert [r["type"] for r in replies] == ["ack", "submitted", "error"] and replies[2]["code"] == "limit"

@@ -62,7 +62,7 @@ def semantic_only(*acts: dict) -> list[dict]:
 def test_a_click_needs_a_press_at_its_place_and_time():
     puzzle = puzzle_of("Place_Dot")
     hand = Hand(puzzle, T0)
-    image = hand.layout.image
+    image = hand.layout.main
     x, y = 100.5, 80.25  # natural pixels
     hand.press(*image.to_stage(x, y), {"k": "act.click", "x": x, "y": y})
     hand.press_control("submit", {"k": "act.submit"})
@@ -105,14 +105,14 @@ def test_cells_swaps_and_arrows_need_their_own_cell_or_button():
 
 def test_typing_needs_keys_or_an_input_event():
     puzzle = puzzle_of("Dice_Count")
-    hand = Hand(puzzle, T0).press_control("input").type("17").press_control("submit", {"k": "act.submit"})
+    hand = Hand(puzzle, T0).press_control("text").type("17").press_control("submit", {"k": "act.submit"})
     assert judge(puzzle, hand.events).ok
-    pasted = Hand(puzzle, T0).press_control("input")
+    pasted = Hand(puzzle, T0).press_control("text")
     pasted.t += 300
     pasted.log("input", input_type="insertFromPaste")  # pasted from a menu: no key at all
     pasted.log("act.type", text="17")
     assert judge(puzzle, pasted.events).ok
-    typed_by_script = Hand(puzzle, T0).press_control("input")
+    typed_by_script = Hand(puzzle, T0).press_control("text")
     typed_by_script.t += 300
     typed_by_script.log("act.type", text="17")
     assert "no keystroke or input event" in judge(puzzle, typed_by_script.events).problem
@@ -121,7 +121,7 @@ def test_typing_needs_keys_or_an_input_event():
 def drag(hand: Hand, puzzle, to: tuple[float, float], *, samples: int = 12) -> Hand:
     """Press on the piece's middle, move it so its top-left lands at `to`, release."""
     (sx, sy), (pw, ph) = puzzle.public["start_position"], puzzle.public["piece_size"]
-    image = hand.layout.image
+    image = hand.layout.main
     grab = image.to_stage(sx + pw / 2, sy + ph / 2)
     drop = image.to_stage(to[0] + pw / 2, to[1] + ph / 2)
     hand.move(*grab)
@@ -314,7 +314,7 @@ async def test_a_client_whose_raw_input_backs_its_actions_passes(open_attempt):
     await database_sync_to_async(served_at)(attempt, now - 1500)
     x, y = attempt.puzzle.truth["point"]
     hand = Hand(attempt.puzzle, now - 1200)
-    hand.press(*hand.layout.image.to_stage(x, y), {"k": "act.click", "x": x, "y": y}, {"k": "act.submit"})
+    hand.press(*hand.layout.main.to_stage(x, y), {"k": "act.click", "x": x, "y": y}, {"k": "act.submit"})
     socket = socket_for(attempt.uid, session)
     assert (await socket.connect())[0]
     await socket.send_to(text_data=batch(1, *hand.events))

@@ -28,7 +28,7 @@ def first_attempt(study, person, name="ann"):
 
 def answer(hand: Hand, attempt) -> list[dict]:
     """Click the text box, type the right sum, press submit."""
-    hand.press_control("input").type(str(attempt.puzzle.truth["sum"]))
+    hand.press_control("text").type(str(attempt.puzzle.truth["sum"]))
     return hand.press_control("submit", {"k": "act.submit"}).events
 
 
