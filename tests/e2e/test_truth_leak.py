@@ -33,13 +33,37 @@ PAGE_DATA_KEYS = {
     "piece",
     "flag_url",
     "study",
+    "single_choice",
+    "person",
+    "show_verdict",
+    "stats",
 }
 SERVER_FRAMES = {"ack", "hold", "submitted", "error"}
 # Every key the page data may hold at any depth (docs/events.md): a whitelist, so nothing new
 # can slip in unnoticed.
 NESTED_KEYS = PAGE_DATA_KEYS | {
+    # the layout (puzzles/layout.py): the published page's boxes and labels
     "stage",
-    "status",  # the layout's instruction and status rectangles ("instruction" is a page key already)
+    "family",
+    "steps",
+    "title",
+    "steps_box",
+    "card",
+    "instruction_style",
+    "result",
+    "cells",
+    "submit_label",
+    "labels",
+    "text",
+    "dots",
+    "slider",
+    "handle_range",
+    "piece_range",
+    "piece",
+    "track",
+    "reset",
+    "border",
+    "correct",  # the stats bar's count of earlier answers
     "image",
     "reference",
     "grid",
@@ -53,9 +77,6 @@ NESTED_KEYS = PAGE_DATA_KEYS | {
     "submit",
     "prev",
     "next",
-    "rotate_left",
-    "rotate_right",
-    "input",
     "hold",
     "options",
     "rotations",

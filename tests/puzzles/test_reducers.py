@@ -22,8 +22,8 @@ def page_actions(puzzle_type, truth, public) -> list[Action]:
         return [act("click", x=x, y=y) for x, y in solution]
     if widget == "cells":
         return [act("toggle", cell=c) for c in solution]
-    if widget == "swap":
-        return [act("swap", a=solution[0], b=solution[1])]
+    if widget == "swap":  # pick the two cells, then "Swap and Submit"
+        return [act("toggle", cell=solution[0]), act("toggle", cell=solution[1])]
     if widget == "option":
         return [act("cycle", delta=1)] * solution
     if widget == "rotate":
@@ -51,7 +51,32 @@ def test_cells_toggled_twice_are_unselected():
     assert cells.reduce(actions, {"grid_size": [3, 3]}) == [4, 7]
 
 
-def test_swaps_add_up_to_their_net_arrangement():
+def test_a_single_choice_is_the_cell_picked_last():
+    animal = get_type("Select_Animal")
+    public = {"grid_size": [2, 3]}
+    assert animal.reduce([act("toggle", cell=c) for c in (1, 4, 4, 2)], public) == [2]
+    assert animal.reduce([], public) == []
+
+
+def test_bingo_swaps_the_two_cells_picked_as_the_page_keeps_them():
+    bingo = get_type("Bingo")
+    public = {"grid_size": [3, 3]}
+    picks = lambda *cells: [act("toggle", cell=c) for c in cells]  # noqa: E731
+    assert bingo.reduce(picks(5, 0), public) == [0, 5]
+    assert bingo.reduce(picks(1, 2, 3), public) == [2, 3]  # a third pick drops the first
+    assert bingo.reduce(picks(1, 2, 2, 7), public) == [1, 7]  # a picked cell clicked again is dropped
+    with pytest.raises(Unreadable):
+        bingo.reduce(picks(1, 2, 2), public)
+
+
+def test_click_order_counts_the_clicks_since_the_last_reset():
+    order = get_type("Click_Order")
+    actions = [act("click", x=1, y=1), act("click", x=2, y=2), act("reset"), act("click", x=3, y=3)]
+    assert order.reduce(actions, {}) == [[3, 3]]
+    assert order.reduce([act("click", x=1, y=1), act("reset")], {}) == []
+
+
+def test_swaps_recorded_on_the_earlier_page_add_up_to_their_net_arrangement():
     swap = get_type("Bingo")
     public = {"grid_size": [3, 3]}
     assert swap.reduce([act("swap", a=0, b=5)], public) == [0, 5]

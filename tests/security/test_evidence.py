@@ -119,11 +119,11 @@ def test_typing_needs_keys_or_an_input_event():
 
 
 def drag(hand: Hand, puzzle, to: tuple[float, float], *, samples: int = 12) -> Hand:
-    """Press on the piece's middle, move it so its top-left lands at `to`, release."""
-    (sx, sy), (pw, ph) = puzzle.public["start_position"], puzzle.public["piece_size"]
-    image = hand.layout.main
-    grab = image.to_stage(sx + pw / 2, sy + ph / 2)
-    drop = image.to_stage(to[0] + pw / 2, to[1] + ph / 2)
+    """Press on the slider's handle, slide it until the piece's top-left lands at `to`, release."""
+    sx, sy = puzzle.public["start_position"]
+    slider = hand.layout.slider
+    grab = slider.handle.center()
+    drop = (grab[0] + slider.handle_shift((to[0] - sx) * hand.layout.main.scale), grab[1])
     hand.move(*grab)
     hand.t += 30
     hand.log("pointerdown", x=grab[0], y=grab[1], button=0, pointer="mouse")
@@ -137,7 +137,7 @@ def drag(hand: Hand, puzzle, to: tuple[float, float], *, samples: int = 12) -> H
     return hand
 
 
-def test_a_drag_needs_a_press_on_the_piece_a_path_and_a_release():
+def test_a_drag_needs_a_press_on_the_handle_a_path_and_a_release():
     puzzle = puzzle_of("Slide_Puzzle")
     target = puzzle.truth["target_position"]
     assert judge(puzzle, drag(Hand(puzzle, T0), puzzle, target).events).ok
@@ -145,6 +145,12 @@ def test_a_drag_needs_a_press_on_the_piece_a_path_and_a_release():
     assert "no pointer path" in judge(puzzle, teleported.events).problem
     drop_only = Hand(puzzle, T0).press(640, 500, {"k": "act.drag_end", "x": target[0], "y": target[1]})
     assert "a drop without a drag" in judge(puzzle, drop_only.events).problem
+    # The piece itself does not move on the published page: only the handle does.
+    start = puzzle.public["start_position"]
+    on_piece = Hand(puzzle, T0).press(
+        *Hand(puzzle, T0).layout.slider.piece.center(), {"k": "act.drag_start", "x": start[0], "y": start[1]}
+    )
+    assert "no pointer press on the handle" in judge(puzzle, on_piece.events).problem
 
 
 def hold(hand: Hand, *, held_ms: float, released_ms: float) -> Hand:
