@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.agents.browser import perform, wait_submitted
+from annotation.agents.browser import TO_VIEWPORT, perform, wait_submitted
 from annotation.agents.replay import replay_puzzles
 from annotation.models import Attempt, Event
 from puzzles.models import Puzzle, ReplayCheck
@@ -141,16 +141,17 @@ def test_clicks_map_to_natural_pixels_whatever_the_window_size(site, puzzles_of,
             for stage_point in (layout.main.to_stage(*target), layout.control("submit").center()):
                 await page.mouse.click(left + stage_point[0] * scale, top + stage_point[1] * scale)
             await wait_submitted(page, 10)
-            return attempt
+            return attempt, scale
 
-    attempt = Attempt.objects.get(pk=run(scenario()).pk)
+    attempt, scale = run(scenario())
+    attempt = Attempt.objects.get(pk=attempt.pk)
     assert attempt.correct, attempt.reason
     # One window pixel is 1/scale stage pixels: the click lands within that of the target.
     assert abs(attempt.answer[0] - target[0]) < 2.5 and abs(attempt.answer[1] - target[1]) < 2.5
     assert attempt.input_ok, attempt.input_problem  # raw stage pixels and natural pixels agree when scaled
     resize = attempt.events.get(kind="resize")
     assert (resize.data["w"], resize.data["h"]) == (900, 700)
-    assert resize.data["scale"] == pytest.approx(700 / 1080, abs=1e-3)
+    assert resize.data["scale"] == pytest.approx(scale, abs=1e-3)
 
 
 def test_a_reload_goes_on_numbering_and_the_answer_is_what_was_entered_after_it(site, puzzles_of, annotator):
@@ -201,7 +202,8 @@ def test_a_touch_tap_counts_as_a_human_hand(site, puzzles_of, annotator):
             await context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": site}])
             page = await context.new_page()
             await open_attempt(page, attempt.uid)
-            await page.touchscreen.tap(tap["arguments"]["x"], tap["arguments"]["y"])
+            [(x, y)] = await page.evaluate(TO_VIEWPORT, [[tap["arguments"]["x"], tap["arguments"]["y"]]])
+            await page.touchscreen.tap(x, y)
             await wait_submitted(page, 10)
             return attempt
 

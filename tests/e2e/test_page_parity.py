@@ -20,7 +20,7 @@ from annotation.agents.browser import chromium, open_attempt, signed_in_context
 from annotation.live.attempts import attempt_start
 from annotation.models import Participant
 from puzzles.models import Puzzle
-from puzzles.registry import type_names
+from puzzles.registry import get_type, type_names
 
 from .conftest import run
 
@@ -89,11 +89,16 @@ def measured_puzzle(puzzle_type: str, measured: dict) -> Puzzle:
     return puzzle
 
 
+def agent_view():
+    """An agent's participant: its page is the stage alone, at scale 1 in a 1280x1080 window."""
+    user = get_user_model().objects.create_user(username="agent-view")
+    return user, Participant.objects.create(user=user, kind=Participant.Kind.AGENT, label="parity")
+
+
 def test_every_type_puts_every_element_where_the_published_page_does(puzzles_of, site):
     boxes = json.loads(REFERENCE.read_text())
     puzzles_of()  # one puzzle of every type
-    user = get_user_model().objects.create_user(username="agent-view")
-    participant = Participant.objects.create(user=user, kind=Participant.Kind.AGENT, label="parity")
+    user, participant = agent_view()
     shots = os.environ.get("PAGE_PARITY_SHOTS")
 
     async def scenario():
@@ -127,3 +132,147 @@ def test_every_type_puts_every_element_where_the_published_page_does(puzzles_of,
                 problems.append(f"{name}: {element} at {ours[key]}, published at {expected[key]}")
     assert not problems, "\n".join(problems)
     assert len(seen) == 20
+
+
+# One interaction per type, as measured on the published page, and what it must show: a script
+# of (action, arguments) in stage pixels, then a check run in the page that returns "" or what
+# is wrong.
+INTERACTIONS = {
+    "point-click": (
+        [("click", 640, 527)],
+        """() => { const tag = document.querySelector('#stage .where');
+          const ok = tag && !tag.hidden && tag.textContent === '(322,242)';
+          return ok ? '' : 'no "(322,242)" by the dot: ' + tag?.textContent; }""",
+    ),
+    "point-dot": (
+        [("click", 640, 465)],
+        """() => { const dot = document.querySelector('#stage .dot');
+          if (!dot || dot.hidden) return 'no dot';
+          const r = dot.getBoundingClientRect();
+          const off = Math.abs(r.x + r.width / 2 - 640) > 1 || Math.abs(r.y + r.height / 2 - 465) > 1;
+          if (off) return 'the dot is not on the click';
+          return document.querySelector('#stage [data-role=submit]').disabled ? 'Submit still disabled' : ''; }""",
+    ),
+    "points": (
+        [("click", 640, 680)],
+        """() => { const marker = document.querySelector('#stage .marker');
+          const counter = document.querySelector('#stage .label.clicks').textContent;
+          if (!marker || marker.textContent !== '1') return 'no numbered marker';
+          if (counter !== 'Clicks: 1') return 'the counter reads ' + counter;
+          const submit = document.querySelector('#stage [data-role=submit]');
+          return submit.disabled ? 'Submit Order still disabled' : ''; }""",
+    ),
+    "cells": (
+        [("cell", 0)],
+        """() => document.querySelector('#stage [data-role=cell][data-index="0"]').classList.contains('on') ? ''
+          : 'the cell is not selected'""",
+    ),
+    "swap": (
+        [("cell", 0)],
+        """() => document.querySelector('#stage [data-role=cell][data-index="0"]').classList.contains('picked') ? ''
+          : 'the cell is not picked'""",
+    ),
+    "cycle": (
+        [("role", "next")],
+        """() => { const dots = [...document.querySelectorAll('#stage .option-dot')];
+          return dots.findIndex(d => d.classList.contains('active')) === 1 ? '' : 'the second dot is not active'; }""",
+    ),
+    "drag": (
+        [("slide", 100)],  # measured: the handle +100 px moved the piece +96 (a 500 px background)
+        """() => { const handle = document.querySelector('#stage [data-role=slider]').getBoundingClientRect();
+          const piece = document.querySelector('#stage [data-role=piece]').getBoundingClientRect();
+          return Math.round(handle.x) === 393 && Math.abs(piece.x - 388) <= 1 ? ''
+            : `handle at ${handle.x}, piece at ${piece.x}`; }""",
+    ),
+    "text": (
+        [("type", "12")],
+        "() => document.querySelector('#stage [data-role=text]').value === '12' ? '' : 'the box does not read 12'",
+    ),
+}
+
+
+def interaction_of(puzzle_type: str, widget: str) -> str:
+    if widget == "point":
+        return "point-click" if puzzle_type != "Place_Dot" else "point-dot"
+    return {"option": "cycle", "rotate": "cycle"}.get(widget, widget)
+
+
+async def interact(page, step) -> None:
+    kind, *args = step
+    if kind == "click":
+        await page.mouse.click(*args)
+    elif kind in ("cell", "role"):
+        selector = (
+            f'#stage [data-role=cell][data-index="{args[0]}"]' if kind == "cell" else f"#stage [data-role={args[0]}]"
+        )
+        await page.click(selector)
+    elif kind == "slide":
+        box = await page.locator("#stage [data-role=slider]").bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        await page.mouse.move(x, y)
+        await page.mouse.down()
+        await page.mouse.move(x + args[0], y, steps=10)
+        await page.mouse.up()
+    elif kind == "type":
+        await page.click("#stage [data-role=text]")
+        await page.keyboard.type(args[0])
+
+
+def test_one_interaction_shows_what_the_published_page_shows(puzzles_of, site):
+    boxes = json.loads(REFERENCE.read_text())
+    puzzles_of()
+    user, participant = agent_view()
+    shots = os.environ.get("PAGE_PARITY_SHOTS")
+
+    async def scenario():
+        problems = []
+        async with chromium() as browser:
+            context = await signed_in_context(browser, site, user)
+            page = await context.new_page()
+            for name in type_names():
+                puzzle = await measured_puzzle(name, boxes[name])
+                widget = get_type(name).widget
+                if widget == "hold":
+                    continue  # its feedback comes from the server while held: test_hold_progress_shows_while_held
+                attempt = await sync_to_async(attempt_start)(participant=participant, puzzle=puzzle)
+                await open_attempt(page, attempt.uid)
+                steps, check = INTERACTIONS[interaction_of(name, widget)]
+                for step in steps:
+                    await interact(page, step)
+                await page.wait_for_timeout(150)
+                problem = await page.evaluate(check)
+                if problem:
+                    problems.append(f"{name}: {problem}")
+                if shots:
+                    await page.mouse.move(5, 1075)
+                    await page.screenshot(path=str(Path(shots) / f"{name}-after.png"))
+        return problems
+
+    problems = run(scenario())
+    assert not problems, "\n".join(problems)
+
+
+def test_hold_progress_shows_while_held(puzzles_of, site):
+    """The HOLD button darkens while pressed and its bar grows with the server's progress."""
+    puzzles_of("Hold_Button")
+    user, participant = agent_view()
+    puzzle = Puzzle.objects.get(type="Hold_Button", index=0, dataset="generated:11")
+
+    async def scenario():
+        async with chromium() as browser:
+            context = await signed_in_context(browser, site, user)
+            page = await context.new_page()
+            attempt = await sync_to_async(attempt_start)(participant=participant, puzzle=puzzle)
+            await open_attempt(page, attempt.uid)
+            box = await page.locator("#stage [data-role=hold]").bounding_box()
+            await page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            await page.mouse.down()
+            await page.wait_for_function("() => document.querySelector('#stage .hold .bar').offsetWidth > 20")
+            held = await page.evaluate(
+                "() => [document.querySelector('#stage .hold').classList.contains('holding'),"
+                " getComputedStyle(document.querySelector('#stage .hold .bar')).height]"
+            )
+            await page.mouse.up()
+            return held
+
+    assert run(scenario()) == [True, "8px"]
