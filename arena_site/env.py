@@ -42,13 +42,39 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-def database_from_url(url: str) -> dict:
-    """Django DATABASES entry for a postgres:// or sqlite:/// URL."""
+# Connections one process's pool keeps open at least and at most, and how long a request waits
+# for one when all are in use (then it fails). A web process runs its database calls on at most
+# ASGI_THREADS threads (Python's default: the cores + 4, so 6 on 2 cores) plus Django's one
+# thread for the rest, so 8 is enough for one process; PostgreSQL's max_connections (100 by
+# default) must hold every process's MAX: web processes x MAX + worker processes x MAX + a few.
+POOL_MIN, POOL_MAX, POOL_TIMEOUT_S = 2, 8, 10
+
+
+def database_from_url(
+    url: str,
+    *,
+    pool: bool = True,
+    pool_min: int = POOL_MIN,
+    pool_max: int = POOL_MAX,
+    pool_timeout: int = POOL_TIMEOUT_S,
+) -> dict:
+    """Django DATABASES entry for a postgres:// or sqlite:/// URL.
+
+    PostgreSQL connections come from psycopg's pool (Django's OPTIONS "pool"), one pool per
+    process: a request or a socket's write borrows a connection and gives it back when done
+    (CONN_MAX_AGE 0, as pooling requires), so the connections a process holds are bounded by
+    pool_max however many sockets it serves. pool=False: a connection per thread, closed after
+    each request (for a pooler in front, such as PgBouncer in transaction mode).
+    """
     parsed = urlparse(url)
     if parsed.scheme in ("postgres", "postgresql", "pgsql"):
         name = unquote(parsed.path.lstrip("/"))
         if not name:
             raise ImproperlyConfigured(f"DATABASE_URL {url!r} names no database")
+        if pool and not (0 <= pool_min <= pool_max and pool_max >= 1):
+            raise ImproperlyConfigured(
+                f"database pool sizes min {pool_min}, max {pool_max}: need 0 <= min <= max, max >= 1"
+            )
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": name,
@@ -56,10 +82,14 @@ def database_from_url(url: str) -> dict:
             "PASSWORD": unquote(parsed.password or ""),
             "HOST": parsed.hostname or "",
             "PORT": str(parsed.port or ""),
-            "CONN_MAX_AGE": 60,
-            # A kept connection is checked before reuse: after a database restart the next
-            # request (or socket handshake) gets a fresh one instead of an error.
+            "CONN_MAX_AGE": 0,
+            # A connection is checked before it is handed out (the pool's check, or Django's for an
+            # unpooled one): after a database restart or a terminated backend the next request (or
+            # socket handshake, or write) gets a fresh one instead of an error.
             "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": (
+                {"pool": {"min_size": pool_min, "max_size": pool_max, "timeout": pool_timeout}} if pool else {}
+            ),
         }
     if parsed.scheme == "sqlite":
         # sqlite:///relative.db and sqlite:////absolute/path.db, as dj-database-url reads them.

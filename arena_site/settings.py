@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import database_from_url, env_bool, env_int, env_list, env_str
+from .env import POOL_MAX, POOL_MIN, POOL_TIMEOUT_S, database_from_url, env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ARENA_VAR_DIR", str(BASE_DIR / "var")))
@@ -95,7 +95,16 @@ TEMPLATES = [
 
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
-    DATABASES = {"default": database_from_url(DATABASE_URL)}
+    # PostgreSQL: a connection pool per process (arena_site/env.py), sized from the environment.
+    DATABASES = {
+        "default": database_from_url(
+            DATABASE_URL,
+            pool=env_bool("ARENA_DB_POOL", default=True),
+            pool_min=env_int("ARENA_DB_POOL_MIN", POOL_MIN),
+            pool_max=env_int("ARENA_DB_POOL_MAX", POOL_MAX),
+            pool_timeout=env_int("ARENA_DB_POOL_TIMEOUT", POOL_TIMEOUT_S),
+        )
+    }
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

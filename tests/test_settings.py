@@ -44,6 +44,16 @@ def test_database_urls():
         "db.local",
         "5433",
     )
+    # PostgreSQL comes pooled (one psycopg pool per process; pooling needs CONN_MAX_AGE 0), checked
+    # before each hand-out; SQLite has no pool.
+    assert pg["OPTIONS"] == {"pool": {"min_size": 2, "max_size": 8, "timeout": 10}}
+    assert (pg["CONN_MAX_AGE"], pg["CONN_HEALTH_CHECKS"]) == (0, True)
+    sized = database_from_url("postgres://db.local/arena", pool_min=1, pool_max=20, pool_timeout=3)
+    assert sized["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 20, "timeout": 3}
+    assert database_from_url("postgres://db.local/arena", pool=False)["OPTIONS"] == {}
+    with pytest.raises(ImproperlyConfigured, match="pool sizes"):
+        database_from_url("postgres://db.local/arena", pool_min=5, pool_max=4)
+    assert "pool" not in database_from_url("sqlite:////tmp/x.sqlite3").get("OPTIONS", {})
     assert database_from_url("sqlite:////tmp/x.sqlite3")["NAME"] == "/tmp/x.sqlite3"
     with pytest.raises(ImproperlyConfigured, match="names no database"):
         database_from_url("postgres://db.local/")
@@ -83,6 +93,15 @@ def _settings_values(names, **env) -> dict:
     )
     assert code == 0, err
     return json.loads(out.strip().splitlines()[-1])
+
+
+def test_the_database_pool_is_sized_from_the_environment(tmp_path):
+    url = "postgres://arena@127.0.0.1:5432/arena"
+    common = {"SECRET_KEY": A_KEY, "ARENA_VAR_DIR": str(tmp_path), "DATABASE_URL": url}
+    sized = _settings_values(["DATABASES"], ARENA_DB_POOL_MIN="1", ARENA_DB_POOL_MAX="12", **common)
+    assert sized["DATABASES"]["default"]["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 12, "timeout": 10}
+    unpooled = _settings_values(["DATABASES"], ARENA_DB_POOL="false", **common)
+    assert unpooled["DATABASES"]["default"]["OPTIONS"] == {}
 
 
 def test_ci_refuses_to_run_without_postgresql(tmp_path):
