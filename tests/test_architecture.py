@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parent.parent
-DOMAINS = ("live", "studies", "review", "reporting", "agents")
+DOMAINS = ("live", "studies", "review", "reporting", "agents", "datasets")
 # Which other domains each domain may import. live/ is the one pipeline everything builds on.
 ALLOWED = {
     "live": set(),
@@ -22,6 +22,7 @@ ALLOWED = {
     "review": {"live"},
     "reporting": set(),
     "agents": {"live"},
+    "datasets": {"live", "review", "agents", "reporting"},  # read-only: labels, trajectories
 }
 ENTRY_POINTS = {"views", "staff_views", "consumers"}  # wired by urls.py and routing.py only
 
