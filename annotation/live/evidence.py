@@ -7,14 +7,16 @@ its place. A client that sends only semantic actions, or that times a hold by th
 progress frames, shows none. The rules, action by action:
 
 - act.click, act.toggle, act.swap: a pointer press (pointerdown, pointerup or click) at the
-  action's place and time; for a swap also an earlier press on the first cell;
+  action's place and time, or a key at its time (the page's keyboard crosshair, a focused cell);
+  for a swap also an earlier press on the first cell;
 - act.cycle, act.reset, act.submit: the same on the arrow, "Reset Clicks" or submit button, or a
   key at the same time (a focused button is pressed with Enter or Space); a submit without a
   submit button (the types that submit by themselves) shares its time with the action that
   made it;
 - act.type: a keydown, or a raw input event (paste, dictation), at the same time;
 - act.drag_start / act.drag_end: a pointerdown on the slider's handle (where the piece's place
-  puts it), a pointer path (PATH_SAMPLES moves or more) between, a release at the drop;
+  puts it), a pointer path (PATH_SAMPLES moves or more) between, a release at the drop; or from
+  the keyboard, an arrow key down at the start, held or pressed between, and let go at the drop;
 - act.hold_start / act.hold_end: a pointer press on the hold button (or a key) at the start,
   not released before the end;
 - and some pointer movement before the first action (a touch or pen pointerdown counts, having
@@ -46,6 +48,7 @@ PATH_SAMPLES = 2  # pointer samples a drag's path needs between its start and it
 PRESSES = frozenset({"pointerdown", "pointerup", "click"})
 RELEASES = frozenset({"pointerup", "pointercancel"})
 KEYS = frozenset({"keydown", "keyup"})
+KEY_DOWN = frozenset({"keydown"})
 NO_HOVER = frozenset({"touch", "pen"})  # pointers that do not move before they press
 MOVES = frozenset({"pointermove", "pointerdown", "keydown"})
 CYCLE_BUTTONS = {1: "next", -1: "prev"}
@@ -147,11 +150,11 @@ class _Checks:
 
     def click(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
         place = self._point(action.data["x"], action.data["y"])
-        return "" if self._pressed(action.t, [place], keys=False) else "no pointer press at its place and time"
+        return "" if self._pressed(action.t, [place], keys=True) else "no pointer press at its place and time"
 
     def toggle(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
         cell = self.layout.cell(action.data["cell"])
-        return "" if self._pressed(action.t, [cell], keys=False) else "no pointer press on its cell"
+        return "" if self._pressed(action.t, [cell], keys=True) else "no pointer press on its cell"
 
     def swap(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
         first, second = self.layout.cell(action.data["a"]), self.layout.cell(action.data["b"])
@@ -192,12 +195,16 @@ class _Checks:
             return "a drag on a page without a slider"
         handle = slider.handle_at(action.data["x"])
         downs = self.raw.near(action.t, frozenset({"pointerdown"}))
-        return "" if any(_inside(handle, e.data["x"], e.data["y"]) for e in downs) else "no pointer press on the handle"
+        if any(_inside(handle, e.data["x"], e.data["y"]) for e in downs) or self.raw.near(action.t, KEY_DOWN):
+            return ""
+        return "no pointer press on the handle"
 
     def drag_end(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
         start = next((e for e in reversed(earlier) if e.kind in ("act.drag_start", "act.drag_end")), None)
         if start is None or start.kind != "act.drag_start":
             return "a drop without a drag"
+        if self.raw.near(start.t, KEY_DOWN):  # slid with the arrow keys
+            return "" if self.raw.near(action.t, frozenset({"keyup"})) else "no key let go at the drop"
         if len(self.raw.within(start.t, action.t, frozenset({"pointermove"}))) < PATH_SAMPLES:
             return "no pointer path from the drag's start"
         return "" if self.raw.near(action.t, RELEASES) else "no pointer release at the drop"
@@ -221,7 +228,8 @@ class _Checks:
         button = self.layout.controls.get("hold")
         downs = self.raw.near(start.t, frozenset({"pointerdown"}))
         down = next((e for e in downs if button is None or _inside(button, e.data["x"], e.data["y"])), None)
-        return down or next(iter(self.raw.near(start.t, frozenset({"keydown"}))), None)
+        keys = self.raw.near(start.t, KEY_DOWN)  # the key that started it has its stamp: the nearest
+        return down or min(keys, key=lambda e: abs(e.t - start.t), default=None)
 
 
 def _release_of(press: LoggedEvent) -> Callable[[LoggedEvent], bool]:

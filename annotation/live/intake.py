@@ -95,7 +95,10 @@ def _acknowledged(appended: Appended, attempt: Attempt) -> list[dict[str, Any]]:
 
 
 def shows_verdict(attempt: Attempt) -> bool:
-    """Whether people see their verdict: the study's choice, else the site's."""
+    """Whether people see their verdict: always in practice (it is there to teach the rules), else
+    the study's choice, else the site's."""
+    if attempt.purpose == Attempt.Purpose.PRACTICE:
+        return True
     return attempt.study.show_verdict if attempt.study else settings.ARENA_SHOW_VERDICT
 
 

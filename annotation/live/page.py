@@ -24,6 +24,7 @@ class StudyBar(TypedDict):
 
     name: str
     practice: bool  # shown as practice; whether a puzzle is gold is never sent
+    practice_left: int  # practice puzzles still to do after this one (0: the scored ones come next)
     done: int
     total: int
     time_limit_s: int | None  # per puzzle; None for none
@@ -153,6 +154,16 @@ def _image_urls(attempt: Attempt) -> PageImages:
     return images
 
 
+def _practice_left(attempt: Attempt) -> int:
+    """Practice puzzles of the study this participant has not submitted yet, this one aside."""
+    if attempt.study is None or attempt.purpose != Attempt.Purpose.PRACTICE:
+        return 0
+    done = Attempt.objects.filter(
+        study_id=attempt.study_id, participant_id=attempt.participant_id, submitted_at__isnull=False
+    ).values("puzzle_id")
+    return attempt.study.practice.exclude(pk=attempt.puzzle_id).exclude(pk__in=done).count()
+
+
 def study_bar(*, attempt: Attempt) -> StudyBar | None:
     """The study part of an attempt's page: where the annotator stands, where to go next."""
     study = attempt.study
@@ -166,6 +177,7 @@ def study_bar(*, attempt: Attempt) -> StudyBar | None:
         # Gold puzzles look like any other: a person who knew which ones are checked could take
         # care on those alone.
         "practice": attempt.purpose == Attempt.Purpose.PRACTICE,
+        "practice_left": _practice_left(attempt),
         "done": enrollment.puzzles_done(),
         "total": study.puzzles_total(),
         "time_limit_s": study.time_limit_s,

@@ -34,6 +34,7 @@ function mount(data, asked = 0) {
     statusLine.textContent = text;
   }
   setStatus("ready", "");
+  statusLine.dataset.verdict = "";
 
   /** No more actions: controls disabled, overlay inert. */
   function lock() {
@@ -52,12 +53,15 @@ function mount(data, asked = 0) {
     if (verdictShown) return; // a later "closed" error must not hide a verdict already shown
     verdictShown = verdict != null;
     const word = verdict == null ? "" : verdict.correct ? " · Correct" : " · Not correct";
-    setStatus("submitted", `Submitted${word}`);
+    setStatus("submitted", `${timeUp ? "Time is up: submitted what you had" : "Submitted"}${word}`);
+    statusLine.dataset.verdict = verdict == null ? "" : verdict.correct ? "correct" : "incorrect";
     if (verdict) {
       ui.result.textContent = verdict.correct ? "Correct!" : "Incorrect.";
       ui.result.dataset.verdict = verdict.correct ? "correct" : "incorrect";
     }
+    if (data.study?.practice && !data.study.practice_left) practiceDone(data.study);
   }
+  let timeUp = false;
 
   let widget = {};
   const transport = new Transport(data, {
@@ -102,7 +106,12 @@ function mount(data, asked = 0) {
 
   widget = widgets[data.widget](ctx) || {};
   if (!data.submitted) flagButton(toolSlot, data);
-  const bar = data.study ? studyBar(studySlot, data.study, () => ctx.submit(), asked) : null;
+  const timeIsUp = () => {
+    timeUp = true;
+    ctx.submit();
+  };
+  const bar = data.study ? studyBar(studySlot, data.study, timeIsUp, asked) : null;
+  if (data.study?.practice && !data.submitted) practiceHint(toolSlot, data);
   if (!widget.ownsSubmit) ui.controls.submit?.addEventListener("click", (e) => ctx.submit(e));
   fit(); // the chrome's height is known now
 
@@ -194,10 +203,51 @@ function studyBar(slot, study, submit, asked) {
   return {
     finished() {
       clearInterval(timer);
+      bar.querySelector(".clock").textContent = study.time_limit_s ? "done" : "";
       next.hidden = false;
     },
     stop: () => clearInterval(timer),
   };
+}
+
+// What each widget expects, said once in practice (the rules the published page leaves unsaid).
+const RULES = {
+  point: "Your first click on the picture is your answer: it is submitted at once.",
+  dot: "Click the picture to place the dot (click again to move it), then press Submit.",
+  points: "Click the icons in the order shown; Reset Clicks starts over; then press Submit Order.",
+  cells: "Click every square that fits (click again to unselect), then press the button below.",
+  single: "Click the one picture that fits, then press Submit.",
+  swap: "Click two pictures, then press Swap and Submit to exchange them.",
+  option: "Use the round arrows until the right picture shows, then press Submit.",
+  rotate: "Use the round arrows to turn the picture, then press Submit.",
+  drag: "Drag the handle under the picture until the piece fits its gap, then press Submit.",
+  hold: "Press and hold the HOLD button until its bar is full; letting go submits.",
+  text: "Type the number, then press Enter or Submit.",
+};
+
+function ruleOf(data) {
+  if (data.widget === "point") return data.auto_submit ? RULES.point : RULES.dot;
+  if (data.widget === "cells" && data.single_choice) return RULES.single;
+  return RULES[data.widget];
+}
+
+/** In practice: the rule of this kind of puzzle, beside the status. */
+function practiceHint(slot, data) {
+  const hint = document.createElement("span");
+  hint.className = "practice-hint";
+  hint.textContent = `Practice: ${ruleOf(data)}`;
+  slot.prepend(hint);
+}
+
+/** After the last practice puzzle's verdict: the scored puzzles come next. */
+function practiceDone(study) {
+  const panel = document.createElement("dialog");
+  panel.className = "practice-done";
+  panel.innerHTML = `<h2>Practice is over</h2><p>From the next puzzle on, your answers count.</p>
+    <p class="actions"><a class="continue" href="">Start the puzzles →</a></p>`;
+  panel.querySelector("a").href = study.next_url;
+  document.body.append(panel);
+  panel.showModal();
 }
 
 /** Mount another attempt of this participant in place, once the current one's batches are all

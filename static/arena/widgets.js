@@ -20,6 +20,53 @@ function at(el, p) {
 /** An action handler that does nothing once the attempt is submitted. */
 const live = (ctx, fn) => (e) => !ctx.locked() && fn(e);
 
+const PRESS_KEYS = ["Enter", " "];
+
+/** A div that acts as a button: focusable, and Enter or Space does what a click does. */
+function pressable(el, label, onPress) {
+  Object.assign(el, { tabIndex: 0 });
+  el.setAttribute("role", "button");
+  el.setAttribute("aria-label", label);
+  el.addEventListener("click", onPress);
+  el.addEventListener("keydown", (e) => {
+    if (!PRESS_KEYS.includes(e.key) || e.repeat) return;
+    e.preventDefault();
+    onPress(e);
+  });
+}
+
+/** The image as a keyboard target: the arrow keys move a crosshair (Shift: faster), Enter or
+ *  Space acts at it as a click there would. act(local, natural, event) does the work. */
+function pointable(ctx, act) {
+  const { overlay, box } = ctx.ui;
+  overlay.tabIndex = 0;
+  overlay.setAttribute("role", "application");
+  overlay.setAttribute("aria-label", "Picture: arrow keys move the pointer, Enter clicks");
+  const cursor = make("div", "kbd-cursor", overlay);
+  cursor.hidden = true;
+  let at = { x: box.w / 2, y: box.h / 2 };
+  const steps = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+  overlay.addEventListener("click", live(ctx, (e) => {
+    const { natural, local } = ctx.pick(e);
+    act(local, natural, e);
+  }));
+  overlay.addEventListener("keydown", live(ctx, (e) => {
+    if (e.key in steps) {
+      e.preventDefault();
+      const [dx, dy] = steps[e.key];
+      const step = e.shiftKey ? 25 : 5;
+      at = { x: clamp(at.x + dx * step, 0, box.w - 0.5), y: clamp(at.y + dy * step, 0, box.h - 0.5) };
+    } else if (PRESS_KEYS.includes(e.key) && !e.repeat) {
+      e.preventDefault();
+      const natural = { x: round2((at.x * box.natural_w) / box.w), y: round2((at.y * box.natural_h) / box.h) };
+      act({ ...at }, natural, e);
+    } else return;
+    Object.assign(cursor.style, { left: `${at.x}px`, top: `${at.y}px` });
+    cursor.hidden = false;
+  }));
+  overlay.addEventListener("blur", () => (cursor.hidden = true));
+}
+
 /** Click types: a pulsing dot and the click's place in the image's box, then the page submits by
  *  itself. Place_Dot: the dot moves with each click and Submit waits for the first. */
 function point(ctx) {
@@ -29,8 +76,7 @@ function point(ctx) {
   dot.hidden = where.hidden = true;
   if (controls.submit) controls.submit.disabled = true;
   const border = ctx.ui.box.border;
-  overlay.addEventListener("click", live(ctx, (e) => {
-    const { natural, local } = ctx.pick(e);
+  pointable(ctx, (local, natural, e) => {
     at(dot, local).hidden = false;
     if (ctx.data.auto_submit) {
       where.textContent = `(${Math.round(local.x + border)},${Math.round(local.y + border)})`;
@@ -39,7 +85,7 @@ function point(ctx) {
     ctx.emit("click", natural, e);
     if (controls.submit) controls.submit.disabled = false;
     if (ctx.data.auto_submit) ctx.submit(e);
-  }));
+  });
 }
 
 /** Click_Order: numbered circles, the click counter, "Reset Clicks"; Submit waits for a click. */
@@ -50,14 +96,13 @@ function points(ctx) {
     labels.clicks.textContent = `Clicks: ${markers.length}`;
     controls.submit.disabled = !markers.length;
   };
-  overlay.addEventListener("click", live(ctx, (e) => {
-    const { natural, local } = ctx.pick(e);
+  pointable(ctx, (local, natural, e) => {
     const marker = at(make("div", "marker", overlay), local);
     marker.textContent = markers.length + 1;
     markers.push(marker);
     ctx.emit("click", natural, e);
     count();
-  }));
+  });
   controls.reset.addEventListener("click", live(ctx, (e) => {
     markers.forEach((marker) => marker.remove());
     markers = [];
@@ -91,14 +136,17 @@ function cellSelect(ctx) {
   const single = ctx.data.single_choice;
   if (ctx.data.layout.family === "tiles") tiles(ctx);
   if (single) controls.submit.disabled = true;
+  const mark = () => cells.forEach((cell) => cell.setAttribute("aria-pressed", cell.classList.contains("on")));
   cells.forEach((cell, i) => {
-    cell.addEventListener("click", live(ctx, (e) => {
+    pressable(cell, `Square ${i + 1}`, live(ctx, (e) => {
       if (single) cells.forEach((other) => other.classList.toggle("on", other === cell));
       else cell.classList.toggle("on");
+      mark();
       controls.submit.disabled = false;
       ctx.emit("toggle", { cell: i }, e);
     }));
   });
+  mark();
 }
 
 /** Bingo: pick two cells (a third pick drops the first, a picked cell clicked again is dropped);
@@ -108,9 +156,12 @@ function swap(ctx) {
   const pieces = tiles(ctx);
   let picked = [];
   cells.forEach((cell, i) => {
-    cell.addEventListener("click", live(ctx, (e) => {
+    pressable(cell, `Picture ${i + 1}`, live(ctx, (e) => {
       picked = picked.includes(i) ? picked.filter((j) => j !== i) : [...picked.slice(-1), i];
-      cells.forEach((other, j) => other.classList.toggle("picked", picked.includes(j)));
+      cells.forEach((other, j) => {
+        other.classList.toggle("picked", picked.includes(j));
+        other.setAttribute("aria-pressed", picked.includes(j));
+      });
       ctx.emit("toggle", { cell: i }, e);
     }));
   });
@@ -208,6 +259,25 @@ function drag(ctx) {
   };
   handle.addEventListener("pointerup", drop);
   handle.addEventListener("pointercancel", drop);
+  // The keyboard: the arrow keys slide the handle (Shift: faster); letting go of the key drops.
+  Object.assign(handle, { tabIndex: 0 });
+  handle.setAttribute("role", "slider");
+  handle.setAttribute("aria-label", "Slider: the arrow keys move the piece");
+  let keyed = false;
+  handle.addEventListener("keydown", live(ctx, (e) => {
+    const direction = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
+    if (!direction || grab) return;
+    e.preventDefault();
+    if (!keyed) ctx.emit("drag_start", corner(), e);
+    keyed = true;
+    offset = clamp(offset + direction * (e.shiftKey ? 10 : 2), 0, slider.handle_range);
+    show();
+  }));
+  handle.addEventListener("keyup", (e) => {
+    if (!keyed || !["ArrowLeft", "ArrowRight"].includes(e.key) || ctx.locked()) return;
+    keyed = false;
+    ctx.emit("drag_end", corner(), e);
+  });
   show();
 }
 
@@ -231,6 +301,17 @@ function hold(ctx) {
     if (ctx.data.auto_submit) ctx.submit(e);
   };
   ["pointerup", "pointercancel", "pointerleave"].forEach((type) => button.addEventListener(type, release));
+  // Space or Enter holds as a press does; a button's own click on Enter is not an answer.
+  button.addEventListener("keydown", live(ctx, (e) => {
+    if (!PRESS_KEYS.includes(e.key)) return;
+    e.preventDefault();
+    if (e.repeat || holding) return;
+    holding = true;
+    button.classList.add("holding");
+    ctx.emit("hold_start", {}, e);
+  }));
+  button.addEventListener("keyup", (e) => PRESS_KEYS.includes(e.key) && release(e));
+  button.addEventListener("blur", release);
   // Only the server knows how long is long enough; the bar shows what it reports.
   return { progress: (p) => (bar.style.width = `${clamp(Number(p) || 0, 0, 1) * 100}%`) };
 }

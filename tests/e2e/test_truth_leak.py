@@ -85,6 +85,7 @@ NESTED_KEYS = PAGE_DATA_KEYS | {
     "start",
     "name",
     "practice",  # never whether a puzzle is gold
+    "practice_left",
     "done",
     "total",
     "time_limit_s",

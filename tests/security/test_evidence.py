@@ -328,3 +328,38 @@ async def test_a_client_whose_raw_input_backs_its_actions_passes(open_attempt):
     await socket.disconnect()
     stored = await database_sync_to_async(Attempt.objects.get)(pk=attempt.pk)
     assert (stored.correct, stored.input_ok, stored.input_problem, stored.clock_ok) == (True, True, "", True)
+
+
+def test_the_keyboard_is_a_hand_too():
+    """The page's keyboard crosshair clicks with Enter, a focused cell toggles with Space, the
+    slider's handle slides with the arrow keys: a key at each action's time backs it."""
+    dot = puzzle_of("Place_Dot")
+    hand = Hand(dot, T0)
+    hand.t += 300
+    hand.log("keydown", key="Enter", code="Enter")
+    hand.log("act.click", x=50, y=60)
+    hand.t += 80
+    hand.log("keyup", key="Enter", code="Enter")
+    hand.press_control("submit", {"k": "act.submit"})
+    assert judge(dot, hand.events).ok
+
+    slide = puzzle_of("Slide_Puzzle")
+    start_x, start_y = slide.public["start_position"]
+    keys = Hand(slide, T0)
+    keys.t += 300
+    keys.log("keydown", key="ArrowRight", code="ArrowRight")
+    keys.log("act.drag_start", x=start_x, y=start_y)
+    for _ in range(5):
+        keys.t += 33
+        keys.log("keydown", key="ArrowRight", code="ArrowRight")
+    keys.t += 40
+    keys.log("keyup", key="ArrowRight", code="ArrowRight")
+    keys.log("act.drag_end", x=start_x + 10, y=start_y)
+    assert judge(slide, keys.events).ok
+    never_let_go = Hand(slide, T0)
+    never_let_go.t += 300
+    never_let_go.log("keydown", key="ArrowRight", code="ArrowRight")
+    never_let_go.log("act.drag_start", x=start_x, y=start_y)
+    never_let_go.t += 500
+    never_let_go.log("act.drag_end", x=start_x + 10, y=start_y)
+    assert "no key let go at the drop" in judge(slide, never_let_go.events).problem

@@ -1,0 +1,143 @@
+"""A person's page in real Chromium: pauses, practice, phones, the keyboard."""
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from annotation.agents.browser import VIEWPORT, perform, wait_submitted
+from annotation.models import Attempt
+from annotation.studies.setup import study_create
+from puzzles.models import Puzzle
+from puzzles.services import bank_generate
+
+from .conftest import chromium, page_for, run
+from .test_live_page import reference_actions
+
+pytestmark = pytest.mark.browser
+PAUSE_S = 6
+
+
+async def attempt_on(page) -> Attempt:
+    await page.wait_for_selector("#status[data-state]", state="attached")
+    data = json.loads(await page.locator("#page-data").text_content())
+    return await sync_to_async(Attempt.objects.select_related("puzzle").get)(uid=data["attempt"])
+
+
+def verified_study(types: list[str], **options):
+    bank_generate(split="test", per_type=3, types=types, bank_seed=31, workers=1)
+    Puzzle.objects.filter(dataset="generated:31").update(status=Puzzle.Status.VERIFIED)
+    return study_create(name="Person page", split="test", **options)
+
+
+def test_a_paused_puzzle_counts_no_active_time_while_paused(site, transactional_db):
+    study = verified_study(["Dice_Count"], puzzles_per_annotator=1)
+
+    async def scenario():
+        async with chromium() as browser:
+            context = await browser.new_context(viewport=VIEWPORT, base_url=site)
+            page = await context.new_page()
+            await page.goto(f"/s/{study.token}/?PROLIFIC_PID=pp1")
+            await page.get_by_role("button", name="I agree, start").click()
+            attempt = await attempt_on(page)
+            actions = reference_actions(attempt.puzzle)
+            await perform(page, actions[0])  # a first look and a click, then a pause
+            await page.click("#chrome a.pause")
+            await page.wait_for_selector("#resume")
+            await page.wait_for_timeout(PAUSE_S * 1000)  # away: the pause page, then back
+            await page.click("#resume")
+            assert (await attempt_on(page)).pk == attempt.pk  # the same puzzle, afresh
+            for action in actions:  # scored from the actions since the page came back
+                await perform(page, action)
+            await wait_submitted(page, 15)
+            return attempt
+
+    attempt = Attempt.objects.get(pk=run(scenario()).pk)
+    assert attempt.submitted_at and attempt.correct, attempt.reason
+    assert attempt.wall_ms > PAUSE_S * 1000
+    assert attempt.active_ms < attempt.wall_ms - (PAUSE_S - 1) * 1000, (attempt.active_ms, attempt.wall_ms)
+
+
+TAB_LIMIT = 40
+
+
+async def tab_to(page, selector: str) -> None:
+    """Press Tab until the element matching selector has the focus."""
+    for _ in range(TAB_LIMIT):
+        await page.keyboard.press("Tab")
+        if await page.evaluate("s => document.activeElement?.matches(s)", selector):
+            return
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+async def press_times(page, key: str, times: int) -> None:
+    for _ in range(times):
+        await page.keyboard.press(key)
+
+
+async def by_keyboard(page, puzzle) -> None:
+    """Solve one puzzle with the keyboard alone, as a person without a pointer would."""
+    from puzzles.registry import get_type
+
+    kind = get_type(puzzle.type)
+    layout, truth = kind.layout(puzzle.public), puzzle.truth
+    if kind.widget == "point":  # the crosshair starts mid-picture and moves 25 px (Shift) or 5 px a press
+        await tab_to(page, "#stage .overlay")
+        box = layout.main
+        tx, ty = (v * box.scale for v in truth["point"])
+        for axis, distance in (("Right", tx - box.rect.w / 2), ("Down", ty - box.rect.h / 2)):
+            key = axis if distance >= 0 else {"Right": "Left", "Down": "Up"}[axis]
+            steps = round(abs(distance) / 5)
+            await press_times(page, f"Shift+Arrow{key}", steps // 5)
+            await press_times(page, f"Arrow{key}", steps % 5)
+        await page.keyboard.press("Enter")
+        return
+    if kind.widget == "cells":
+        for cell in sorted(truth["correct_patches"]):
+            await tab_to(page, f'#stage [data-role=cell][data-index="{cell}"]')
+            await page.keyboard.press("Space")
+    elif kind.widget == "option":
+        await tab_to(page, "#stage [data-role=next]")
+        await press_times(page, "Enter", truth["correct_option_index"])
+    elif kind.widget == "drag":
+        await tab_to(page, "#stage [data-role=slider]")
+        shift = (truth["target_position"][0] - truth["start_position"][0]) * layout.main.scale
+        presses = round(layout.slider.handle_shift(shift) / 2)
+        await press_times(page, "Shift+ArrowRight", presses // 5)
+        await press_times(page, "ArrowRight", presses % 5)
+    elif kind.widget == "hold":
+        await tab_to(page, "#stage [data-role=hold]")
+        await page.keyboard.down(" ")
+        await page.wait_for_timeout(truth["hold_time"] * 1000 + 500)
+        await page.keyboard.up(" ")
+        return
+    elif kind.widget == "text":
+        await tab_to(page, "#stage [data-role=text]")
+        await page.keyboard.type(str(truth["sum"]))
+        await page.keyboard.press("Enter")
+        return
+    await tab_to(page, "#stage [data-role=submit]")
+    await page.keyboard.press("Enter")
+
+
+def test_a_keyboard_only_annotator_solves_every_interaction_mode(site, puzzles_of, annotator):
+    # click, grid, cycle, realtime (drag and hold), text
+    puzzles = puzzles_of(
+        "Geometry_Click", "Image_Recognition", "Object_Match", "Slide_Puzzle", "Hold_Button", "Dice_Count"
+    )
+    user, _ = annotator()
+
+    async def scenario():
+        done = []
+        async with chromium() as browser:
+            for puzzle in puzzles:
+                page, attempt = await page_for(browser, site, user, puzzle)
+                await by_keyboard(page, puzzle)
+                await wait_submitted(page, 15)
+                done.append(attempt)
+                await page.context.close()
+        return done
+
+    attempts = [Attempt.objects.get(pk=a.pk) for a in run(scenario())]
+    assert [(a.puzzle.type, a.correct, a.reason) for a in attempts if not a.correct] == []
+    assert [(a.puzzle.type, a.input_problem) for a in attempts if not a.input_ok] == []
