@@ -156,12 +156,13 @@ def _image_urls(attempt: Attempt) -> PageImages:
 
 def _practice_left(attempt: Attempt) -> int:
     """Practice puzzles of the study this participant has not submitted yet, this one aside."""
-    if attempt.study is None or attempt.purpose != Attempt.Purpose.PRACTICE:
+    study = attempt.study
+    if study is None or attempt.purpose != Attempt.Purpose.PRACTICE:
         return 0
     done = Attempt.objects.filter(
-        study_id=attempt.study_id, participant_id=attempt.participant_id, submitted_at__isnull=False
+        study=study, participant_id=attempt.participant_id, submitted_at__isnull=False
     ).values("puzzle_id")
-    return attempt.study.practice.exclude(pk=attempt.puzzle_id).exclude(pk__in=done).count()
+    return study.practice.exclude(pk=attempt.puzzle_id).exclude(pk__in=done).count()
 
 
 def study_bar(*, attempt: Attempt) -> StudyBar | None:
