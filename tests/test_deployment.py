@@ -67,12 +67,38 @@ def test_compose_takes_its_secrets_from_the_env_file_and_refuses_to_start_withou
 
 
 def test_only_the_proxy_is_published_and_the_site_counts_it_as_a_hop():
+    assert [name for name, service in SERVICES.items() if "ports" in service] == ["nginx"]
     assert "ports" not in SERVICES["web"] and SERVICES["web"]["expose"] == ["8000"]
     assert [p.split(":")[-1] for p in SERVICES["nginx"]["ports"]] == ["80"]
     assert "./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro" in SERVICES["nginx"]["volumes"]
     assert SERVICES["nginx"]["depends_on"]["web"]["condition"] == "service_healthy"
     assert SERVICES["web"]["environment"]["ARENA_PROXY_HOPS"] == "1"
     assert SERVICES["web"]["environment"]["SECRET_KEY"] == SERVICES["worker"]["environment"]["SECRET_KEY"]
+
+
+def test_web_and_workers_scale_out():
+    """`docker compose up --scale web=N --scale worker=M`: a replica cannot have a fixed name,
+    host port or hostname (the second would clash with the first)."""
+    for name in ("web", "worker"):
+        service = SERVICES[name]
+        assert not {"container_name", "ports", "hostname"} & set(service), name
+        assert service.get("deploy", {}).get("replicas", 1) >= 1
+    # Each process's PostgreSQL pool covers its database threads, and the README's example scale
+    # (4 web processes, 2 workers of 2 processes each) fits PostgreSQL's default 100 connections.
+    web, worker = SERVICES["web"]["environment"], SERVICES["worker"]["environment"]
+    assert int(web["ARENA_DB_POOL_MAX"]) >= int(web["ASGI_THREADS"]) + 1
+    concurrency = int(SERVICES["worker"]["command"][SERVICES["worker"]["command"].index("--concurrency") + 1])
+    assert 4 * int(web["ARENA_DB_POOL_MAX"]) + 2 * concurrency * int(worker["ARENA_DB_POOL_MAX"]) + 5 <= 100
+    for env in (web, worker):
+        assert 0 <= int(env["ARENA_DB_POOL_MIN"]) <= int(env["ARENA_DB_POOL_MAX"])
+
+
+def test_every_service_built_here_runs_a_command_the_tests_run():
+    """The services made from this repository's image are exactly the ones whose commands the
+    tests below start (migrate, web, worker): a new one needs a test of its own."""
+    built = {name for name, service in SERVICES.items() if service.get("build")}
+    assert built == {"migrate", "web", "worker"}
+    assert all(SERVICES[name]["command"] for name in built)
 
 
 def _nginx_block(text: str, opening: str) -> str:
@@ -91,9 +117,37 @@ def _directives(block: str) -> list[str]:
     return [" ".join(line.rstrip(";").split()) for line in lines if line]
 
 
+def _live(conf: str) -> str:
+    return "\n".join(line for line in conf.splitlines() if not line.lstrip().startswith("#"))
+
+
+def test_the_proxy_reaches_every_web_replica_without_sticky_sessions():
+    live = _live(NGINX_CONF)
+    upstream = _directives(_nginx_block(live, "upstream arena_web"))
+    (server,) = [d for d in upstream if d.startswith("server ")]
+    # One name for all replicas, re-resolved while nginx runs (Docker's DNS answers `web` with every
+    # replica's address): a replica added by --scale, or restarted with a new address, gets traffic.
+    assert server.split()[1] == "web:8000" and "resolve" in server.split()[2:]
+    assert any(d.startswith("zone arena_web ") for d in upstream)  # `resolve` needs a shared zone
+    outside_servers = live[: live.index("server {")]
+    (resolver,) = re.findall(r"^resolver\s+([^;]+);", outside_servers, flags=re.M)
+    assert resolver.split()[0] == "127.0.0.11"  # Docker's embedded DNS
+    valid = re.search(r"valid=(\d+)s", resolver)
+    assert valid and int(valid.group(1)) <= 30
+    # No affinity: any replica may take any request or socket.
+    assert not {d.split()[0] for d in upstream} & {"ip_hash", "hash", "sticky"}
+    # The upstream `resolve` parameter is in open-source nginx from 1.27.3 on.
+    image = SERVICES["nginx"]["image"]
+    version = tuple(int(part) for part in re.match(r"nginx:(\d+)\.(\d+)", image).groups())
+    assert version >= (1, 28) or (version == (1, 27) and int(image.split(".")[2].split("-")[0]) >= 3)
+    # Both locations go to the group, not to one address.
+    server_block = _nginx_block(live, "server {")
+    for location in ("location /ws/", "location / "):
+        assert "proxy_pass http://arena_web" in _directives(_nginx_block(server_block, location))
+
+
 def test_the_proxy_bounds_bodies_and_passes_sockets_and_the_client_on():
-    live = "\n".join(line for line in NGINX_CONF.splitlines() if not line.lstrip().startswith("#"))
-    assert "server web:8000" in _directives(_nginx_block(live, "upstream arena_web"))
+    live = _live(NGINX_CONF)
     server = _nginx_block(live, "server {")
     (limit,) = re.findall(r"^\s*client_max_body_size\s+(\d+)([km]?);", server, flags=re.M)
     limit_bytes = int(limit[0]) * {"": 1, "k": 1024, "m": 1024 * 1024}[limit[1]]
