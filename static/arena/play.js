@@ -21,7 +21,7 @@ function mount(data, asked = 0) {
   container.classList.remove("inert");
   chrome.hidden = !data.person;
   const ui = buildStage(container, data);
-  const fit = () => fitStage(ui.stage, chrome.hidden ? 0 : chrome.offsetHeight);
+  const fit = () => (chrome.hidden ? fitStage(ui.stage) : fitStage(ui.stage, chrome.offsetHeight, data.layout.card));
   fit();
   addEventListener("resize", fit);
 

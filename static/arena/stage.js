@@ -122,15 +122,32 @@ export function buildStage(stage, data) {
   return ui;
 }
 
-/** Scale the stage to the space under `top` px of the window, centred; returns the scale. */
-export function fitStage(stage, top = 0) {
+// Below this scale the published page's text (16-18 px) is too small to read comfortably.
+export const READABLE_SCALE = 0.6;
+const MARGIN = 10; // stage px kept around the card when a person's window shows the card alone
+
+/** The scale and offset that show `region` (stage px) in a window area, centred. */
+function fitting(region, area) {
+  const s = Math.min(area.w / region.w, area.h / region.h);
+  return { s, left: area.x + (area.w - region.w * s) / 2 - region.x * s, top: area.y + (area.h - region.h * s) / 2 - region.y * s };
+}
+
+/** Scale the stage to the window under `top` px, centred; returns the scale. The whole stage
+ *  when it is readable so (always for an agent); on a small window, a person's view closes in on
+ *  the card that holds the puzzle (the title, stats and stars are left out of view). */
+export function fitStage(stage, top = 0, card = null) {
   // offsetWidth and offsetHeight are the stage's own size, before the scale transform.
-  const [w, h] = [stage.offsetWidth, stage.offsetHeight];
-  const s = Math.min(innerWidth / w, (innerHeight - top) / h);
-  stage.style.transform = `scale(${s})`;
-  stage.style.left = `${(innerWidth - w * s) / 2}px`;
-  stage.style.top = `${top + (innerHeight - top - h * s) / 2}px`;
-  return s;
+  const whole = { x: 0, y: 0, w: stage.offsetWidth, h: stage.offsetHeight };
+  const area = { x: 0, y: top, w: document.documentElement.clientWidth || innerWidth, h: (document.documentElement.clientHeight || innerHeight) - top };
+  let fit = fitting(whole, area);
+  if (card && fit.s < READABLE_SCALE) {
+    const bottom = Math.min(whole.h, card.y + card.h + MARGIN);
+    const region = { x: card.x - MARGIN, y: card.y - MARGIN, w: card.w + 2 * MARGIN, h: bottom - card.y + MARGIN };
+    const closer = fitting(region, area);
+    if (closer.s > fit.s) fit = closer;
+  }
+  Object.assign(stage.style, { transform: `scale(${fit.s})`, left: `${fit.left}px`, top: `${fit.top}px` });
+  return fit.s;
 }
 
 /** Client (viewport) coordinates to stage pixels. */

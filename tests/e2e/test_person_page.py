@@ -4,8 +4,10 @@ import json
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
-from annotation.agents.browser import VIEWPORT, perform, wait_submitted
+from annotation.agents.browser import TO_VIEWPORT, VIEWPORT, open_attempt, perform, session_for, wait_submitted
+from annotation.live.attempts import attempt_start, participant_for_user
 from annotation.models import Attempt
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
@@ -141,3 +143,89 @@ def test_a_keyboard_only_annotator_solves_every_interaction_mode(site, puzzles_o
     attempts = [Attempt.objects.get(pk=a.pk) for a in run(scenario())]
     assert [(a.puzzle.type, a.correct, a.reason) for a in attempts if not a.correct] == []
     assert [(a.puzzle.type, a.input_problem) for a in attempts if not a.input_ok] == []
+
+
+SIZES = {"phone": (390, 844), "phone-sideways": (844, 390), "laptop": (1366, 768), "desktop": (1920, 1080)}
+WINDOW_CHECK = """() => {
+  const stage = document.getElementById('stage').getBoundingClientRect();
+  const card = document.querySelector('#stage .card').getBoundingClientRect();
+  const chrome = document.getElementById('chrome').getBoundingClientRect();
+  const root = document.documentElement;
+  const overflow = root.scrollWidth > root.clientWidth || root.scrollHeight > root.clientHeight;
+  return {scale: stage.width / 1280, overflow, card: [card.left, card.top, card.right, card.bottom],
+          below: chrome.bottom, w: root.clientWidth, h: root.clientHeight};
+}"""
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_puzzle_fits_every_window_below_the_chrome(site, puzzles_of, annotator, size):
+    (puzzle,) = puzzles_of("Unusual_Detection")
+    user, _ = annotator()
+    width, height = SIZES[size]
+    phone = size.startswith("phone")
+
+    async def scenario():
+        async with chromium() as browser:
+            context = await browser.new_context(
+                viewport={"width": width, "height": height}, base_url=site, has_touch=phone, is_mobile=phone
+            )
+            await context.add_cookies(
+                [{"name": settings.SESSION_COOKIE_NAME, "value": await sync_to_async(session_for)(user), "url": site}]
+            )
+            page = await context.new_page()
+            attempt = await sync_to_async(attempt_start)(
+                participant=await sync_to_async(participant_for_user)(user=user), puzzle=puzzle
+            )
+            await open_attempt(page, attempt.uid)
+            return await page.evaluate(WINDOW_CHECK)
+
+    seen = run(scenario())
+    left, top, right, bottom = seen["card"]
+    assert not seen["overflow"], seen  # nothing widens the page before it is scaled
+    assert left >= -0.5 and right <= seen["w"] + 0.5 and top >= seen["below"] - 0.5 and bottom <= seen["h"] + 0.5, seen
+    whole = min(width / 1280, (height - seen["below"]) / 1080)
+    if whole >= 0.6:
+        assert seen["scale"] == pytest.approx(whole, abs=0.01)  # the published page whole
+    else:
+        assert seen["scale"] > whole * 1.2  # closer in on the card, the puzzle larger
+
+
+def test_a_phone_held_upright_does_practice_and_two_puzzles_by_touch(site, transactional_db):
+    bank_generate(split="test", per_type=4, types=["Image_Recognition", "Geometry_Click"], bank_seed=32, workers=1)
+    Puzzle.objects.filter(dataset="generated:32").update(status=Puzzle.Status.VERIFIED)
+    practice = Puzzle.objects.filter(dataset="generated:32", type="Geometry_Click").order_by("index").first()
+    study = study_create(name="Phones", split="test", puzzles_per_annotator=2, practice=[practice])
+
+    async def scenario():
+        async with chromium() as browser:
+            context = await browser.new_context(
+                viewport={"width": 390, "height": 844}, base_url=site, has_touch=True, is_mobile=True
+            )
+            page = await context.new_page()
+            await page.goto(f"/s/{study.token}/?PROLIFIC_PID=phone1")
+            await page.get_by_role("button", name="I agree, start").tap()
+            seen = []
+            for _ in range(6):
+                await page.wait_for_selector("#completion-code, #status[data-state]", state="attached")
+                if await page.locator("#completion-code").count():
+                    return seen, await page.locator("#completion-code").text_content()
+                attempt = await attempt_on(page)
+                for action in reference_actions(attempt.puzzle):
+                    [(x, y)] = await page.evaluate(TO_VIEWPORT, [[action["arguments"]["x"], action["arguments"]["y"]]])
+                    await page.touchscreen.tap(x, y)
+                await wait_submitted(page, 15)
+                result = await page.locator("#stage .result").text_content()
+                seen.append((attempt.purpose, result))
+                if attempt.purpose == Attempt.Purpose.PRACTICE:
+                    await page.wait_for_selector("dialog.practice-done[open]")
+                    await page.locator("dialog.practice-done a.continue").tap()
+                else:
+                    await page.locator("#chrome a.continue").tap()
+            raise AssertionError(f"never finished: {seen}")
+
+    seen, code = run(scenario())
+    assert code == study.completion_code
+    # Practice shows its verdict although the study hides verdicts; scored puzzles do not.
+    assert seen == [("practice", "Correct!"), ("scored", ""), ("scored", "")]
+    attempts = Attempt.objects.filter(study=study, submitted_at__isnull=False)
+    assert attempts.count() == 3 and all(a.correct and a.input_ok for a in attempts)

@@ -1,0 +1,44 @@
+// The join page's device check (as jsPsych's browser-check): can this window show the puzzles
+// large enough to read? The puzzle page shows the published 1280x1080 page scaled to the window,
+// or on a small window the puzzle's card alone (stage.js fitStage); this computes the scale a
+// typical puzzle would get here, below the chrome, and says what to do about a small one.
+const CHROME_H = 48;
+const TYPICAL_CARD = { w: 980, h: 650 }; // most cards; Click_Order's is taller
+const READABLE = 0.6; // stage.js READABLE_SCALE: the page's 16-18 px text at 10 px or more
+const TOO_SMALL = 0.3; // below this the text is under 5 px: the study cannot be done here
+
+const box = document.getElementById("device-check");
+const start = document.querySelector("form button[type=submit]");
+
+function scaleHere() {
+  const w = document.documentElement.clientWidth, h = document.documentElement.clientHeight - CHROME_H;
+  const whole = Math.min(w / 1280, h / 1080);
+  const card = Math.min(w / TYPICAL_CARD.w, h / TYPICAL_CARD.h);
+  return Math.max(whole, card);
+}
+
+function check() {
+  const s = scaleHere();
+  const touch = matchMedia("(pointer: coarse)").matches;
+  const portrait = innerHeight > innerWidth;
+  let state = "ok", text = "";
+  if (s < TOO_SMALL) {
+    state = "blocked";
+    text = "This window is too small for the puzzles. Please use a larger screen or make the window bigger.";
+  } else if (s < READABLE) {
+    state = "warn";
+    text = touch && portrait
+      ? "The puzzles will be small on this screen: turn your phone sideways, or zoom in with two fingers while you work."
+      : "The puzzles will be small in this window: make it larger (or full screen) if you can.";
+  }
+  box.dataset.state = state;
+  box.dataset.scale = s.toFixed(2);
+  box.textContent = text;
+  box.hidden = state === "ok";
+  if (start) start.disabled = state === "blocked";
+}
+
+if (box) {
+  check();
+  addEventListener("resize", check);
+}
