@@ -1,9 +1,9 @@
 // The join page's device check (as jsPsych's browser-check): can this window show the puzzles
 // large enough to read? The puzzle page shows the published 1280x1080 page scaled to the window,
-// or on a small window the puzzle's card alone (stage.js fitStage); this computes the scale a
+// or on a small window the puzzle alone (stage.js fitStage, puzzleRegion); this computes the scale a
 // typical puzzle would get here, below the chrome, and says what to do about a small one.
 const CHROME_H = 48;
-const TYPICAL_CARD = { w: 980, h: 650 }; // most cards; Click_Order's is taller
+const TYPICAL_PUZZLE = { w: 700, h: 600 }; // most puzzles with their controls and instruction (stage.js puzzleRegion)
 const READABLE = 0.6; // stage.js READABLE_SCALE: the page's 16-18 px text at 10 px or more
 const TOO_SMALL = 0.3; // below this the text is under 5 px: the study cannot be done here
 
@@ -13,8 +13,8 @@ const start = document.querySelector("form button[type=submit]");
 function scaleHere() {
   const w = document.documentElement.clientWidth, h = document.documentElement.clientHeight - CHROME_H;
   const whole = Math.min(w / 1280, h / 1080);
-  const card = Math.min(w / TYPICAL_CARD.w, h / TYPICAL_CARD.h);
-  return Math.max(whole, card);
+  const puzzle = Math.min(w / TYPICAL_PUZZLE.w, h / TYPICAL_PUZZLE.h);
+  return Math.max(whole, puzzle);
 }
 
 function check() {

@@ -1,7 +1,7 @@
 // Entry point of the live puzzle page: stage, widget, event capture and transport.
 // One attempt is mounted at a time; window.arena.next(uid) mounts the next attempt in place,
 // so a queue of puzzles (or a replay) moves on without reloading the document.
-import { buildStage, fitStage, toStage, toNatural, round2 } from "./stage.js";
+import { buildStage, fitStage, puzzleRegion, toStage, toNatural, round2 } from "./stage.js";
 import { capture, Transport, now, stamp } from "./events.js";
 import { widgets } from "./widgets.js";
 
@@ -21,7 +21,8 @@ function mount(data, asked = 0) {
   container.classList.remove("inert");
   chrome.hidden = !data.person;
   const ui = buildStage(container, data);
-  const fit = () => (chrome.hidden ? fitStage(ui.stage) : fitStage(ui.stage, chrome.offsetHeight, data.layout.card));
+  const region = data.person ? puzzleRegion(data.layout, ui.instruction) : null;
+  const fit = () => fitStage(ui.stage, chrome.hidden ? 0 : chrome.offsetHeight, region);
   fit();
   addEventListener("resize", fit);
 
@@ -111,7 +112,8 @@ function mount(data, asked = 0) {
     ctx.submit();
   };
   const bar = data.study ? studyBar(studySlot, data.study, timeIsUp, asked) : null;
-  if (data.study?.practice && !data.submitted) practiceHint(toolSlot, data);
+  chrome.querySelector(".practice-hint")?.remove();
+  if (data.study?.practice && !data.submitted) practiceHint(chrome, data);
   if (!widget.ownsSubmit) ui.controls.submit?.addEventListener("click", (e) => ctx.submit(e));
   fit(); // the chrome's height is known now
 
@@ -231,12 +233,12 @@ function ruleOf(data) {
   return RULES[data.widget];
 }
 
-/** In practice: the rule of this kind of puzzle, beside the status. */
-function practiceHint(slot, data) {
-  const hint = document.createElement("span");
+/** In practice: the rule of this kind of puzzle, on its own line of the chrome. */
+function practiceHint(chrome, data) {
+  const hint = document.createElement("p");
   hint.className = "practice-hint";
   hint.textContent = `Practice: ${ruleOf(data)}`;
-  slot.prepend(hint);
+  chrome.append(hint);
 }
 
 /** After the last practice puzzle's verdict: the scored puzzles come next. */

@@ -124,7 +124,27 @@ export function buildStage(stage, data) {
 
 // Below this scale the published page's text (16-18 px) is too small to read comfortably.
 export const READABLE_SCALE = 0.6;
-const MARGIN = 10; // stage px kept around the card when a person's window shows the card alone
+const MARGIN = 16; // stage px kept around the puzzle when a person's window shows it alone
+
+/** The part of the stage a person needs on a small window: every box of the puzzle (images,
+ *  cells, controls, labels) and the instruction's text, with a margin. */
+export function puzzleRegion(layout, instruction) {
+  const saved = instruction.style.width;
+  instruction.style.width = "max-content"; // the text's own width, centred where the page centres it
+  const text = Math.min(instruction.offsetWidth, layout.instruction.w);
+  instruction.style.width = saved;
+  const centre = layout.instruction.x + layout.instruction.w / 2;
+  const boxes = [
+    ...[layout.image, layout.reference].filter(Boolean).map(outer),
+    ...layout.cells,
+    ...Object.values(layout.controls),
+    ...layout.labels,
+    { x: centre - text / 2, y: layout.instruction.y, w: text, h: layout.instruction.h },
+  ];
+  const x = Math.min(...boxes.map((b) => b.x)) - MARGIN, y = Math.min(...boxes.map((b) => b.y)) - MARGIN;
+  const right = Math.max(...boxes.map((b) => b.x + b.w)) + MARGIN, bottom = Math.max(...boxes.map((b) => b.y + b.h)) + MARGIN;
+  return { x, y, w: right - x, h: Math.min(layout.stage.h, bottom) - y };
+}
 
 /** The scale and offset that show `region` (stage px) in a window area, centred. */
 function fitting(region, area) {
@@ -134,15 +154,13 @@ function fitting(region, area) {
 
 /** Scale the stage to the window under `top` px, centred; returns the scale. The whole stage
  *  when it is readable so (always for an agent); on a small window, a person's view closes in on
- *  the card that holds the puzzle (the title, stats and stars are left out of view). */
-export function fitStage(stage, top = 0, card = null) {
+ *  `region`, the puzzle itself (the title, stats and stars are left out of view). */
+export function fitStage(stage, top = 0, region = null) {
   // offsetWidth and offsetHeight are the stage's own size, before the scale transform.
   const whole = { x: 0, y: 0, w: stage.offsetWidth, h: stage.offsetHeight };
   const area = { x: 0, y: top, w: document.documentElement.clientWidth || innerWidth, h: (document.documentElement.clientHeight || innerHeight) - top };
   let fit = fitting(whole, area);
-  if (card && fit.s < READABLE_SCALE) {
-    const bottom = Math.min(whole.h, card.y + card.h + MARGIN);
-    const region = { x: card.x - MARGIN, y: card.y - MARGIN, w: card.w + 2 * MARGIN, h: bottom - card.y + MARGIN };
+  if (region && fit.s < READABLE_SCALE) {
     const closer = fitting(region, area);
     if (closer.s > fit.s) fit = closer;
   }

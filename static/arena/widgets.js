@@ -72,7 +72,7 @@ function pointable(ctx, act) {
 function point(ctx) {
   const { overlay, controls } = ctx.ui;
   const dot = make("div", "dot", overlay);
-  const where = make("div", "where", overlay);
+  const where = make("div", "click-at", overlay);
   dot.hidden = where.hidden = true;
   if (controls.submit) controls.submit.disabled = true;
   const border = ctx.ui.box.border;

@@ -140,7 +140,7 @@ def test_every_type_puts_every_element_where_the_published_page_does(puzzles_of,
 INTERACTIONS = {
     "point-click": (
         [("click", 640, 527)],
-        """() => { const tag = document.querySelector('#stage .where');
+        """() => { const tag = document.querySelector('#stage .click-at');
           const ok = tag && !tag.hidden && tag.textContent === '(322,242)';
           return ok ? '' : 'no "(322,242)" by the dot: ' + tag?.textContent; }""",
     ),
