@@ -1,0 +1,279 @@
+"""Pointer motion of an attempt, from its stored raw events: the continuous path as arrays, a few
+features per attempt, and a small human-likeness score with its rule written down.
+
+The path: every pointer sample (pointermove, one per coalesced sample, and the presses and
+releases) in time order, in stage pixels (x, y as the page logged them), with the buttons held
+(the DOM's bit mask: 1 left, 2 right, 4 middle) and the pointer type.
+
+Features of one attempt (None when it has no pointer sample):
+- path_px: the length of the whole path, stage pixels;
+- straightness: of the movements towards each press (from the previous press, or the first
+  sample, to the pointerdown), straight-line distance over path length, summed over movements of
+  at least MIN_MOVE_PX of path: 1.0 is a ruler-straight line, a hand's curved reach is lower;
+- peak_speed: the fastest stretch of at least SPEED_WINDOW_MS, path length over time (px/s);
+- pause_ms: before the first action, how long the pointer stood still: from the last sample that
+  moved to the press (a pointerdown, or the key) that made the first semantic action;
+- density: pointer samples per 100 px of path.
+
+Human-likeness (written into every table that shows it): a quarter for each of
+  curved: straightness under 0.99;
+  dense: at least 2 samples per 100 px of path;
+  settled: a pause before the first action of at least 40 ms;
+  aimed: a peak speed between 300 and 15,000 px/s.
+A hand at 60 Hz or more curves, samples densely, settles before it presses and moves at aimed
+speeds; a scripted pointer that jumps to a point and presses in the same instant (one sample
+per action, a straight line, no pause) scores 0 or 0.25. The score describes motion; it proves
+nothing about who moved.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db.models import Q
+
+from annotation.models import Attempt, Enrollment, Event, Participant, Rollout
+
+RULE = (
+    "a quarter each for: curved (straightness under 0.99), dense (at least 2 samples per 100 px of path), "
+    "settled (a pause of at least 40 ms before the first action), aimed (peak speed 300 to 15,000 px/s)"
+)
+MIN_MOVE_PX = 20.0
+SPEED_WINDOW_MS = 16.0
+CURVED_BELOW = 0.99
+DENSE_PER_100PX = 2.0
+SETTLED_MS = 40.0
+AIMED_PX_S = (300.0, 15_000.0)
+MOVED_PX = 0.5  # a sample this close to the one before is the pointer standing still
+
+POINTER_KINDS = ("pointermove", "pointerdown", "pointerup", "pointercancel")
+KIND_CODES = {"pointermove": 0, "pointerdown": 1, "pointerup": 2, "pointercancel": 3}
+POINTER_TYPES = ("mouse", "pen", "touch")
+BUTTON_BITS = {0: 1, 1: 4, 2: 2, 3: 8, 4: 16}  # event.button -> event.buttons bit, as the DOM has them
+
+
+@dataclass(frozen=True)
+class Path:
+    """The continuous pointer path: one entry per sample, in time order."""
+
+    t: np.ndarray  # float64, epoch ms (the page's clock)
+    x: np.ndarray  # float32, stage pixels
+    y: np.ndarray  # float32
+    buttons: np.ndarray  # uint8, bit mask held after the sample
+    pointer: np.ndarray  # uint8, index in POINTER_TYPES
+    kind: np.ndarray  # uint8, KIND_CODES
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
+def pointer_path(events: Iterable[tuple[str, float, dict]]) -> Path:
+    """The path from stored events (kind, t, data), in stored order; samples sorted by time
+    (stable, so samples of one instant keep the page's order)."""
+    rows = []
+    held = 0
+    for kind, t, data in events:
+        if kind not in KIND_CODES or "x" not in data:
+            continue
+        bit = BUTTON_BITS.get(int(data.get("button", 0)), 0)
+        if kind == "pointerdown":
+            held |= bit
+        elif kind in ("pointerup", "pointercancel"):
+            held &= ~bit
+        pointer = POINTER_TYPES.index(data["pointer"]) if data.get("pointer") in POINTER_TYPES else 0
+        rows.append((float(t), float(data["x"]), float(data["y"]), held, pointer, KIND_CODES[kind]))
+    rows.sort(key=lambda row: row[0])
+    if not rows:
+        empty = np.zeros(0)
+        return Path(empty, empty.astype(np.float32), empty.astype(np.float32), *(empty.astype(np.uint8),) * 3)
+    t, x, y, buttons, pointer, kind = zip(*rows)
+    return Path(
+        np.array(t, dtype=np.float64),
+        np.array(x, dtype=np.float32),
+        np.array(y, dtype=np.float32),
+        np.array(buttons, dtype=np.uint8),
+        np.array(pointer, dtype=np.uint8),
+        np.array(kind, dtype=np.uint8),
+    )
+
+
+def first_action_press(events: Sequence[tuple[str, float, dict]]) -> float | None:
+    """The time of the press (pointerdown or keydown) behind the first semantic action."""
+    acted = next((t for kind, t, _ in events if kind.startswith("act.")), None)
+    if acted is None:
+        return None
+    presses = [t for kind, t, _ in events if kind in ("pointerdown", "keydown") and t <= acted + 1.0]
+    return max(presses) if presses else None
+
+
+def features(path: Path, first_press: float | None) -> dict[str, Any]:
+    """The motion features of one attempt and its human-likeness score (see the module's rule)."""
+    if len(path) == 0:
+        return {
+            "samples": 0,
+            **dict.fromkeys(("path_px", "straightness", "peak_speed", "pause_ms", "density")),
+            "human_likeness": None,
+        }
+    xy = np.stack([path.x, path.y], axis=1).astype(np.float64)
+    steps = np.hypot(*np.diff(xy, axis=0).T) if len(path) > 1 else np.zeros(0)
+    cumulative = np.concatenate([[0.0], np.cumsum(steps)])
+    length = float(cumulative[-1])
+    found = {
+        "samples": len(path),
+        "path_px": length,
+        "straightness": _straightness(path, xy, cumulative),
+        "peak_speed": _peak_speed(path.t, cumulative),
+        "pause_ms": _pause(path.t, steps, first_press),
+        "density": 100.0 * len(path) / length if length > 0 else None,
+    }
+    found["human_likeness"] = human_likeness(found)
+    return found
+
+
+def _straightness(path: Path, xy: np.ndarray, cumulative: np.ndarray) -> float | None:
+    presses = np.flatnonzero(path.kind == KIND_CODES["pointerdown"])
+    chords = lengths = 0.0
+    start = 0
+    for press in presses:
+        travelled = float(cumulative[press] - cumulative[start])
+        if travelled >= MIN_MOVE_PX:
+            chords += float(np.hypot(*(xy[press] - xy[start])))
+            lengths += travelled
+        start = press
+    return chords / lengths if lengths else None
+
+
+def _peak_speed(t: np.ndarray, cumulative: np.ndarray) -> float | None:
+    ends = np.searchsorted(t, t + SPEED_WINDOW_MS)
+    usable = ends < len(t)
+    if not usable.any():
+        return None
+    starts = np.flatnonzero(usable)
+    dt = t[ends[usable]] - t[starts]
+    return float(np.max((cumulative[ends[usable]] - cumulative[starts]) / dt) * 1000.0)
+
+
+def _pause(t: np.ndarray, steps: np.ndarray, press: float | None) -> float | None:
+    if press is None:
+        return None
+    moved = np.flatnonzero(steps > MOVED_PX) + 1  # the samples that arrived somewhere new
+    before = moved[t[moved] <= press]
+    if len(before) == 0:
+        return None
+    return max(0.0, press - float(t[before[-1]]))
+
+
+def human_likeness(found: dict[str, Any]) -> float | None:
+    """A quarter for each check passed (RULE); None without a path to judge."""
+    if not found.get("samples") or not found.get("path_px"):
+        return None
+    speed = found["peak_speed"]
+    checks = [
+        found["straightness"] is not None and found["straightness"] < CURVED_BELOW,
+        found["density"] is not None and found["density"] >= DENSE_PER_100PX,
+        found["pause_ms"] is not None and found["pause_ms"] >= SETTLED_MS,
+        speed is not None and AIMED_PX_S[0] <= speed <= AIMED_PX_S[1],
+    ]
+    return sum(checks) / len(checks)
+
+
+def attempt_events(attempt_ids: list[int]) -> dict[int, list[tuple[str, float, dict]]]:
+    """The events motion needs, per attempt, in stored order."""
+    wanted = Q(kind__in=(*POINTER_KINDS, "keydown")) | Q(kind__startswith="act.")
+    rows = Event.objects.filter(wanted, attempt_id__in=attempt_ids)
+    out: dict[int, list[tuple[str, float, dict]]] = defaultdict(list)
+    for attempt, kind, t, data in (
+        rows.order_by("attempt_id", "seq", "index")
+        .values_list("attempt_id", "kind", "t", "data")
+        .iterator(chunk_size=20_000)
+    ):
+        out[attempt].append((kind, t, data))
+    return out
+
+
+def attempt_features(attempt_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Features per attempt, from the stored events."""
+    found = {}
+    for attempt, events in attempt_events(attempt_ids).items():
+        found[attempt] = features(pointer_path(events), first_action_press(events))
+    for attempt in attempt_ids:
+        found.setdefault(attempt, features(pointer_path([]), None))
+    return found
+
+
+# --- people beside agents ---------------------------------------------------------------------
+MOTION_COLUMNS = (
+    "attempts",
+    "with_path",
+    "path_px",
+    "straightness",
+    "peak_speed",
+    "pause_ms",
+    "density",
+    "human_likeness",
+    "humanlike_share",
+)
+
+
+def motion_table(*, dataset: str, split: str, study_id: int | None = None, per_group: int = 500) -> dict:
+    """Per type, people's motion (their first submitted attempts with input evidence, in studies,
+    excluded annotators left out, as the labels count them) beside each agent run's rollouts:
+    medians of the features, the mean human-likeness, and the share scoring 0.75 or more. At most
+    per_group attempts per type and group (the earliest)."""
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    excluded = set(Enrollment.objects.filter(excluded=True).values_list("study_id", "participant_id"))
+    people = Attempt.objects.filter(
+        puzzle__dataset=dataset,
+        puzzle__split=split,
+        participant__kind=Participant.Kind.HUMAN,
+        study__isnull=False,
+        submitted_at__isnull=False,
+        purpose__in=[Attempt.Purpose.SCORED, Attempt.Purpose.GOLD],
+    ).exclude(input_ok=False)
+    if study_id is not None:
+        people = people.filter(study_id=study_id)
+    seen = set()
+    for pk, puzzle, participant, study, type_name in people.order_by("created_at", "pk").values_list(
+        "pk", "puzzle_id", "participant_id", "study_id", "puzzle__type"
+    ):
+        if (study, participant) in excluded or (puzzle, participant) in seen:
+            continue
+        seen.add((puzzle, participant))
+        if len(groups[(type_name, "people")]) < per_group:
+            groups[(type_name, "people")].append(pk)
+    rollouts = (
+        Rollout.objects.filter(puzzle__dataset=dataset, puzzle__split=split, attempt__isnull=False)
+        .exclude(status__in=[Rollout.Status.PENDING, Rollout.Status.FAILED])
+        .order_by("run__created_at", "run_id", "puzzle_id", "index")
+        .values_list("attempt_id", "puzzle__type", "run__name")
+    )
+    for attempt, type_name, run in rollouts:
+        key = (type_name, f"agent: {run}")
+        if len(groups[key]) < per_group:
+            groups[key].append(attempt)
+    found = attempt_features([pk for ids in groups.values() for pk in ids])
+    rows = [_summary(type_name, group, [found[pk] for pk in ids]) for (type_name, group), ids in groups.items()]
+    rows.sort(key=lambda r: (r["type"], r["group"] != "people", r["group"]))
+    return {"rows": rows, "rule": RULE}
+
+
+def _summary(type_name: str, group: str, found: list[dict]) -> dict[str, Any]:
+    def median(name: str) -> float | None:
+        values = [f[name] for f in found if f[name] is not None]
+        return statistics.median(values) if values else None
+
+    scores = [f["human_likeness"] for f in found if f["human_likeness"] is not None]
+    return {
+        "type": type_name,
+        "group": group,
+        "attempts": len(found),
+        "with_path": len(scores),
+        **{name: median(name) for name in ("path_px", "straightness", "peak_speed", "pause_ms", "density")},
+        "human_likeness": sum(scores) / len(scores) if scores else None,
+        "humanlike_share": sum(s >= 0.75 for s in scores) / len(scores) if scores else None,
+    }

@@ -1,0 +1,111 @@
+"""The staff's dataset pages: puzzles listed by label with filters (and the filtered list as a
+file), and pointer motion per type, people beside agent runs. Read-only; staff only (the labels
+name review outcomes and annotators' consensus answers)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpResponse
+from django.shortcuts import render
+
+from annotation.datasets.labels import (
+    DIFFICULTIES,
+    REVIEWS,
+    RULES,
+    flat_columns,
+    flat_row,
+    puzzle_labels,
+)
+from annotation.datasets.motion import RULE, motion_table
+from puzzles.models import Puzzle
+
+SHOWN = 1000  # rows on the page; the download has them all
+MOTION_PER_GROUP = 200  # attempts per type and group on the motion page (the command takes more)
+YES_NO = {"yes": True, "no": False}
+YES_NO_FILTERS = ("valid", "suspect", "mining")
+
+
+def _choices(request) -> dict:
+    """The datasets and splits stored, and the pair asked for (else the first stored)."""
+    pairs = list(Puzzle.objects.order_by("dataset", "split").values_list("dataset", "split").distinct())
+    dataset, split = request.GET.get("dataset"), request.GET.get("split")
+    if (dataset, split) not in pairs:
+        dataset, split = next((p for p in pairs if p[0] == dataset), pairs[0] if pairs else (None, None))
+    return {
+        "datasets": sorted({d for d, _ in pairs}),
+        "splits": sorted({s for _, s in pairs}),
+        "dataset": dataset,
+        "split": split,
+    }
+
+
+def _keep(row: dict, filters: dict) -> bool:
+    for name in YES_NO_FILTERS:
+        if filters[name] in YES_NO and row[name] != YES_NO[filters[name]]:
+            return False
+    if filters["difficulty"] and row["difficulty"] != filters["difficulty"]:
+        return False
+    if filters["review"] and row["review"] != ("" if filters["review"] == "none" else filters["review"]):
+        return False
+    return not (filters["type"] and row["type"] != filters["type"])
+
+
+@staff_member_required
+def labels(request):
+    chosen = _choices(request)
+    dataset, split = chosen["dataset"], chosen["split"]
+    filters = {
+        name: request.GET.get(name, "") for name in ("type", "valid", "suspect", "mining", "difficulty", "review")
+    }
+    found = puzzle_labels(dataset=dataset, split=split) if dataset and split else None
+    rows = [r for r in found.rows if _keep(r, filters)] if found else []
+    if request.GET.get("download") in ("csv", "jsonl") and found:
+        return _download(rows, found.meta, request.GET["download"])
+    context = {
+        **chosen,
+        "filters": filters,
+        "yes_no": [{"name": name, "value": filters[name]} for name in YES_NO_FILTERS],
+        "types": sorted({r["type"] for r in found.rows}) if found else [],
+        "difficulties": DIFFICULTIES,
+        "reviews": [r or "none" for r in REVIEWS],
+        "rows": rows[:SHOWN],
+        "matched": len(rows),
+        "total": len(found.rows) if found else 0,
+        "counts": found.meta["counts"] if found else None,
+        "runs": found.meta["runs"] if found else [],
+        "rules": RULES,
+        "query": request.GET.urlencode(),
+    }
+    return render(request, "datasets/labels.html", context)
+
+
+def _download(rows: list[dict], meta: dict, fmt: str) -> HttpResponse:
+    name = f"labels-{meta['dataset']}-{meta['split']}.{fmt}".replace(":", "_")
+    if fmt == "jsonl":
+        body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        response = HttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
+    else:
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        writer = csv.DictWriter(response, fieldnames=flat_columns(meta))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else v for k, v in flat_row(row).items()})
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@staff_member_required
+def motion(request):
+    chosen = _choices(request)
+    dataset, split = chosen["dataset"], chosen["split"]
+    table = motion_table(dataset=dataset, split=split, per_group=MOTION_PER_GROUP) if dataset and split else None
+    context = {
+        **chosen,
+        "rows": table["rows"] if table else [],
+        "rule": RULE,
+        "per_group": MOTION_PER_GROUP,
+    }
+    return render(request, "datasets/motion.html", context)

@@ -1,0 +1,87 @@
+"""`python manage.py labels export|motion`: puzzle labels as a file; motion, people beside agents.
+
+export  one row per puzzle of a dataset's split (docs/datasets.md), JSON lines, CSV or Parquet,
+        with the rules in <out>.rules.json
+motion  per type, people's pointer motion beside each agent run's, with the human-likeness score
+"""
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.datasets.labels import FORMATS, FormatUnavailable, labels_write, puzzle_labels
+from annotation.models import Study
+from puzzles.models import Puzzle
+
+
+class Command(BaseCommand):
+    help = "Puzzle labels for curation and difficulty mining; motion of people and agents side by side."
+
+    def add_arguments(self, parser):
+        actions = parser.add_subparsers(dest="action", required=True)
+        export = actions.add_parser("export", help="one row per puzzle of a dataset's split")
+        export.add_argument("--dataset", required=True, help="e.g. generated:key-ab12 or import:captcha-arena")
+        export.add_argument("--split", required=True)
+        export.add_argument("--out", required=True, help="the file to write; the rules go to <out>.rules.json")
+        export.add_argument("--format", choices=FORMATS, help="by default from the file's suffix, else jsonl")
+        export.add_argument("--study", help="count people's attempts in this study only (name or id)")
+        motion = actions.add_parser("motion", help="pointer motion per type: people beside agent runs")
+        motion.add_argument("--dataset", required=True)
+        motion.add_argument("--split", required=True)
+        motion.add_argument("--study", help="people of this study only (name or id)")
+        motion.add_argument("--per-group", type=int, default=500, help="attempts per type and group, at most")
+
+    def handle(self, *args, action, **options):
+        getattr(self, f"do_{action}")(**options)
+
+    def do_export(self, *, dataset, split, out, format, study, **_):
+        fmt = format or next((f for f in FORMATS if out.endswith(f".{f}")), "jsonl")
+        _known(dataset, split)
+        started = time.perf_counter()
+        labels = puzzle_labels(dataset=dataset, split=split, study_id=_study(study))
+        try:
+            sidecar = labels_write(labels, out, fmt)
+        except FormatUnavailable as error:
+            raise CommandError(str(error)) from None
+        counts = labels.meta["counts"]
+        self.stdout.write(
+            f"{len(labels.rows)} puzzles to {out} ({fmt}) in {time.perf_counter() - started:.2f} s; "
+            f"valid {counts['valid']}, suspect {counts['suspect']}, mining {counts['mining']} "
+            f"({counts['mining_and_valid']} valid); rules in {sidecar}"
+        )
+
+    def do_motion(self, *, dataset, split, study, per_group, **_):
+        from annotation.datasets.motion import MOTION_COLUMNS, motion_table
+
+        _known(dataset, split)
+        table = motion_table(dataset=dataset, split=split, study_id=_study(study), per_group=per_group)
+        header = ["type", "group", *MOTION_COLUMNS]
+        self.stdout.write("\t".join(header))
+        for row in table["rows"]:
+            self.stdout.write("\t".join(_cell(row.get(name)) for name in header))
+        self.stdout.write(f"\nhuman-likeness: {table['rule']}")
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def _known(dataset: str, split: str) -> None:
+    if not Puzzle.objects.filter(dataset=dataset, split=split).exists():
+        known = sorted(set(Puzzle.objects.values_list("dataset", "split").distinct()))
+        names = ", ".join(f"{d} {s}" for d, s in known) or "none"
+        raise CommandError(f"no puzzles in dataset {dataset!r}, split {split!r}; stored: {names}")
+
+
+def _study(name: str | None) -> int | None:
+    if not name:
+        return None
+    found = Study.objects.filter(pk=int(name)) if name.isdigit() else Study.objects.filter(name=name)
+    ids = list(found.values_list("pk", flat=True))
+    if len(ids) != 1:
+        raise CommandError(
+            f"no study named {name!r}" if not ids else f"{len(ids)} studies are named {name!r}; give its id"
+        )
+    return ids[0]
