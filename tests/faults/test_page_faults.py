@@ -1,11 +1,15 @@
 """The page's own faults in real Chromium: what a page could not deliver is not lost."""
 
+import time
+
 import pytest
 
 from annotation.agents.browser import open_attempt, perform, wait_submitted
 from annotation.models import Attempt, Event
 from puzzles.registry import get_type
 from tests.e2e.conftest import chromium, page_for, run
+from tests.faults import report
+from tests.faults.harness import GENERATOR, PER_TICK, STATE, tally
 
 pytestmark = pytest.mark.browser
 
@@ -25,23 +29,32 @@ def test_batches_behind_a_refused_beacon_are_sent_on_the_next_load(site, puzzles
     layout = get_type(puzzle.type).layout(puzzle.public)
     x, y = layout.control("next").center()
     submit_x, submit_y = layout.control("submit").center()
+    row = report.row("beacons refused at pagehide, then a reload", "the wait: from the reload to the last ack")
 
     async def scenario():
         async with chromium() as browser:
-            page, attempt = await page_for(browser, site, user, puzzle, init_script=CUT_OFF)
+            page, attempt = await page_for(browser, site, user, puzzle, init_script=CUT_OFF + GENERATOR)
+            await page.evaluate(f"window.__gen.start({PER_TICK})")  # numbered events, none delivered
             await perform(page, {"action": "click", "arguments": {"x": round(x), "y": round(y)}})
-            await page.wait_for_timeout(300)  # a few batches made, none delivered
-            made = await page.evaluate("window.arena.state().nextSeq - 1")
+            await page.wait_for_timeout(500)
+            generated = await page.evaluate("window.__gen.stop()")
+            made = await page.evaluate(f"{STATE}.nextSeq - 1")
             await page.evaluate("sessionStorage.setItem('test:healthy', '1')")
             await page.goto("/")  # pagehide: the beacons are refused
+            reloaded = time.monotonic()
             await open_attempt(page, attempt.uid)  # the same tab: its saved batches come back
+            await page.wait_for_function(f"{STATE}.acked >= {made}", timeout=30000)
+            waited = time.monotonic() - reloaded
             await perform(page, {"action": "click", "arguments": {"x": round(submit_x), "y": round(submit_y)}})
             await wait_submitted(page, 20)
-            return attempt, made
+            return attempt, made, generated, waited
 
-    attempt, made = run(scenario())
+    attempt, made, generated, waited = run(scenario())
     attempt = Attempt.objects.get(pk=attempt.pk)
-    assert made >= 1
+    counted = tally(attempt, generated)
+    row.add(counted, scored=attempt.submitted_at is not None, recovery_s=waited)
+    assert made >= 1 and generated >= PER_TICK
+    assert (counted["lost"], counted["duplicated"], counted["strangers"]) == (0, 0, []), counted
     stored = set(Event.objects.filter(attempt=attempt).values_list("seq", flat=True))
     assert set(range(1, made + 1)) <= stored  # every batch of the first page arrived, late
     assert sorted(stored) == list(range(1, max(stored) + 1)) and attempt.submitted_at is not None
