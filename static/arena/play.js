@@ -34,8 +34,14 @@ function mount(data, asked = 0) {
     statusLine.dataset.state = state;
     statusLine.textContent = text;
   }
-  setStatus("ready", "");
   statusLine.dataset.verdict = "";
+  document.title = titleOf(data);
+  // A slow link shows an empty box for seconds: say so until the pictures are in.
+  const pending = [...ui.stage.querySelectorAll("img")].filter((img) => !img.complete);
+  setStatus(pending.length ? "loading" : "ready", pending.length ? "Loading the puzzle…" : "");
+  Promise.all(pending.map((img) => img.decode().catch(() => {}))).then(() => {
+    if (statusLine.dataset.state === "loading") setStatus("ready", "");
+  });
 
   /** No more actions: controls disabled, overlay inert. */
   function lock() {
@@ -210,6 +216,15 @@ function studyBar(slot, study, submit, asked) {
     },
     stop: () => clearInterval(timer),
   };
+}
+
+/** The window's title: where the person stands (the published page's own title for agents). */
+function titleOf(data) {
+  const study = data.study;
+  if (!data.person) return "CAPTCHA Puzzle Benchmark"; // the published page's title
+  if (!study) return "Puzzle · CaptchaArena";
+  const where = study.practice ? "Practice" : `Puzzle ${study.done + 1} of ${study.total}`;
+  return `${where} · ${study.name}`;
 }
 
 // What each widget expects, said once in practice (the rules the published page leaves unsaid).

@@ -296,7 +296,7 @@ function hold(ctx) {
   const release = (e) => {
     if (!holding) return;
     holding = false;
-    button.classList.remove("holding");
+    button.classList.remove("holding", "complete");
     ctx.emit("hold_end", {}, e);
     if (ctx.data.auto_submit) ctx.submit(e);
   };
@@ -313,7 +313,13 @@ function hold(ctx) {
   button.addEventListener("keyup", (e) => PRESS_KEYS.includes(e.key) && release(e));
   button.addEventListener("blur", release);
   // Only the server knows how long is long enough; the bar shows what it reports.
-  return { progress: (p) => (bar.style.width = `${clamp(Number(p) || 0, 0, 1) * 100}%`) };
+  // Full: the button says so, so a person knows letting go now is right.
+  const progress = (p) => {
+    const value = clamp(Number(p) || 0, 0, 1);
+    bar.style.width = `${value * 100}%`;
+    button.classList.toggle("complete", value >= 1 && holding);
+  };
+  return { progress };
 }
 
 /** Dice_Count: the number box, focused on load as published; Enter submits. */

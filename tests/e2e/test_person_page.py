@@ -49,6 +49,7 @@ def test_a_paused_puzzle_counts_no_active_time_while_paused(site, transactional_
             await page.wait_for_timeout(PAUSE_S * 1000)  # away: the pause page, then back
             await page.click("#resume")
             assert (await attempt_on(page)).pk == attempt.pk  # the same puzzle, afresh
+            assert await page.title() == "Puzzle 1 of 1 · Person page"
             for action in actions:  # scored from the actions since the page came back
                 await perform(page, action)
             await wait_submitted(page, 15)
