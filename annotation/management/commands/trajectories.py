@@ -1,0 +1,95 @@
+"""`python manage.py trajectories export --study S --out DIR`: people's attempts as trajectories.
+
+Each submitted human attempt of the study, in the published training layout (the agent export's
+shape), its screenshots re-rendered by replaying the stored events on the live page in headless
+Chromium, with the continuous pointer path beside it (docs/datasets.md). Excluded annotators and
+attempts without input evidence are left out unless asked. --reason-with fills each step's
+reasoning with a model, judged by a second call (off by default).
+"""
+
+import os
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.agents.prompts import TOOLS_PROMPT
+from annotation.models import Study
+from puzzles.progress import Progress
+
+
+class Command(BaseCommand):
+    help = "Export people's attempts as screenshot-action trajectories with their pointer paths."
+
+    def add_arguments(self, parser):
+        actions = parser.add_subparsers(dest="action", required=True)
+        export = actions.add_parser("export", help="a study's submitted human attempts")
+        export.add_argument("--study", required=True, help="study name or id")
+        export.add_argument("--out", required=True, help="folder to write (made if missing)")
+        export.add_argument("--with-excluded", action="store_true", help="excluded annotators' attempts too")
+        export.add_argument("--with-no-input", action="store_true", help="attempts without input evidence too")
+        export.add_argument("--workers", type=int, default=3, help="pages rendering in parallel")
+        export.add_argument("--limit", type=int, help="the first N attempts only")
+        export.add_argument("--system-prompt-file", help="the system turn of sft_data.json (default: ours)")
+        export.add_argument("--reason-with", metavar="BASE_URL", help="an OpenAI-compatible server, e.g. .../v1")
+        export.add_argument("--model", help="the model for --reason-with")
+        export.add_argument("--judge-model", help="a second model to judge (default: the same)")
+        export.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable with the key")
+
+    def handle(self, *args, action, **options):
+        getattr(self, f"do_{action}")(**options)
+
+    def do_export(self, *, study, out, workers, limit, system_prompt_file, **options):
+        from annotation.datasets.trajectories import study_attempts, trajectories_export
+
+        found = _study(study)
+        reasoner = _reasoner(options)
+        prompt = Path(system_prompt_file).read_text(encoding="utf-8") if system_prompt_file else TOOLS_PROMPT
+        selection = study_attempts(
+            found, with_excluded=options["with_excluded"], with_no_input=options["with_no_input"]
+        )
+        total = selection.attempts.count() if limit is None else min(limit, selection.attempts.count())
+        progress = Progress(total, "trajectories", stream=self.stderr._out)
+        record = trajectories_export(
+            found,
+            Path(out),
+            with_excluded=options["with_excluded"],
+            with_no_input=options["with_no_input"],
+            workers=workers,
+            limit=limit,
+            system_prompt=prompt,
+            reasoner=reasoner,
+            on_result=lambda _: progress.advance(),
+        )
+        progress.close()
+        left = record["left_out"]
+        rate = 60 * record["written"] / record["seconds"] if record["seconds"] else 0.0
+        self.stdout.write(
+            f"{record['written']} of {record['attempts']} attempts to {out} in {record['seconds']:.1f} s "
+            f"({rate:.0f} a minute); the replay reached the person's answer in {record['replay_same_answer']}; "
+            f"left out: {left['excluded_annotators']} of excluded annotators, {left['no_input']} without input"
+        )
+        for failed in record["failed"]:
+            self.stderr.write(f"attempt {failed['attempt']} not written: {failed['problem']}")
+
+
+def _reasoner(options):
+    if not options["reason_with"]:
+        return None
+    if not options["model"]:
+        raise CommandError("--reason-with needs --model")
+    from annotation.datasets.reasoning import Reasoner
+
+    return Reasoner(
+        base_url=options["reason_with"],
+        model=options["model"],
+        judge_model=options["judge_model"] or options["model"],
+        api_key=os.environ.get(options["api_key_env"], ""),
+    )
+
+
+def _study(name: str) -> Study:
+    found = Study.objects.filter(pk=int(name)) if name.isdigit() else Study.objects.filter(name=name)
+    studies = list(found[:2])
+    if len(studies) != 1:
+        raise CommandError(f"no study named {name!r}" if not studies else f"several studies are named {name!r}")
+    return studies[0]
