@@ -19,6 +19,9 @@ from annotation.models import Attempt, Enrollment, Participant, Study
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 from puzzles.services import bank_generate
+from tests.agents.fakes import FakeChatServer
+
+from .test_reasoning import fake_model
 
 RED = np.array([231, 76, 60])  # the point widget's dot (static/arena/play.css)
 
@@ -184,6 +187,39 @@ def test_a_browser_solved_attempt_exports_one_screenshot_per_action_with_the_mar
     ]
     run = json.loads((out / "run_summary.json").read_text())
     assert run["agent"] == "human" and run["total_puzzles"] == 3 and run["total_correct"] == 3
+    assert not (place / "arena_reasoning.json").exists()  # off by default
+
+    # The reasoning fill, against a fake model server: step 2's text names coordinates and is dropped.
+    texts = {
+        1: "The dashed line from the car ends further along, so I try a spot near it.",
+        2: f"I click at ({end[0]}, {end[1]}), the end of the line.",
+        3: "The dot sits at the end of the car's path, so I submit.",
+    }
+    with FakeChatServer(fake_model(texts)) as server:
+        reasoned = tmp_path / "reasoned"
+        call_command(
+            "trajectories",
+            "export",
+            "--study",
+            "Trajectories",
+            "--out",
+            str(reasoned),
+            "--workers",
+            "2",
+            "--reason-with",
+            server.url,
+            "--model",
+            "writer-m",
+            stdout=io.StringIO(),
+        )
+    place = folder_of(reasoned, attempts["Place_Dot"])
+    meta = json.loads((place / "metafile.json").read_text())
+    assert [s["reasoning"] for s in meta["steps"]] == [texts[1], "", texts[3]]
+    records = json.loads((place / "arena_reasoning.json").read_text())["steps"]
+    assert [(r["kept"], r["why"]) for r in records] == [(True, ""), (False, "names coordinates"), (True, "")]
+    assert "row" not in records[0]["description"] and records[2]["description"] == "submitted the answer"
+    sft = json.loads((place / "sft_data.json").read_text())
+    assert sft["conversations"][2]["content"].startswith(f"<think>{texts[1]}</think>\nclick(")
 
 
 def test_events_become_published_actions():
