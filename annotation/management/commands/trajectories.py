@@ -28,7 +28,7 @@ class Command(BaseCommand):
         export.add_argument("--with-excluded", action="store_true", help="excluded annotators' attempts too")
         export.add_argument("--with-no-input", action="store_true", help="attempts without input evidence too")
         export.add_argument("--workers", type=int, default=3, help="pages rendering in parallel")
-        export.add_argument("--limit", type=int, help="the first N attempts only")
+        export.add_argument("--limit", type=int, help="N attempts only, taken a type at a time (a sample)")
         export.add_argument("--system-prompt-file", help="the system turn of sft_data.json (default: ours)")
         export.add_argument("--reason-with", metavar="BASE_URL", help="an OpenAI-compatible server, e.g. .../v1")
         export.add_argument("--model", help="the model for --reason-with")
