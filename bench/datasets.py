@@ -3,7 +3,7 @@ Chromium from a 4,000-attempt study. Targets on 2 cores: labels in under 10 s; t
 120 attempts a minute or more.
 
     python bench/datasets.py [--per-type 200] [--recorded-per-type 5] [--people 40] [--sample 240]
-                             [--workers 3] [--out DIR]
+                             [--workers 3 [4 ...]] [--out DIR]
 
 Setup:
 - the bank: --per-type puzzles of each of the 20 types (4,000 at 200), replay-verified;
@@ -296,7 +296,7 @@ def main() -> None:
     parser.add_argument("--recorded-per-type", type=int, default=5, help="puzzles per type solved in Chromium")
     parser.add_argument("--people", type=int, default=40, help="annotators each recorded attempt is copied to")
     parser.add_argument("--sample", type=int, default=240, help="attempts to render (0: all of the study)")
-    parser.add_argument("--workers", type=int, default=3, help="pages rendering in parallel")
+    parser.add_argument("--workers", type=int, nargs="+", default=[3], help="pages rendering in parallel (each)")
     parser.add_argument("--out", help="where the files go (default: a scratch folder)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
@@ -311,7 +311,8 @@ def main() -> None:
     labels_data(puzzles, rng)
     study = recorded_study(puzzles, args.recorded_per_type, args.people, rng)
     time_labels(out)
-    time_trajectories(study, out, args.sample, args.workers)
+    for workers in args.workers:
+        time_trajectories(study, out / f"w{workers}", args.sample, workers)
     print(f"files in {out}")
 
 

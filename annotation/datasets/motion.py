@@ -75,19 +75,20 @@ class Path:
 def pointer_path(events: Iterable[tuple[str, float, dict]]) -> Path:
     """The path from stored events (kind, t, data), in stored order; samples sorted by time
     (stable, so samples of one instant keep the page's order)."""
+    samples = sorted(
+        ((float(t), kind, data) for kind, t, data in events if kind in KIND_CODES and "x" in data),
+        key=lambda sample: sample[0],
+    )
     rows = []
     held = 0
-    for kind, t, data in events:
-        if kind not in KIND_CODES or "x" not in data:
-            continue
+    for t, kind, data in samples:
         bit = BUTTON_BITS.get(int(data.get("button", 0)), 0)
         if kind == "pointerdown":
             held |= bit
         elif kind in ("pointerup", "pointercancel"):
             held &= ~bit
         pointer = POINTER_TYPES.index(data["pointer"]) if data.get("pointer") in POINTER_TYPES else 0
-        rows.append((float(t), float(data["x"]), float(data["y"]), held, pointer, KIND_CODES[kind]))
-    rows.sort(key=lambda row: row[0])
+        rows.append((t, float(data["x"]), float(data["y"]), held, pointer, KIND_CODES[kind]))
     if not rows:
         empty = np.zeros(0)
         return Path(empty, empty.astype(np.float32), empty.astype(np.float32), *(empty.astype(np.uint8),) * 3)
@@ -128,7 +129,7 @@ def features(path: Path, first_press: float | None) -> dict[str, Any]:
         "path_px": length,
         "straightness": _straightness(path, xy, cumulative),
         "peak_speed": _peak_speed(path.t, cumulative),
-        "pause_ms": _pause(path.t, steps, first_press),
+        "pause_ms": _pause(path.t, steps, path.kind, first_press),
         "density": 100.0 * len(path) / length if length > 0 else None,
     }
     found["human_likeness"] = human_likeness(found)
@@ -158,11 +159,13 @@ def _peak_speed(t: np.ndarray, cumulative: np.ndarray) -> float | None:
     return float(np.max((cumulative[ends[usable]] - cumulative[starts]) / dt) * 1000.0)
 
 
-def _pause(t: np.ndarray, steps: np.ndarray, press: float | None) -> float | None:
+def _pause(t: np.ndarray, steps: np.ndarray, kind: np.ndarray, press: float | None) -> float | None:
     if press is None:
         return None
-    moved = np.flatnonzero(steps > MOVED_PX) + 1  # the samples that arrived somewhere new
-    before = moved[t[moved] <= press]
+    # The samples that arrived somewhere new (the first one arrived from nowhere)...
+    moved = np.concatenate([[0], np.flatnonzero(steps > MOVED_PX) + 1])
+    moved = moved[kind[moved] == KIND_CODES["pointermove"]]  # ...by moving (a press lands where it is)
+    before = moved[t[moved] < press]
     if len(before) == 0:
         return None
     return max(0.0, press - float(t[before[-1]]))
