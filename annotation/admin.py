@@ -1,8 +1,81 @@
-"""Staff admin for participants and attempts: read-only records of what the server scored."""
+"""Staff admin: studies and enrolments (set up and run from the studies pages; here for search and
+the record), participants, and read-only records of what the server scored."""
 
 from django.contrib import admin
+from django.db import models
 
-from annotation.models import Attempt, Participant
+from annotation.models import Attempt, Enrollment, Participant, Study
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    """A study's wording and crowd settings are editable here; its pool, rules and status are set
+    on its own page (/studies/<id>/), which draws the pool, keeps the places and logs each change."""
+
+    list_display = ("name", "status", "split", "dataset", "puzzles_per_annotator", "overlap", "created_at")
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    list_filter = ("status", "split")
+    search_fields = ("name", "token", "completion_code")
+    readonly_fields = (
+        "token",
+        "status",
+        "is_open",
+        "split",
+        "dataset",
+        "types",
+        "quotas",
+        "puzzles_per_annotator",
+        "overlap",
+        "order",
+        "seed",
+        "show_verdict",
+        "time_limit_s",
+        "attempts_per_puzzle",
+        "hold_minutes",
+        "practice",
+        "gold",
+        "created_at",
+    )
+    fieldsets = (
+        (None, {"fields": ("name", "status", "is_open", "token", "created_at")}),
+        ("Crowd platform", {"fields": ("completion_code", "return_url", "require_crowd_id")}),
+        ("Consent page", {"fields": ("researcher", "contact", "duration_minutes", "consent_text", "decline_url")}),
+        (
+            "Set-up (change it on the study's page while a draft)",
+            {
+                "fields": (
+                    "split",
+                    "dataset",
+                    "types",
+                    "quotas",
+                    "puzzles_per_annotator",
+                    "overlap",
+                    "order",
+                    "seed",
+                    "show_verdict",
+                    "time_limit_s",
+                    "attempts_per_puzzle",
+                    "hold_minutes",
+                    "practice",
+                    "gold",
+                )
+            },
+        ),
+    )
+
+    def has_add_permission(self, request):
+        return False  # made on /studies/new/, which draws its pool
+
+
+@admin.register(Enrollment)
+class EnrollmentAdmin(admin.ModelAdmin):
+    list_display = ("participant", "study", "crowd_id", "joined_at", "finished_at", "excluded")
+    list_filter = ("excluded", "study")
+    search_fields = ("crowd_id", "participant__user__username", "study__name")
+    readonly_fields = [f.name for f in Enrollment._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
 
 
 @admin.register(Participant)

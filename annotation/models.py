@@ -4,6 +4,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
+from django.urls import reverse
 
 from puzzles.models import Puzzle
 
@@ -33,6 +34,14 @@ def new_token() -> str:
     return secrets.token_hex(10)
 
 
+COMPLETION_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or typed without doubt
+
+
+def new_completion_code() -> str:
+    """A completion code as crowd platforms show them: eight capitals and digits (C7K2M9QX)."""
+    return "".join(secrets.choice(COMPLETION_ALPHABET) for _ in range(8))
+
+
 class Study(models.Model):
     """A human-baseline study: which puzzles, how many per person, how many people per puzzle."""
 
@@ -41,10 +50,24 @@ class Study(models.Model):
         BLOCKED = "blocked", "blocked by type"
         INTERLEAVED = "interleaved", "interleaved types"
 
+    class Status(models.TextChoices):
+        # draft: being set up, editable, nobody joins; open: people join and work; paused: nobody
+        # new joins and nobody gets new work until it opens again; closed: over.
+        DRAFT = "draft", "draft"
+        OPEN = "open", "open"
+        PAUSED = "paused", "paused"
+        CLOSED = "closed", "closed"
+
     name = models.CharField(max_length=200)
     token = models.CharField(max_length=32, unique=True, default=new_token, help_text="the invite link's secret")
     split = models.CharField(max_length=16)
     types = models.JSONField(default=list, blank=True, help_text="type names; empty for all")
+    dataset = models.CharField(max_length=128, blank=True, help_text="the dataset of its pool; empty: every one")
+    quotas = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="puzzles per type in the pool, drawn by seeded sampling; empty: every replay-verified puzzle",
+    )
     puzzles_per_annotator = models.PositiveIntegerField()
     overlap = models.PositiveIntegerField(default=1, help_text="distinct annotators per puzzle")
     order = models.CharField(max_length=16, choices=Order.choices, default=Order.SHUFFLED)
@@ -55,11 +78,28 @@ class Study(models.Model):
     hold_minutes = models.PositiveIntegerField(default=30, help_text="an unfinished assignment expires after this")
     practice = models.ManyToManyField(Puzzle, blank=True, related_name="practice_in", help_text="not scored")
     gold = models.ManyToManyField(Puzzle, blank=True, related_name="gold_in", help_text="for quality control")
-    completion_code = models.CharField(max_length=32, default=new_token)
+    completion_code = models.CharField(max_length=32, default=new_completion_code)
+    return_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="where a finished annotator is sent, e.g. Prolific's completion URL; "
+        "empty: Prolific's with the code when the link carries PROLIFIC_PID",
+    )
     require_crowd_id = models.BooleanField(
         default=False, help_text="joining needs a crowd id (PROLIFIC_PID or workerId) in the invite link"
     )
-    is_open = models.BooleanField(default=True)
+    # The consent page (the invite link's first page).
+    researcher = models.CharField(max_length=200, blank=True, help_text="who runs the study: a person, a lab")
+    contact = models.CharField(max_length=200, blank=True, help_text="an e-mail address or page for questions")
+    duration_minutes = models.PositiveIntegerField(null=True, blank=True, help_text="about how long it takes")
+    consent_text = models.TextField(blank=True, help_text="what people agree to; empty: the standard text")
+    decline_url = models.URLField(
+        max_length=500, blank=True, help_text="where someone who declines is sent, e.g. the platform's return link"
+    )
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    is_open = models.BooleanField(
+        default=True, help_text="launched and not closed (open or paused); kept in step with status"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -69,9 +109,17 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def get_absolute_url(self) -> str:
+        return reverse("annotation:study", args=[self.pk])
+
     def puzzles_total(self) -> int:
         """The puzzles each annotator works through: their share of the pool, plus every gold one."""
         return self.puzzles_per_annotator + self.gold.count()
+
+    @property
+    def accepts_work(self) -> bool:
+        """People may join and get new puzzles (open); a draft, a paused or a closed study refuses."""
+        return self.status == self.Status.OPEN
 
 
 class Enrollment(models.Model):
@@ -84,6 +132,7 @@ class Enrollment(models.Model):
         max_length=100, blank=True, help_text="the id that names the person (PROLIFIC_PID or workerId); one per study"
     )
     joined_at = models.DateTimeField(auto_now_add=True)
+    user_agent = models.CharField(max_length=300, blank=True, help_text="the browser it joined or last resumed with")
     consented_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     excluded = models.BooleanField(default=False)
@@ -370,7 +419,7 @@ class Flag(models.Model):
 
 
 class AuditLog(models.Model):
-    """What an admin did to a puzzle or an annotator, and what it changed: kept for the record."""
+    """What an admin did to a puzzle, an annotator or a study, and what it changed: kept for the record."""
 
     class Action(models.TextChoices):
         FLAG_DISMISSED = "flag_dismissed", "flag dismissed"
@@ -378,9 +427,11 @@ class AuditLog(models.Model):
         TRUTH_CORRECTED = "truth_corrected", "truth corrected"
         ANNOTATOR_EXCLUDED = "annotator_excluded", "annotator excluded"
         ANNOTATOR_INCLUDED = "annotator_included", "annotator included again"
+        STUDY_STATUS = "study_status", "study opened, paused or closed"
 
     action = models.CharField(max_length=32, choices=Action.choices)
     puzzle = models.ForeignKey(Puzzle, null=True, blank=True, on_delete=models.CASCADE, related_name="audit")
+    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="audit")
     enrollment = models.ForeignKey(Enrollment, null=True, blank=True, on_delete=models.CASCADE, related_name="audit")
     by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     at = models.DateTimeField(auto_now_add=True)

@@ -27,9 +27,18 @@ urlpatterns = [
     path("s/<str:token>/next/", study.study_next, name="study-next"),
     path("s/<str:token>/pause/", study.study_pause, name="study-pause"),
     path("s/<str:token>/resume/<str:secret>/", study.study_resume, name="study-resume"),
+    path("s/<str:token>/decline/", study.study_decline, name="study-decline"),
     path("studies/", study_staff.study_list, name="studies"),
     path("studies/new/", study_staff.study_new, name="study-new"),
+    path("studies/<int:study_id>/", study_staff.study_detail, name="study"),
+    path("studies/<int:study_id>/edit/", study_staff.study_edit, name="study-edit"),
+    path("studies/<int:study_id>/status/", study_staff.study_status, name="study-status"),
     path("studies/<int:study_id>/annotators/", study_staff.study_annotators, name="study-annotators"),
+    path(
+        "studies/<int:study_id>/annotators/<int:enrollment_id>/attempts/",
+        study_staff.annotator_detail,
+        name="annotator-attempts",
+    ),
     path(
         "studies/<int:study_id>/annotators/<int:enrollment_id>/",
         study_staff.annotator_exclusion,

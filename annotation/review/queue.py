@@ -1,4 +1,6 @@
-"""The review queue and one puzzle's review page (staff only: these read the truth)."""
+"""The review queue and one puzzle's review page (staff only: these read the truth): the puzzle's
+own instruction, every human answer drawn over its image, the truth, and the form that corrects it
+(truths.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from django.db.models import Count, Max
 from PIL import Image
 
 from annotation.models import Attempt, AuditLog, Flag
+from annotation.review.truths import no_form_reason, truth_form
+from puzzles.answer_marks import answer_marks
 from puzzles.registry import get_type
 
 
@@ -32,7 +36,11 @@ def puzzle_review(*, puzzle) -> dict:
     """A puzzle with its flags, every human answer and the truth, ready to draw over its image."""
     puzzle_type = get_type(puzzle.type)
     public = puzzle.public
-    image = puzzle.assets.filter(key=public["image"]).first()
+    images = {asset.key: asset.file.url for asset in puzzle.assets.all()}
+    form = truth_form(puzzle)
+    if form is not None and form.kind == "option":  # each option shown by its image
+        for option in form.values["options"]:
+            option["url"] = images.get(option["key"])
     attempts = (
         Attempt.objects.filter(puzzle=puzzle, submitted_at__isnull=False, participant__kind="human")
         .select_related("participant__user")
@@ -49,7 +57,13 @@ def puzzle_review(*, puzzle) -> dict:
     return {
         "puzzle": puzzle,
         "type": puzzle_type.describe(),
-        "image_url": image.file.url if image else None,
+        # The puzzle's own question ("Click on the torus."), not its type's generic one.
+        "instruction": public.get("instruction") or puzzle_type.instruction,
+        "image_url": images.get(public.get("image")),
+        "reference_url": images.get(public.get("reference")),
+        "truth_form": form,
+        "no_form_reason": None if form else no_form_reason(puzzle),
+        "open_flags": Flag.objects.filter(puzzle=puzzle, status=Flag.Status.OPEN).count(),
         "size": public["image_size"],
         "grid": public.get("grid_size"),
         "answers": answers,
@@ -69,35 +83,3 @@ def _tint(mask) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(rgba, "RGBA").save(buffer, "PNG")
     return buffer.getvalue()
-
-
-def answer_marks(answers: list[dict], grid, size) -> dict:
-    """Shapes to draw for the answers, by their shape (not by type): points, point sequences, cell
-    counts; anything else (options, angles, text, holds) is tallied instead."""
-    points, paths, cells, tally = [], [], {}, {}
-    for entry in answers:
-        answer, correct = entry["answer"], entry["correct"]
-        if grid and isinstance(answer, list) and all(isinstance(c, int) for c in answer):
-            for cell in answer:  # selected or swapped cells
-                cells[cell] = cells.get(cell, 0) + 1
-        elif _is_point(answer):
-            points.append({"x": answer[0], "y": answer[1], "correct": correct})
-        elif isinstance(answer, list) and answer and all(_is_point(p) for p in answer):
-            paths.append({"points": answer, "correct": correct})
-        else:
-            key = json.dumps(answer)
-            tally.setdefault(key, {"answer": answer, "count": 0, "correct": correct})["count"] += 1
-    cell_boxes = []
-    if grid:
-        rows, cols = grid
-        w, h = size[0] / cols, size[1] / rows
-        cell_boxes = [{"x": (c % cols) * w, "y": (c // cols) * h, "w": w, "h": h, "count": n} for c, n in cells.items()]
-    return {"points": points, "paths": paths, "cells": cell_boxes, "tally": list(tally.values())}
-
-
-def _is_point(value) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-    )

@@ -1,11 +1,10 @@
 """The review of puzzle labels: the annotator's flag from the page, and the staff pages (the
 queue, one puzzle's review, dismiss / retire / correct the truth). Staff pages carry
-staff_member_required; the flag needs the attempt's own participant."""
+staff_required (others go to the site's sign-in page); the flag needs the attempt's own participant."""
 
 import json
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -24,6 +23,8 @@ from annotation.review.labels import (
     puzzle_retire,
 )
 from annotation.review.queue import puzzle_review, review_queue
+from annotation.review.truths import truth_from_form
+from arena_site.staff import staff_required
 from puzzles.models import Puzzle
 
 
@@ -46,37 +47,43 @@ def flag(request, uid: str):
     return JsonResponse({"flag": raised.pk, "reason": raised.reason}, status=201 if raised.created_at >= asked else 200)
 
 
-@staff_member_required
+@staff_required
 def queue(request):
     return render(
         request, "annotation/review_queue.html", {"rows": review_queue(), "suspects": consensus_suspects()[:50]}
     )
 
 
-@staff_member_required
+@staff_required
 def puzzle(request, uid: str):
     found = get_object_or_404(Puzzle, uid=uid)
     return render(request, "annotation/review_puzzle.html", puzzle_review(puzzle=found))
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def resolve(request, uid: str):
-    """Dismiss a flag, retire the puzzle, or correct its truth (every attempt re-scored)."""
+    """Dismiss a flag, retire the puzzle (once confirmed), or correct its truth from the type's
+    form or as JSON (every attempt re-scored)."""
     found = get_object_or_404(Puzzle, uid=uid)
     action = request.POST.get("action")
+    note = request.POST.get("note", "")
     if action == "dismiss":
         flag_dismiss(flag=get_object_or_404(Flag, pk=request.POST.get("flag"), puzzle=found), by=request.user)
         messages.success(request, "Flag dismissed.")
     elif action == "retire":
-        puzzle_retire(puzzle=found, by=request.user, note=request.POST.get("note", ""))
-        messages.success(request, "Puzzle retired: it is left out of every report and queue.")
-    elif action == "correct":
+        if request.POST.get("confirm") != "yes":
+            messages.error(request, "Not retired: tick the box to confirm first.")
+        else:
+            puzzle_retire(puzzle=found, by=request.user, note=note)
+            messages.success(request, "Puzzle retired: it is left out of every report and queue.")
+    elif action in ("correct", "correct-json"):
         try:
-            truth = json.loads(request.POST.get("truth", ""))
-            changed = puzzle_correct_truth(
-                puzzle=found, truth=truth, by=request.user, note=request.POST.get("note", "")
-            )
+            if action == "correct":
+                truth = truth_from_form(found, request.POST)
+            else:
+                truth = json.loads(request.POST.get("truth", ""))
+            changed = puzzle_correct_truth(puzzle=found, truth=truth, by=request.user, note=note)
             messages.success(request, f"Truth corrected; {changed} attempt(s) changed correctness.")
         except (ValueError, TruthRejected) as error:
             messages.error(request, f"Truth not changed: {error}")

@@ -26,6 +26,15 @@ RESUME_SALT = "annotation.studies.resume"
 RESUME_COOKIE_DAYS = 90
 
 
+# Why a study that is not open takes nobody new, in words for the annotator.
+NOT_OPEN = {
+    Study.Status.DRAFT: "This study has not started yet. Please come back when the researchers open it.",
+    Study.Status.PAUSED: "This study is paused for now. Please come back later with the same link: "
+    "anything you did is kept.",
+    Study.Status.CLOSED: "This study is closed. Thank you for your interest.",
+}
+
+
 class AccessRefused(ValueError):
     """Joining or resuming is refused; the message says why, in words for the annotator."""
 
@@ -56,8 +65,8 @@ def is_guest(user, *, study: Study) -> bool:
 def join_check(*, study: Study, crowd: Mapping[str, str], anonymous: bool, client: str) -> None:
     """Raise AccessRefused unless this visitor may join now: the study is open, has the crowd id
     it requires, the id is not already someone's here, and anonymous joins stay within the rate."""
-    if not study.is_open:
-        raise AccessRefused("This study is closed.")
+    if not study.accepts_work:
+        raise AccessRefused(NOT_OPEN[study.status])
     person = person_id(crowd)
     if study.require_crowd_id and not person:
         raise AccessRefused("This study is joined from its crowd-work platform: open the link given there.")

@@ -5,22 +5,36 @@ or silent, for long), tabs (hidden often), no_input (semantic actions without th
 key input a hand leaves, live/evidence.py; such attempts are also left out of the report's Pass@1).
 An excluded annotator's attempts stay stored and are left out of reports; excluding and
 including again are logged and reversible.
+
+Each annotator's row also says when they joined and were last seen (their page's newest event),
+their device (the browser they joined with, the window their page last loaded in) and whether
+they are stuck: enrolled in an open study, not finished, and no answer for STUCK_AFTER (a page
+that never shows its puzzle looks like this). `annotator_attempts` is one annotator's attempts
+with their answers, to draw over each puzzle's image.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import defaultdict
+from datetime import UTC, datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, JSONField, OuterRef, Q, Subquery
+from django.utils import timezone
 
-from annotation.models import Attempt, AuditLog, Enrollment, Flag, Study
+from annotation.models import Attempt, AuditLog, Enrollment, Event, Flag, Study
+from annotation.studies.access import CROWD_IDS
+from puzzles.answer_marks import answer_marks
+from puzzles.models import Asset
+from puzzles.registry import get_type
 
 FAST_FLOOR_MS = 800.0  # faster than a person can look, aim and click
 FAST_SHARE = 0.2  # ...or a fifth of the type's median active time, whichever is larger
 HIDDEN_MS = 30_000.0  # the page was hidden for more than half a minute
 TAB_SWITCHES = 3  # the page was hidden this many times or more
+STUCK_AFTER = timedelta(minutes=10)  # enrolled, unfinished, and no answer for this long
 
 
 def attempt_marks(*, study: Study) -> dict[int, list[str]]:
@@ -56,9 +70,12 @@ def _median_active_by_type(rows: list[dict]) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in by_type.items()}
 
 
-def annotator_table(*, study: Study) -> list[dict]:
-    """One row per annotator: accuracy, speed, gold accuracy, flags raised, marks, exclusion."""
+def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
+    """One row per annotator: accuracy, speed, gold accuracy, flags raised, marks, exclusion; crowd
+    ids, joined and last seen, device, and their state (excluded, finished, stuck, in progress)."""
     marks = attempt_marks(study=study)
+    activity = enrollment_activity(study=study)
+    now = now or timezone.now()
     attempts = Attempt.objects.filter(study=study, submitted_at__isnull=False).values(
         "pk", "participant_id", "purpose", "correct", "active_ms"
     )
@@ -81,11 +98,22 @@ def annotator_table(*, study: Study) -> list[dict]:
             for mark in marks.get(r["pk"], []):
                 counted[mark] += 1
         active = [r["active_ms"] for r in scored if r["active_ms"] is not None]
+        seen = activity.get(enrollment.participant_id, {})
+        stuck = is_stuck(enrollment, last_answer=seen.get("last_answer"), now=now)
         table.append(
             {
                 "enrollment": enrollment,
                 "name": enrollment.participant.user.username,
                 "external_ids": enrollment.external_ids,
+                "crowd": crowd_id_list(enrollment.external_ids),
+                "joined_at": enrollment.joined_at,
+                "last_seen": seen.get("last_seen") or enrollment.joined_at,
+                "last_answer": seen.get("last_answer"),
+                "user_agent": enrollment.user_agent,
+                "device": device_summary(enrollment.user_agent),
+                "viewport": seen.get("viewport"),
+                "stuck": stuck,
+                "state": _state(enrollment, stuck),
                 "attempts": len(scored),
                 "accuracy": sum(bool(r["correct"]) for r in scored) / len(scored) if scored else None,
                 "median_active_ms": statistics.median(active) if active else None,
@@ -102,6 +130,140 @@ def annotator_table(*, study: Study) -> list[dict]:
             }
         )
     return table
+
+
+def _state(enrollment: Enrollment, stuck: bool) -> str:
+    if enrollment.excluded:
+        return "excluded"
+    if enrollment.finished_at is not None:
+        return "finished"
+    return "stuck" if stuck else "in progress"
+
+
+def is_stuck(enrollment: Enrollment, *, last_answer: datetime | None, now: datetime) -> bool:
+    """Enrolled in an open study, not finished nor excluded, and no answer for STUCK_AFTER since
+    they joined (or since their last answer): they may be looking at a page that does not work."""
+    if enrollment.excluded or enrollment.finished_at is not None or not enrollment.study.accepts_work:
+        return False
+    since = max(filter(None, (enrollment.consented_at, enrollment.joined_at, last_answer)))
+    return now - since >= STUCK_AFTER
+
+
+def enrollment_activity(*, study: Study) -> dict[int, dict]:
+    """Per participant of the study: when their page was last heard from (its newest event, else
+    their newest attempt's start), their last answer, and the window their newest attempt's page
+    loaded in ({w, h, scale} of its `load` event, docs/events.md)."""
+    newest_event = Event.objects.filter(attempt=OuterRef("pk")).order_by("-seq", "-index").values("received")[:1]
+    newest_load = (
+        Event.objects.filter(attempt=OuterRef("pk"), kind="load").order_by("-seq", "-index").values("data")[:1]
+    )
+    rows = (
+        Attempt.objects.filter(study=study)
+        .annotate(heard_ms=Subquery(newest_event), load=Subquery(newest_load, output_field=JSONField()))
+        .order_by("created_at")
+        .values("participant_id", "created_at", "submitted_at", "heard_ms", "load")
+    )
+    found: dict[int, dict] = {}
+    for row in rows:
+        entry = found.setdefault(row["participant_id"], {"last_seen": None, "last_answer": None, "viewport": None})
+        heard = datetime.fromtimestamp(row["heard_ms"] / 1000, tz=UTC) if row["heard_ms"] else row["created_at"]
+        entry["last_seen"] = max(filter(None, (entry["last_seen"], heard, row["created_at"])))
+        if row["submitted_at"]:
+            entry["last_answer"] = max(filter(None, (entry["last_answer"], row["submitted_at"])))
+        if isinstance(row["load"], dict):  # the newest attempt's window wins (rows come oldest first)
+            entry["viewport"] = {k: row["load"].get(k) for k in ("w", "h", "scale")}
+    return found
+
+
+def crowd_id_list(external_ids: dict) -> list[tuple[str, str]]:
+    """Every crowd id the invite link carried, in a fixed order (PROLIFIC_PID, workerId, ...)."""
+    return [(key, str(external_ids[key])) for key in CROWD_IDS if external_ids.get(key)]
+
+
+_BROWSERS = (
+    ("Edg/", "Edge"),
+    ("OPR/", "Opera"),
+    ("SamsungBrowser/", "Samsung Internet"),
+    ("Firefox/", "Firefox"),
+    ("CriOS/", "Chrome"),
+    ("FxiOS/", "Firefox"),
+    ("Chrome/", "Chrome"),
+    ("Version/", "Safari"),
+)
+
+
+def device_summary(user_agent: str) -> str:
+    """A user agent in a few words: browser and version, system, and phone or tablet when it says."""
+    if not user_agent:
+        return ""
+    browser = ""
+    for token, name in _BROWSERS:
+        found = re.search(re.escape(token) + r"(\d+)", user_agent)
+        if found:
+            browser = f"{name} {found.group(1)}"
+            break
+    if "HeadlessChrome" in user_agent:
+        browser = browser.replace("Chrome", "Headless Chrome")
+    if "Android" in user_agent:
+        system = "Android"
+    elif re.search(r"iPhone|iPad|iPod", user_agent):
+        system = "iOS"
+    elif "Windows" in user_agent:
+        system = "Windows"
+    elif "Mac OS X" in user_agent or "Macintosh" in user_agent:
+        system = "macOS"
+    elif "CrOS" in user_agent:
+        system = "ChromeOS"
+    elif "Linux" in user_agent:
+        system = "Linux"
+    else:
+        system = ""
+    form = "tablet" if re.search(r"iPad|Tablet", user_agent) else "phone" if "Mobi" in user_agent else ""
+    return " · ".join(part for part in (browser, system, form) if part) or user_agent[:40]
+
+
+def annotator_attempts(*, enrollment: Enrollment) -> list[dict]:
+    """One annotator's attempts in their study, in the order they were shown: the puzzle and its
+    own instruction, the answer and verdict, times, marks, and shapes to draw the answer over the
+    puzzle's image (natural pixels)."""
+    study = enrollment.study
+    marks = attempt_marks(study=study)
+    attempts = list(
+        Attempt.objects.filter(study=study, participant_id=enrollment.participant_id)
+        .select_related("puzzle")
+        .order_by("created_at")
+    )
+    keys = {(a.puzzle_id, a.puzzle.public.get("image")) for a in attempts}
+    images = {
+        (asset.puzzle_id, asset.key): asset.file.url
+        for asset in Asset.objects.filter(puzzle_id__in={pid for pid, _ in keys}, key__in={k for _, k in keys if k})
+    }
+    rows = []
+    for number, attempt in enumerate(attempts, start=1):
+        public = attempt.puzzle.public
+        answers = [{"answer": attempt.answer, "correct": attempt.correct}] if attempt.is_submitted else []
+        rows.append(
+            {
+                "number": number,
+                "attempt": attempt,
+                "puzzle": attempt.puzzle,
+                "instruction": public.get("instruction") or get_type(attempt.puzzle.type).instruction,
+                "state": _attempt_state(attempt),
+                "marks": marks.get(attempt.pk, []),
+                "image_url": images.get((attempt.puzzle_id, public.get("image"))),
+                "size": public.get("image_size"),
+                "drawn": answer_marks(answers, public.get("grid_size"), public.get("image_size") or [0, 0]),
+            }
+        )
+    return rows
+
+
+def _attempt_state(attempt: Attempt) -> str:
+    if attempt.submitted_at is not None:
+        return "correct" if attempt.correct else "wrong"
+    if attempt.abandoned_at is not None:
+        return "expired"
+    return "open"
 
 
 def enrollment_exclude(*, enrollment: Enrollment, by, reason: str) -> None:

@@ -21,22 +21,40 @@ from annotation.studies.access import AccessRefused, person_id
 from puzzles.models import Puzzle
 
 
-def enrollment_join(*, study: Study, user, external_ids: dict[str, str]) -> Enrollment:
+def enrollment_join(*, study: Study, user, external_ids: dict[str, str], user_agent: str = "") -> Enrollment:
     """The user's enrolment in the study, made on first joining with the crowd ids of the link.
 
     Ids are recorded once: a later link cannot attach another person's id to this enrolment, and
-    an id already enrolled in the study is refused (AccessRefused), one enrolment per person."""
+    an id already enrolled in the study is refused (AccessRefused), one enrolment per person.
+    The browser's user agent is kept for quality control (enrollment_seen keeps it current)."""
     participant = participant_for_user(user=user)
     try:
         with transaction.atomic():
-            enrollment, _ = Enrollment.objects.get_or_create(
+            enrollment, made = Enrollment.objects.get_or_create(
                 study=study,
                 participant=participant,
-                defaults={"external_ids": external_ids, "crowd_id": person_id(external_ids)},
+                defaults={
+                    "external_ids": external_ids,
+                    "crowd_id": person_id(external_ids),
+                    "user_agent": "".join(c for c in user_agent if c.isprintable())[:USER_AGENT_MAX],
+                },
             )
     except IntegrityError:  # the unique crowd id: someone else joined with it first
         raise AccessRefused("This id already takes part in this study.") from None
+    if not made:
+        enrollment_seen(enrollment=enrollment, user_agent=user_agent)
     return enrollment
+
+
+USER_AGENT_MAX = 300
+
+
+def enrollment_seen(*, enrollment: Enrollment | None, user_agent: str) -> None:
+    """The browser an annotator (re)joined or resumed with: the device staff see."""
+    agent = "".join(c for c in user_agent if c.isprintable())[:USER_AGENT_MAX]
+    if enrollment is not None and agent and agent != enrollment.user_agent:
+        Enrollment.objects.filter(pk=enrollment.pk).update(user_agent=agent)
+        enrollment.user_agent = agent
 
 
 def enrollment_consent(*, enrollment: Enrollment) -> None:
@@ -48,7 +66,9 @@ def enrollment_consent(*, enrollment: Enrollment) -> None:
 # --- the way through --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Step:
-    kind: str  # consent, attempt, finished, waiting (no free puzzle right now), excluded, closed
+    # consent, attempt, finished, waiting (no free puzzle right now), excluded, and, when the
+    # study takes no new work: draft, paused, closed (Study.Status)
+    kind: str
     attempt: Attempt | None = None
     done: int = 0  # scored and gold puzzles finished
     total: int = 0
@@ -71,20 +91,20 @@ def _next_step(enrollment: Enrollment, now: datetime) -> Step:
         return Step("excluded")
     if enrollment.consented_at is None:
         return Step("consent")
-    practice = _next_special(enrollment, study.practice.order_by("pk"), Attempt.Purpose.PRACTICE)
-    if practice:
-        return Step("attempt", practice, 0, study.puzzles_total())
     done = enrollment.puzzles_done()
     total = study.puzzles_total()
     if done >= total:
         _finish(enrollment, now)
         return Step("finished", None, done, total)
+    if not study.accepts_work:  # paused or closed: the end so far, nothing new handed out
+        return Step(study.status, None, done, total)
+    practice = _next_special(enrollment, study.practice.order_by("pk"), Attempt.Purpose.PRACTICE)
+    if practice:
+        return Step("attempt", practice, 0, total)
     if _gold_due(enrollment, done):
         gold = _next_special(enrollment, study.gold.order_by("pk"), Attempt.Purpose.GOLD)
         if gold:
             return Step("attempt", gold, done, total)
-    if not study.is_open:
-        return Step("closed", None, done, total)
     attempt = _current(enrollment, now) or _assign(enrollment, now)
     return Step("attempt", attempt, done, total) if attempt else Step("waiting", None, done, total)
 

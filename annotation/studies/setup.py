@@ -1,7 +1,15 @@
-"""Setting a study up: its pool of replay-verified puzzles, their order, and the places to fill.
+"""Setting a study up: its pool of replay-verified puzzles, their order, and the places to fill;
+then opening, pausing and closing it.
 
 Each study puzzle gets `overlap` places (slots); annotators take them one at a time through
 studies.queue.
+
+The pool is drawn per type: N puzzles of each type (or a quota per type), sampled with a
+generator seeded by the study's seed and the type's name, so the same set-up draws the same
+pool, and no type crowds another out. Without quotas, every replay-verified puzzle of the types.
+
+A study is made as a draft (editable, nobody joins) or open; staff open, pause and close it
+(`study_set_status`, logged). Only an open study takes people and hands out new puzzles.
 
 A study on puzzles whose truth is public (imported from a published dataset) can be solved by
 lookup: `public_truth_warning` says so at set-up, the staff list marks such studies, and the
@@ -14,17 +22,34 @@ on every dataset of its split, and a pool that mixes several is never silent:
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Mapping
+from dataclasses import dataclass
 from itertools import zip_longest
+from urllib.parse import quote
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Q
 
-from annotation.models import Slot, Study
+from annotation.models import AuditLog, Enrollment, Slot, Study
 from annotation.reporting.wording import public_truth_line
 from puzzles.models import Puzzle
 from puzzles.registry import type_names
 from puzzles.selectors import dataset_counts, datasets_line
+
+# What a study says to people and where it sends them; editable at any time (study_details_update).
+DETAILS = ("completion_code", "return_url", "researcher", "contact", "duration_minutes", "consent_text", "decline_url")
+PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
+# Which status may follow which: a draft opens; an open study pauses or closes; a paused one opens
+# again or closes; a closed one may reopen (a draft may be dropped by closing it).
+TRANSITIONS = {
+    Study.Status.DRAFT: (Study.Status.OPEN, Study.Status.CLOSED),
+    Study.Status.OPEN: (Study.Status.PAUSED, Study.Status.CLOSED),
+    Study.Status.PAUSED: (Study.Status.OPEN, Study.Status.CLOSED),
+    Study.Status.CLOSED: (Study.Status.OPEN,),
+}
+LAUNCHED = (Study.Status.OPEN, Study.Status.PAUSED)  # Study.is_open: the dashboard watches these
 
 
 class StudySetupError(ValueError):
@@ -38,6 +63,8 @@ def study_create(
     puzzles_per_annotator: int,
     overlap: int = 1,
     types: list[str] | None = None,
+    quotas: Mapping[str, int] | None = None,
+    per_type: int | None = None,
     order: str = Study.Order.SHUFFLED,
     seed: int = 0,
     show_verdict: bool = False,
@@ -45,35 +72,34 @@ def study_create(
     attempts_per_puzzle: int = 1,
     practice: list[Puzzle] = (),
     gold: list[Puzzle] = (),
-    pool_size: int | None = None,
     require_crowd_id: bool = False,
     dataset: str | None = None,
+    status: str = Study.Status.OPEN,
+    **details,
 ) -> Study:
     """A study over the split's replay-verified puzzles (practice and gold excluded from the pool),
-    of one dataset, or of every dataset of the split when none is given."""
-    names = type_names(types) if types else []  # empty: every type
-    special = [*practice, *gold]
-    unverified = [p.uid for p in special if p.status != Puzzle.Status.VERIFIED]
-    if unverified:
-        raise StudySetupError(f"practice and gold puzzles must be replay-verified: {', '.join(unverified)}")
-    verified = Puzzle.objects.filter(split=split, status=Puzzle.Status.VERIFIED).exclude(pk__in=[p.pk for p in special])
-    if names:
-        verified = verified.filter(type__in=names)
-    chosen = verified.filter(dataset=dataset) if dataset else verified
-    pool = list(chosen.order_by("type", "index", "source_id")[:pool_size])
-    if not pool:
-        of = f" of dataset {dataset!r}" if dataset else ""
-        raise StudySetupError(
-            f"no replay-verified puzzles{of} in split {split!r} for those types "
-            f"(its datasets: {datasets_line(dataset_counts(verified))})"
-        )
-    if puzzles_per_annotator > len(pool):
-        raise StudySetupError(f"{puzzles_per_annotator} puzzles per annotator, but only {len(pool)} in the pool")
+    of one dataset, or of every dataset of the split when none is given.
+
+    per_type: N puzzles of each type; quotas: a number per type (over per_type; 0 leaves a type
+    out). Either draws by seeded sampling (pool_draw). details: DETAILS (consent, completion)."""
+    _check_details(details)
+    names, drawn, pool = _pool(
+        split=split,
+        dataset=dataset,
+        types=types,
+        quotas=quotas,
+        per_type=per_type,
+        seed=seed,
+        special=[*practice, *gold],
+        puzzles_per_annotator=puzzles_per_annotator,
+    )
     with transaction.atomic():
         study = Study.objects.create(
             name=name,
             split=split,
+            dataset=dataset or "",
             types=names,
+            quotas=drawn,
             puzzles_per_annotator=puzzles_per_annotator,
             overlap=overlap,
             order=order,
@@ -82,15 +108,302 @@ def study_create(
             time_limit_s=time_limit_s,
             attempts_per_puzzle=attempts_per_puzzle,
             require_crowd_id=require_crowd_id,
+            status=status,
+            is_open=status in LAUNCHED,
+            **details,
         )
-        study.practice.set(practice)
-        study.gold.set(gold)
-        Slot.objects.bulk_create(
-            Slot(study=study, puzzle=puzzle, copy=copy, rank=rank)
-            for rank, puzzle in enumerate(ranked(pool, order=order, seed=seed))
-            for copy in range(overlap)
-        )
+        _fill(study, pool, practice, gold)
     return study
+
+
+def study_update(
+    study: Study,
+    *,
+    split: str,
+    puzzles_per_annotator: int,
+    overlap: int = 1,
+    types: list[str] | None = None,
+    quotas: Mapping[str, int] | None = None,
+    per_type: int | None = None,
+    order: str = Study.Order.SHUFFLED,
+    seed: int = 0,
+    show_verdict: bool = False,
+    time_limit_s: int | None = None,
+    attempts_per_puzzle: int = 1,
+    practice: list[Puzzle] = (),
+    gold: list[Puzzle] = (),
+    require_crowd_id: bool = False,
+    dataset: str | None = None,
+    **details,
+) -> Study:
+    """Set a draft study up again: every setting, its pool drawn anew (nobody has joined a draft).
+    details: the name and DETAILS."""
+    name = details.pop("name", study.name)
+    _check_details(details)
+    names, drawn, pool = _pool(
+        split=split,
+        dataset=dataset,
+        types=types,
+        quotas=quotas,
+        per_type=per_type,
+        seed=seed,
+        special=[*practice, *gold],
+        puzzles_per_annotator=puzzles_per_annotator,
+    )
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if locked.status != Study.Status.DRAFT:
+            raise StudySetupError(f"only a draft's pool can change; this study is {locked.get_status_display()}")
+        fields = {
+            "name": name,
+            "split": split,
+            "dataset": dataset or "",
+            "types": names,
+            "quotas": drawn,
+            "puzzles_per_annotator": puzzles_per_annotator,
+            "overlap": overlap,
+            "order": order,
+            "seed": seed,
+            "show_verdict": show_verdict,
+            "time_limit_s": time_limit_s,
+            "attempts_per_puzzle": attempts_per_puzzle,
+            "require_crowd_id": require_crowd_id,
+            **details,
+        }
+        for field, value in fields.items():
+            setattr(locked, field, value)
+        locked.save(update_fields=list(fields))
+        Slot.objects.filter(study=locked).delete()
+        _fill(locked, pool, practice, gold)
+    return locked
+
+
+def study_details_update(study: Study, *, name: str | None = None, **details) -> Study:
+    """Change what a study says and where it sends people (any status): its name and DETAILS."""
+    _check_details(details)
+    fields = {**details, **({"name": name} if name is not None else {})}
+    for field, value in fields.items():
+        setattr(study, field, value)
+    study.save(update_fields=list(fields))
+    return study
+
+
+def _check_details(details: Mapping[str, object]) -> None:
+    unknown = set(details) - set(DETAILS)
+    if unknown:
+        raise TypeError(f"unknown study settings: {', '.join(sorted(unknown))}")
+    if "completion_code" in details and not str(details["completion_code"]).strip():
+        raise StudySetupError("the completion code must not be empty")
+
+
+def _fill(study: Study, pool: list[Puzzle], practice, gold) -> None:
+    study.practice.set(practice)
+    study.gold.set(gold)
+    Slot.objects.bulk_create(
+        Slot(study=study, puzzle=puzzle, copy=copy, rank=rank)
+        for rank, puzzle in enumerate(ranked(pool, order=study.order, seed=study.seed))
+        for copy in range(study.overlap)
+    )
+
+
+def _pool(
+    *, split, dataset, types, quotas, per_type, seed, special, puzzles_per_annotator
+) -> tuple[list[str], dict[str, int], list[Puzzle]]:
+    """The study's type names, its quotas as drawn ({} without), and its pool."""
+    unverified = [p.uid for p in special if p.status != Puzzle.Status.VERIFIED]
+    if unverified:
+        raise StudySetupError(f"practice and gold puzzles must be replay-verified: {', '.join(unverified)}")
+    overlap = {p.uid for p in practice_and_gold_overlap(special)}
+    if overlap:
+        raise StudySetupError(f"a puzzle is either practice or gold, not both: {', '.join(sorted(overlap))}")
+    names = type_names(list(types)) if types else []  # empty: every type
+    verified = Puzzle.objects.filter(split=split, status=Puzzle.Status.VERIFIED).exclude(pk__in=[p.pk for p in special])
+    if names:
+        verified = verified.filter(type__in=names)
+    chosen = verified.filter(dataset=dataset) if dataset else verified
+    drawing = quotas is not None or per_type is not None
+    pool, drawn = pool_draw(chosen, names=names, quotas=quotas or {}, per_type=per_type, seed=seed)
+    if not pool:
+        of = f" of dataset {dataset!r}" if dataset else ""
+        raise StudySetupError(
+            f"no replay-verified puzzles{of} in split {split!r} for those types "
+            f"(its datasets: {datasets_line(dataset_counts(verified))})"
+        )
+    if puzzles_per_annotator > len(pool):
+        raise StudySetupError(f"{puzzles_per_annotator} puzzles per annotator, but only {len(pool)} in the pool")
+    if drawing:
+        names = sorted(drawn)
+    return names, (drawn if drawing else {}), pool
+
+
+def practice_and_gold_overlap(special: list[Puzzle]) -> set[Puzzle]:
+    """Puzzles given twice among practice and gold (as both)."""
+    seen: set[int] = set()
+    twice = set()
+    for puzzle in special:
+        if puzzle.pk in seen:
+            twice.add(puzzle)
+        seen.add(puzzle.pk)
+    return twice
+
+
+def pool_draw(
+    candidates, *, names: list[str], quotas: Mapping[str, int], per_type: int | None, seed: int
+) -> tuple[list[Puzzle], dict[str, int]]:
+    """The pool: per type (names, or every type when empty), its quota (quotas[type], else
+    per_type; None: all of its puzzles; 0: none), drawn from the type's candidates by a generator
+    seeded with (seed, type): the same set-up draws the same pool, and every type gets its own
+    share. Returns the pool and what was drawn per type. A type short of its quota is a
+    StudySetupError naming each such type."""
+    by_type: dict[str, list[Puzzle]] = {}
+    for puzzle in candidates.order_by("type", "dataset", "index", "source_id", "pk"):
+        by_type.setdefault(puzzle.type, []).append(puzzle)
+    pool: list[Puzzle] = []
+    drawn: dict[str, int] = {}
+    short = []
+    for name in names or sorted(set(by_type) | {name for name, n in quotas.items() if n}):
+        available = by_type.get(name, [])
+        want = quotas.get(name, per_type)
+        if want is None:
+            want = len(available)
+        if want <= 0:
+            continue
+        if want > len(available):
+            short.append(f"{name} has {len(available)}")
+            continue
+        pool += random.Random(f"{seed}:{name}").sample(available, want)
+        drawn[name] = want
+    if short:
+        raise StudySetupError(f"too few replay-verified puzzles for the quota: {'; '.join(short)}")
+    return pool, drawn
+
+
+# --- opening, pausing, closing ----------------------------------------------------------------
+def study_set_status(study: Study, status: str, *, by) -> Study:
+    """Open, pause or close a study (TRANSITIONS), logged. A paused or closed study takes nobody
+    new and hands out no new puzzle; what people did stays."""
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        before = locked.status
+        if status not in TRANSITIONS.get(before, ()):
+            raise StudySetupError(f"a {locked.get_status_display()} study cannot become {status}")
+        locked.status, locked.is_open = status, status in LAUNCHED
+        locked.save(update_fields=["status", "is_open"])
+        AuditLog.objects.create(
+            action=AuditLog.Action.STUDY_STATUS, study=locked, by=by, details={"from": before, "to": status}
+        )
+    return locked
+
+
+# --- what a study needs, and how far it is ----------------------------------------------------
+@dataclass(frozen=True)
+class Staffing:
+    """What a pool needs: places (pool x overlap), and the people who fill them, per_person each."""
+
+    pool: int
+    overlap: int
+    per_person: int
+
+    @property
+    def places(self) -> int:
+        return self.pool * self.overlap
+
+    @property
+    def people_needed(self) -> int:
+        """People to recruit so every place is filled (the last may find fewer than per_person)."""
+        return math.ceil(self.places / self.per_person) if self.per_person else 0
+
+    @property
+    def last_person_gets(self) -> int:
+        """Puzzles the last person finds when places do not divide evenly; 0 when they do."""
+        return self.places % self.per_person if self.per_person else 0
+
+    def advice(self) -> str | None:
+        """What staff should know when the numbers do not fit together; None when they do."""
+        if self.last_person_gets:
+            return (
+                f"{self.places} places do not divide into {self.per_person} per person: person "
+                f"{self.people_needed} would find only {self.last_person_gets} and then wait. Recruit "
+                f"{self.people_needed - 1}, or choose numbers that divide evenly"
+            )
+        return None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a study is: places answered of the places that count (retired puzzles' left
+    out), and people finished of the people it needs."""
+
+    places: int
+    places_done: int
+    people_needed: int
+    enrolled: int
+    finished: int
+
+    @property
+    def share(self) -> float:
+        return self.places_done / self.places if self.places else 0.0
+
+    @property
+    def percent(self) -> int:
+        return math.floor(100 * self.share)
+
+    @property
+    def complete(self) -> bool:
+        return self.places > 0 and self.places_done >= self.places
+
+
+def study_staffing(study: Study) -> Staffing:
+    pool = Slot.objects.filter(study=study).values("puzzle_id").distinct().count()
+    return Staffing(pool=pool, overlap=study.overlap, per_person=study.puzzles_per_annotator)
+
+
+def study_progress(studies: list[Study]) -> dict[int, Progress]:
+    """Progress per study, in two grouped queries whatever the count."""
+    ids = [s.pk for s in studies]
+    counted = Q(slots__puzzle__status__in=[Puzzle.Status.VERIFIED, Puzzle.Status.DRAFT, Puzzle.Status.FAILED])
+    slots = {
+        row["pk"]: row
+        for row in Study.objects.filter(pk__in=ids)
+        .values("pk")
+        .annotate(
+            places=Count("slots", filter=counted),
+            done=Count("slots", filter=counted & Q(slots__done=True)),
+            pool=Count("slots__puzzle", filter=counted, distinct=True),
+        )
+    }
+    people = {
+        row["study_id"]: row
+        for row in Enrollment.objects.filter(study_id__in=ids)
+        .values("study_id")
+        .annotate(enrolled=Count("id"), finished=Count("id", filter=Q(finished_at__isnull=False)))
+    }
+    found = {}
+    for study in studies:
+        row, who = slots.get(study.pk, {}), people.get(study.pk, {})
+        staffing = Staffing(pool=row.get("pool", 0), overlap=study.overlap, per_person=study.puzzles_per_annotator)
+        found[study.pk] = Progress(
+            places=row.get("places", 0),
+            places_done=row.get("done", 0),
+            people_needed=staffing.people_needed,
+            enrolled=who.get("enrolled", 0),
+            finished=who.get("finished", 0),
+        )
+    return found
+
+
+def completion_url(study: Study, crowd: Mapping[str, str]) -> str | None:
+    """Where a finished annotator goes: the study's return URL, else Prolific's completion URL
+    with the code when they came from Prolific; None when neither."""
+    if study.return_url:
+        return study.return_url
+    if crowd.get("PROLIFIC_PID"):
+        return prolific_completion_url(study)
+    return None
+
+
+def prolific_completion_url(study: Study) -> str:
+    return PROLIFIC_COMPLETE.format(code=quote(study.completion_code, safe=""))
 
 
 def public_truth_counts(study_ids: list[int]) -> dict[int, int]:

@@ -1,114 +1,470 @@
-"""Staff pages for studies: the list with invite links and downloads, creating one, and the
-annotators' quality table with exclusion."""
+"""Staff pages for studies: the list, creating one (a draft), its page (invite link, completion
+code, return URL, open / pause / close, progress, set-up), editing it (everything while a draft,
+its wording after), and quality control: the annotators' table with exclusion, and one
+annotator's attempts with their answers drawn."""
+
+from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
-from django.db.models import Count, Q
+from django.db.models import Count
+from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotation.models import Enrollment, Study
+from annotation.models import AuditLog, Enrollment, Study, new_completion_code
 from annotation.reporting.render import FORMATS as REPORT_FORMATS
-from annotation.studies.quality import annotator_table, enrollment_exclude, enrollment_include
+from annotation.studies.access import CROWD_IDS
+from annotation.studies.quality import (
+    STUCK_AFTER,
+    annotator_attempts,
+    annotator_table,
+    enrollment_exclude,
+    enrollment_include,
+)
 from annotation.studies.setup import (
+    DETAILS,
+    TRANSITIONS,
+    Staffing,
     StudySetupError,
     mixed_datasets_warning,
+    prolific_completion_url,
     public_truth_counts,
     public_truth_warning,
     study_create,
+    study_details_update,
+    study_progress,
+    study_set_status,
+    study_staffing,
+    study_update,
 )
+from arena_site.staff import staff_required
 from puzzles.bank import SPLIT_SIZES
-from puzzles.models import Puzzle
+from puzzles.models import Asset, Puzzle
 from puzzles.registry import registry
 
+PICKER_PER_TYPE = 8  # candidates shown per type in the practice and gold pickers
+# The pickers offer practice from the training split first: it keeps the test pool whole.
+SPLIT_PREFERENCE = ("train", "val", "test")
+PROLIFIC_QUERY = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 
-class StudyForm(forms.Form):
+
+class PuzzleChoiceField(forms.ModelMultipleChoiceField):
+    """Replay-verified puzzles by uid; empty values are ignored (an empty picker posts one)."""
+
+    def clean(self, value):
+        return super().clean([v for v in (value or []) if str(v).strip()])
+
+
+class StudyDetailsForm(forms.Form):
+    """What a study says and where it sends people: editable whatever its status."""
+
     name = forms.CharField(max_length=200)
+    completion_code = forms.CharField(
+        max_length=32,
+        required=False,
+        help_text="shown to people who finish; give it to Prolific (or paste Prolific's here) before launch; "
+        "empty: a new one is made",
+    )
+    return_url = forms.URLField(
+        max_length=500,
+        assume_scheme="https",
+        required=False,
+        label="Return URL",
+        help_text="where people go when they finish; empty: Prolific's completion page with the code, "
+        "for people who came from Prolific",
+    )
+    researcher = forms.CharField(max_length=200, required=False, help_text="who runs the study: a person or a lab")
+    contact = forms.CharField(max_length=200, required=False, help_text="an e-mail address or web page for questions")
+    duration_minutes = forms.IntegerField(
+        min_value=1, max_value=600, required=False, label="Duration (minutes)", help_text="about how long it takes"
+    )
+    consent_text = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        label="Consent text",
+        help_text="what people agree to, in paragraphs separated by a blank line; empty: the standard text",
+    )
+    decline_url = forms.URLField(
+        max_length=500,
+        assume_scheme="https",
+        required=False,
+        label="Decline URL",
+        help_text="where someone who does not agree goes, e.g. the platform's page to return the study",
+    )
+
+    def details(self) -> dict:
+        data = self.cleaned_data
+        return {key: data[key] if data[key] is not None else None for key in DETAILS} | {
+            "completion_code": data["completion_code"].strip() or new_completion_code(),
+            "return_url": data["return_url"] or "",
+            "decline_url": data["decline_url"] or "",
+            "researcher": data["researcher"].strip(),
+            "contact": data["contact"].strip(),
+            "consent_text": data["consent_text"].strip(),
+        }
+
+
+class StudyForm(StudyDetailsForm):
+    """A study's whole set-up: its pool (per-type quotas), order, rules, practice and gold, wording."""
+
     split = forms.ChoiceField(choices=[(s, s) for s in SPLIT_SIZES], initial="test")
     dataset = forms.ChoiceField(
         required=False,
         help_text="the generated bank or one imported dataset; every dataset of the split mixes them (and says so)",
     )
-    types = forms.MultipleChoiceField(
-        required=False, widget=forms.CheckboxSelectMultiple, help_text="none ticked: every type"
+    types = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    per_type = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label="Puzzles per type",
+        help_text="N of each type, drawn by seeded sampling; a number beside a type overrides it; "
+        "empty: every replay-verified puzzle",
     )
-    puzzles_per_annotator = forms.IntegerField(min_value=1, initial=40)
-    overlap = forms.IntegerField(min_value=1, initial=2, help_text="distinct annotators per puzzle")
+    puzzles_per_annotator = forms.IntegerField(min_value=1, initial=20, label="Puzzles per person")
+    overlap = forms.IntegerField(min_value=1, initial=2, help_text="different people who solve each puzzle")
     order = forms.ChoiceField(choices=Study.Order.choices)
-    seed = forms.IntegerField(initial=0)
-    show_verdict = forms.BooleanField(required=False)
-    time_limit_s = forms.IntegerField(min_value=5, required=False, label="Time limit per puzzle (s)")
-    attempts_per_puzzle = forms.IntegerField(min_value=1, initial=1, label="Attempts per puzzle (k)")
-    practice = forms.CharField(required=False, help_text="puzzle uids, space separated (not scored)")
-    gold = forms.CharField(required=False, help_text="puzzle uids, space separated (quality control)")
-    pool_size = forms.IntegerField(min_value=1, required=False, help_text="cap on the pool; empty for all")
-    require_crowd_id = forms.BooleanField(
-        required=False, help_text="only people whose link carries PROLIFIC_PID or workerId may join"
+    seed = forms.IntegerField(initial=0, help_text="the same seed draws the same pool in the same order")
+    show_verdict = forms.BooleanField(required=False, label="Show people whether they were right")
+    time_limit_s = forms.IntegerField(
+        min_value=5, required=False, label="Time limit per puzzle (s)", help_text="empty: no limit"
     )
+    attempts_per_puzzle = forms.IntegerField(
+        min_value=1, initial=1, label="Attempts per puzzle (k)", help_text="k for Pass@k; 1 for Pass@1"
+    )
+    practice = PuzzleChoiceField(
+        queryset=Puzzle.objects.none(), to_field_name="uid", required=False, help_text="shown first, not scored"
+    )
+    gold = PuzzleChoiceField(
+        queryset=Puzzle.objects.none(),
+        to_field_name="uid",
+        required=False,
+        help_text="spread through everyone's queue, to check attention",
+    )
+    require_crowd_id = forms.BooleanField(
+        required=False,
+        label="Require a crowd id",
+        help_text="only people whose link carries PROLIFIC_PID or workerId may join",
+    )
+
+    field_order = [
+        "name",
+        "split",
+        "dataset",
+        "types",
+        "per_type",
+        "puzzles_per_annotator",
+        "overlap",
+        "order",
+        "seed",
+        "show_verdict",
+        "time_limit_s",
+        "attempts_per_puzzle",
+        "practice",
+        "gold",
+        "completion_code",
+        "return_url",
+        "require_crowd_id",
+        "researcher",
+        "contact",
+        "duration_minutes",
+        "consent_text",
+        "decline_url",
+    ]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["types"].choices = [(n, n) for n in registry().names()]
+        self.type_names = registry().names()
+        self.fields["types"].choices = [(n, n) for n in self.type_names]
         datasets = [(name, f"{name} ({counts})") for name, counts in _verified_datasets()]
         self.fields["dataset"].choices = [("", "every dataset of the split"), *datasets]
+        verified = Puzzle.objects.filter(status=Puzzle.Status.VERIFIED)
+        self.fields["practice"].queryset = verified
+        self.fields["gold"].queryset = verified
+        for name in self.type_names:
+            self.fields[f"quota_{name}"] = forms.IntegerField(min_value=0, required=False, label=f"{name} quota")
 
-    def puzzles(self, field: str) -> list[Puzzle]:
-        uids = self.cleaned_data[field].split()
-        found = list(Puzzle.objects.filter(uid__in=uids))
-        missing = set(uids) - {p.uid for p in found}
-        if missing:
-            raise StudySetupError(f"no puzzle with uid {', '.join(sorted(missing))}")
-        return found
+    def clean(self):
+        data = super().clean()
+        both = {p.uid for p in data.get("practice") or []} & {p.uid for p in data.get("gold") or []}
+        if both:
+            self.add_error("gold", f"a puzzle is either practice or gold, not both ({len(both)} ticked as both)")
+        return data
+
+    def quotas(self) -> dict[str, int] | None:
+        """The numbers typed beside types (0 leaves a type out), or None when none were typed."""
+        typed = {
+            name: self.cleaned_data[f"quota_{name}"]
+            for name in self.type_names
+            if self.cleaned_data.get(f"quota_{name}") is not None
+        }
+        return typed or None
+
+    def setup(self) -> dict:
+        """The keyword arguments of study_create / study_update. Ticks choose the types (none: every
+        type); a number typed beside a type includes it, and overrides N for it (0 leaves it out)."""
+        data = self.cleaned_data
+        quotas = self.quotas()
+        types = list(data["types"])
+        if types and quotas:
+            types += [name for name, n in quotas.items() if n and name not in types]
+        return {
+            "name": data["name"],
+            "split": data["split"],
+            "dataset": data["dataset"] or None,
+            "types": types or None,
+            "quotas": quotas,
+            "per_type": data["per_type"],
+            "puzzles_per_annotator": data["puzzles_per_annotator"],
+            "overlap": data["overlap"],
+            "order": data["order"],
+            "seed": data["seed"],
+            "show_verdict": data["show_verdict"],
+            "time_limit_s": data["time_limit_s"],
+            "attempts_per_puzzle": data["attempts_per_puzzle"],
+            "practice": list(data["practice"]),
+            "gold": list(data["gold"]),
+            "require_crowd_id": data["require_crowd_id"],
+            **self.details(),
+        }
+
+    # --- what the template shows --------------------------------------------------------------
+    def type_rows(self) -> list[dict]:
+        """Per type: its tick box, quota input, instruction, an example image, and the
+        replay-verified puzzles of each split."""
+        counts: dict[str, dict[str, int]] = {}
+        for row in (
+            Puzzle.objects.filter(status=Puzzle.Status.VERIFIED)
+            .values("type", "split")
+            .annotate(n=Count("id"))
+            .order_by()
+        ):
+            counts.setdefault(row["type"], {})[row["split"]] = row["n"]
+        boxes = {box.data["value"]: box for box in self["types"]}
+        return [
+            {
+                "name": name,
+                "mode": registry().get(name).mode.value,
+                "box": boxes[name],
+                "quota": self[f"quota_{name}"],
+                "available": [(split, counts.get(name, {}).get(split, 0)) for split in SPLIT_SIZES],
+            }
+            for name in self.type_names
+        ]
+
+    def picker_groups(self) -> list[dict]:
+        """Per type, candidate practice and gold puzzles with thumbnails; the ticked ones always."""
+        ticked = {"practice": set(self._values("practice")), "gold": set(self._values("gold"))}
+        chosen_uids = ticked["practice"] | ticked["gold"]
+        verified = Puzzle.objects.filter(status=Puzzle.Status.VERIFIED)
+        groups = []
+        for name in self.type_names:
+            of_type = verified.filter(type=name)
+            shown: list[Puzzle] = list(of_type.filter(uid__in=chosen_uids))
+            for split in SPLIT_PREFERENCE:
+                room = PICKER_PER_TYPE - len(shown)
+                if room <= 0:
+                    break
+                shown += list(of_type.filter(split=split).exclude(uid__in=chosen_uids).order_by("index", "pk")[:room])
+            if shown:
+                groups.append({"name": name, "puzzles": shown})
+        urls = thumbnail_urls([p for g in groups for p in g["puzzles"]])
+        for group in groups:
+            group["puzzles"] = [
+                {
+                    "puzzle": p,
+                    "url": urls.get(p.pk),
+                    "instruction": p.public.get("instruction", ""),
+                    "practice": p.uid in ticked["practice"],
+                    "gold": p.uid in ticked["gold"],
+                }
+                for p in group["puzzles"]
+            ]
+            group["ticked"] = sum(p["practice"] or p["gold"] for p in group["puzzles"])
+        return groups
+
+    def _values(self, field: str) -> list[str]:
+        if self.is_bound:
+            return [v for v in self.data.getlist(field) if v] if hasattr(self.data, "getlist") else []
+        return [getattr(p, "uid", p) for p in self.initial.get(field, [])]
 
 
-@staff_member_required
+def thumbnail_urls(puzzles: list[Puzzle]) -> dict[int, str]:
+    """Each puzzle's main image URL (the first option for option types), by puzzle id."""
+    wanted = {(p.pk, p.public.get("image")) for p in puzzles}
+    rows = Asset.objects.filter(puzzle_id__in={pk for pk, _ in wanted}, key__in={k for _, k in wanted if k})
+    return {a.puzzle_id: a.file.url for a in rows if (a.puzzle_id, a.key) in wanted}
+
+
+# --- the list and creating ------------------------------------------------------------------
+@staff_required
 def study_list(request):
-    studies = Study.objects.annotate(
-        enrolled=Count("enrollments", distinct=True),
-        slots_total=Count("slots", distinct=True),
-        slots_done=Count("slots", filter=Q(slots__done=True), distinct=True),
-    )
-    studies = list(studies)
+    studies = list(Study.objects.all())
     public_truth = public_truth_counts([s.pk for s in studies])
+    progress = study_progress(studies)
     for study in studies:
         study.public_truth = public_truth.get(study.pk, 0)  # marked in the list: answers a lookup away
+        study.progress = progress[study.pk]
     return render(request, "annotation/study_list.html", {"studies": studies, "formats": list(REPORT_FORMATS)})
 
 
-@staff_member_required
+@staff_required
 def study_new(request):
-    form = StudyForm(request.POST or None)
+    form = StudyForm(request.POST or None, initial={"completion_code": new_completion_code()})
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
         try:
-            study = study_create(
-                name=data["name"],
-                split=data["split"],
-                types=data["types"] or None,
-                puzzles_per_annotator=data["puzzles_per_annotator"],
-                overlap=data["overlap"],
-                order=data["order"],
-                seed=data["seed"],
-                show_verdict=data["show_verdict"],
-                time_limit_s=data["time_limit_s"],
-                attempts_per_puzzle=data["attempts_per_puzzle"],
-                practice=form.puzzles("practice"),
-                gold=form.puzzles("gold"),
-                pool_size=data["pool_size"],
-                require_crowd_id=data["require_crowd_id"],
-                dataset=data["dataset"] or None,
-            )
+            study = study_create(**form.setup(), status=Study.Status.DRAFT)
         except StudySetupError as error:
             form.add_error(None, str(error))
         else:
-            messages.success(request, f"Study “{study.name}” created: {study.slots.count()} places to fill.")
-            for warning in (public_truth_warning(study), mixed_datasets_warning(study)):
-                if warning:
-                    messages.warning(request, f"Study “{study.name}”: {warning}")
-            return redirect("annotation:studies")
-    context = {"form": form, "public_truth": _public_truth_by_split(), "datasets": _verified_datasets()}
-    return render(request, "annotation/study_new.html", context)
+            messages.success(
+                request,
+                f"Draft “{study.name}” saved. Check it, give the crowd platform its completion code, then open it.",
+            )
+            _warn(request, study)
+            return redirect("annotation:study", study_id=study.pk)
+    return render(request, "annotation/study_form.html", _form_context(form, study=None))
+
+
+def _warn(request, study: Study) -> None:
+    for warning in (public_truth_warning(study), mixed_datasets_warning(study)):
+        if warning:
+            messages.warning(request, f"Study “{study.name}”: {warning}")
+
+
+def _form_context(form, *, study: Study | None) -> dict:
+    return {
+        "form": form,
+        "study": study,
+        "public_truth": _public_truth_by_split(),
+        "datasets": _verified_datasets(),
+        "full": isinstance(form, StudyForm),
+        "type_rows": form.type_rows() if isinstance(form, StudyForm) else [],
+        "picker_groups": form.picker_groups() if isinstance(form, StudyForm) else [],
+    }
+
+
+@staff_required
+def study_edit(request, study_id: int):
+    """A draft: every setting (its pool drawn again). After opening: what it says and where it sends people."""
+    study = get_object_or_404(Study, pk=study_id)
+    draft = study.status == Study.Status.DRAFT
+    initial = _initial(study) if draft else {"name": study.name, **{k: getattr(study, k) for k in DETAILS}}
+    form_class = StudyForm if draft else StudyDetailsForm
+    form = form_class(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            if draft:
+                study = study_update(study, **form.setup())
+            else:
+                study = study_details_update(study, name=form.cleaned_data["name"], **form.details())
+        except StudySetupError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, "Saved." + (" Its pool was drawn again." if draft else ""))
+            _warn(request, study)
+            return redirect("annotation:study", study_id=study.pk)
+    return render(request, "annotation/study_form.html", _form_context(form, study=study))
+
+
+def _initial(study: Study) -> dict:
+    """The form as the study was set up: quotas as "N per type" when they are all equal."""
+    quotas = study.quotas or {}
+    values = set(quotas.values())
+    initial = {
+        "name": study.name,
+        "split": study.split,
+        "dataset": study.dataset,
+        "types": study.types,
+        "puzzles_per_annotator": study.puzzles_per_annotator,
+        "overlap": study.overlap,
+        "order": study.order,
+        "seed": study.seed,
+        "show_verdict": study.show_verdict,
+        "time_limit_s": study.time_limit_s,
+        "attempts_per_puzzle": study.attempts_per_puzzle,
+        "practice": list(study.practice.all()),
+        "gold": list(study.gold.all()),
+        "require_crowd_id": study.require_crowd_id,
+        **{key: getattr(study, key) for key in DETAILS},
+    }
+    if len(values) == 1:
+        initial["per_type"] = values.pop()
+    else:
+        initial |= {f"quota_{name}": n for name, n in quotas.items()}
+    return initial
+
+
+# --- one study --------------------------------------------------------------------------------
+@staff_required
+def study_detail(request, study_id: int):
+    study = get_object_or_404(Study, pk=study_id)
+    join = request.build_absolute_uri(reverse("annotation:study-join", args=[study.token]))
+    staffing = study_staffing(study)
+    quotas = study.quotas or {}
+    pool_by_type = dict(
+        study.slots.values("puzzle__type").annotate(n=Count("puzzle", distinct=True)).values_list("puzzle__type", "n")
+    )
+    special = list(study.practice.all()) + list(study.gold.all())
+    urls = thumbnail_urls(special)
+    context = {
+        "study": study,
+        "invite_url": join,
+        "prolific_url": f"{join}?{PROLIFIC_QUERY}",
+        "return_url": study.return_url or prolific_completion_url(study),
+        "return_is_default": not study.return_url,
+        "staffing": staffing,
+        "advice": Staffing.advice(staffing),
+        "progress": study_progress([study])[study.pk],
+        "stuck": sum(row["stuck"] for row in annotator_table(study=study)),
+        "types": sorted(pool_by_type.items()),
+        "quotas": quotas,
+        "practice": [{"puzzle": p, "url": urls.get(p.pk)} for p in study.practice.all()],
+        "gold": [{"puzzle": p, "url": urls.get(p.pk)} for p in study.gold.all()],
+        "actions": _actions(study),
+        "history": AuditLog.objects.filter(study=study).select_related("by")[:20],
+        "formats": list(REPORT_FORMATS),
+        "public_truth": public_truth_warning(study),
+        "mixed": mixed_datasets_warning(study),
+    }
+    return render(request, "annotation/study_detail.html", context)
+
+
+# The buttons a study's page offers: (status it moves to, label, what it does).
+ACTION_WORDS = {
+    Study.Status.OPEN: ("Open", "people can join by the invite link and work"),
+    Study.Status.PAUSED: ("Pause", "nobody new joins and nobody gets a new puzzle until you open it again"),
+    Study.Status.CLOSED: ("Close", "it ends: nobody joins or gets new work; you can reopen it"),
+}
+
+
+def _actions(study: Study) -> list[dict]:
+    found = []
+    for status in TRANSITIONS.get(study.status, ()):
+        label, means = ACTION_WORDS[status]
+        if study.status == Study.Status.CLOSED:
+            label = "Reopen"
+        elif study.status == Study.Status.PAUSED and status == Study.Status.OPEN:
+            label = "Resume"
+        elif study.status == Study.Status.DRAFT and status == Study.Status.CLOSED:
+            label, means = "Discard draft", "it is closed without ever opening"
+        found.append({"status": status, "label": label, "means": means})
+    return found
+
+
+@staff_required
+@require_POST
+def study_status(request, study_id: int):
+    study = get_object_or_404(Study, pk=study_id)
+    try:
+        changed = study_set_status(study, request.POST.get("status", ""), by=request.user)
+    except StudySetupError as error:
+        messages.error(request, f"Not changed: {error}.")
+    else:
+        messages.success(request, f"The study is {changed.get_status_display()}.")
+    return redirect("annotation:study", study_id=study.pk)
 
 
 def _verified_datasets() -> list[tuple[str, str]]:
@@ -136,13 +492,38 @@ def _public_truth_by_split() -> list[tuple[str, int]]:
     return [(row["split"], row["n"]) for row in rows]
 
 
-@staff_member_required
+# --- quality control --------------------------------------------------------------------------
+@staff_required
 def study_annotators(request, study_id: int):
     study = get_object_or_404(Study, pk=study_id)
-    return render(request, "annotation/study_annotators.html", {"study": study, "rows": annotator_table(study=study)})
+    rows = annotator_table(study=study)
+    context = {
+        "study": study,
+        "rows": rows,
+        "stuck": sum(r["stuck"] for r in rows),
+        "stuck_minutes": int(STUCK_AFTER.total_seconds() // 60),
+        "crowd_keys": CROWD_IDS,
+    }
+    return render(request, "annotation/study_annotators.html", context)
 
 
-@staff_member_required
+@staff_required
+def annotator_detail(request, study_id: int, enrollment_id: int):
+    """One annotator: who (crowd ids, device, times) and each of their attempts, answers drawn."""
+    enrollment = get_object_or_404(
+        Enrollment.objects.select_related("study", "participant__user"), pk=enrollment_id, study_id=study_id
+    )
+    row = next(r for r in annotator_table(study=enrollment.study) if r["enrollment"].pk == enrollment.pk)
+    context = {
+        "study": enrollment.study,
+        "row": row,
+        "attempts": annotator_attempts(enrollment=enrollment),
+        "stuck_minutes": int(STUCK_AFTER.total_seconds() // 60),
+    }
+    return render(request, "annotation/study_annotator.html", context)
+
+
+@staff_required
 @require_POST
 def annotator_exclusion(request, study_id: int, enrollment_id: int):
     enrollment = get_object_or_404(Enrollment, pk=enrollment_id, study_id=study_id)
@@ -152,4 +533,7 @@ def annotator_exclusion(request, study_id: int, enrollment_id: int):
     else:
         enrollment_include(enrollment=enrollment, by=request.user)
         messages.success(request, "Included again.")
+    back = request.POST.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        return HttpResponseRedirect(back)
     return redirect("annotation:study-annotators", study_id=study_id)

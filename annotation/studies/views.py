@@ -1,4 +1,5 @@
-"""The annotator's way through a study: invite link, consent, the next puzzle, pause, resume, the end.
+"""The annotator's way through a study: invite link, consent (or declining), the next puzzle, pause,
+resume, the end; a study that is not open says so on each of them.
 
 Nobody is signed in on a GET: joining and resuming are buttons (POST), so a link preview or a
 prefetcher cannot sign a browser in or take a place.
@@ -24,7 +25,8 @@ from annotation.studies.access import (
     resume_cookie,
     resume_token,
 )
-from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
+from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next, enrollment_seen
+from annotation.studies.setup import completion_url
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
@@ -42,8 +44,37 @@ def study_join(request, token: str):
     returning = resumable_user(study=study, token=request.COOKIES.get(resume_cookie(study), ""))
     if request.method == "POST":
         return _resume(request, study, returning) if returning else _start(request, study, crowd)
-    context = {"study": study, "types": study.types or None, "returning": returning is not None}
+    context = {
+        "study": study,
+        "types": study.types or None,
+        "returning": returning is not None,
+        "practice_count": study.practice.count(),
+        "paragraphs": consent_paragraphs(study),
+    }
     return render(request, "annotation/study_join.html", context)
+
+
+STANDARD_CONSENT = (
+    "We record your clicks, movements, key presses and their timing on the puzzle page, to measure how "
+    "people solve these puzzles. We store no name or e-mail; an id from a crowd-work platform, if the link "
+    "carries one, is kept to credit your work.\n\n"
+    "The records are used for research and published only as anonymous aggregates. Taking part is "
+    "voluntary: you may stop at any time."
+)
+
+
+def consent_paragraphs(study: Study) -> list[str]:
+    """The study's consent text (or the standard one), one paragraph per blank-line-separated block."""
+    text = study.consent_text.strip() or STANDARD_CONSENT
+    return [" ".join(block.split()) for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()]
+
+
+@require_http_methods(["GET"])
+def study_decline(request, token: str):
+    """Someone who does not agree: nothing is recorded, nobody is signed in; the study's decline
+    link (e.g. back to the platform) when it has one."""
+    study = get_object_or_404(Study, token=token)
+    return render(request, "annotation/study_declined.html", {"study": study})
 
 
 def _start(request, study: Study, crowd: dict):
@@ -53,7 +84,9 @@ def _start(request, study: Study, crowd: dict):
         join_check(study=study, crowd=crowd, anonymous=anonymous, client=client_address(request.META))
         if anonymous:
             login(request, guest_user(study=study), backend=MODEL_BACKEND)
-        enrollment = enrollment_join(study=study, user=request.user, external_ids=crowd)
+        enrollment = enrollment_join(
+            study=study, user=request.user, external_ids=crowd, user_agent=request.META.get("HTTP_USER_AGENT", "")
+        )
     except AccessRefused as refused:
         return _refused(request, study, refused, status=403)
     enrollment_consent(enrollment=enrollment)
@@ -62,6 +95,9 @@ def _start(request, study: Study, crowd: dict):
 
 def _resume(request, study: Study, user):
     login(request, user, backend=MODEL_BACKEND)
+    enrollment_seen(
+        enrollment=enrollment_of(user=user, study=study), user_agent=request.META.get("HTTP_USER_AGENT", "")
+    )
     return redirect("annotation:study-next", token=study.token)
 
 
@@ -89,7 +125,13 @@ def study_next(request, token: str):
         return redirect("annotation:study-join", token=token)
     if step.kind == "attempt":
         return redirect("annotation:play", uid=step.attempt.uid)
-    context = {"study": study, "step": step, "enrollment": enrollment, "resume_url": _resume_url(request, enrollment)}
+    context = {
+        "study": study,
+        "step": step,
+        "enrollment": enrollment,
+        "resume_url": _resume_url(request, enrollment),
+        "return_url": completion_url(study, enrollment.external_ids) if step.kind == "finished" else None,
+    }
     return render(request, "annotation/study_end.html", context)
 
 

@@ -77,7 +77,11 @@ def test_an_annotator_flags_their_puzzle_and_the_attempt_is_kept(study, person):
 def test_retiring_resolves_the_flags_and_is_logged(study, person, staff):
     _, (attempt, _) = answered(study, person, "ann", [True, True])
     flag_raise(attempt=attempt, reason="broken")
-    response = staff.post(f"/review/{attempt.puzzle.uid}/resolve/", {"action": "retire", "note": "unreadable"})
+    url = f"/review/{attempt.puzzle.uid}/resolve/"
+    unconfirmed = staff.post(url, {"action": "retire", "note": "unreadable"}, follow=True)
+    assert "tick the box to confirm" in unconfirmed.content.decode()
+    assert Puzzle.objects.get(pk=attempt.puzzle_id).status == "verified"  # nothing happens unconfirmed
+    response = staff.post(url, {"action": "retire", "note": "unreadable", "confirm": "yes"})
     assert response.status_code == 302
     assert Puzzle.objects.get(pk=attempt.puzzle_id).status == "retired"
     assert Flag.objects.get().status == "retired"
@@ -126,8 +130,11 @@ def test_the_review_page_draws_answers_and_shows_the_truth_to_staff_only(study, 
         f"/studies/{study.pk}/events.jsonl",
         "/dashboard/",
     ):
-        assert annotator.get(url).status_code == 302, url  # to the admin sign-in
-    assert annotator.post(f"/review/{attempt.puzzle.uid}/resolve/", {"action": "retire"}).status_code == 302
+        assert annotator.get(url).status_code == 302, url  # to the sign-in page
+    assert (
+        annotator.post(f"/review/{attempt.puzzle.uid}/resolve/", {"action": "retire", "confirm": "yes"}).status_code
+        == 302
+    )
     assert Puzzle.objects.get(pk=attempt.puzzle_id).status == "verified"
 
 

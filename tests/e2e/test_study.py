@@ -74,7 +74,9 @@ def test_a_small_study_with_several_annotators_a_flag_and_a_retirement(site, tra
 
     admin = Client()
     admin.force_login(get_user_model().objects.create_user("admin", is_staff=True))
-    admin.post(f"/review/{flag.puzzle.uid}/resolve/", {"action": "retire", "note": "from the browser test"})
+    admin.post(
+        f"/review/{flag.puzzle.uid}/resolve/", {"action": "retire", "note": "from the browser test", "confirm": "yes"}
+    )
     assert Puzzle.objects.get(pk=flag.puzzle_id).status == Puzzle.Status.RETIRED
 
     report = admin.get(f"/studies/{study.pk}/report.json").json()
