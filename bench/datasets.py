@@ -185,7 +185,8 @@ def recorded_study(puzzles: list, per_type: int, copies: int, rng: random.Random
     user = get_user_model().objects.create_user(username="bench-person", password="pw")
     person = participant_for_user(user=user)
     Enrollment.objects.create(study=study, participant=person)
-    chosen, seen = [], {}
+    chosen: list = []
+    seen: dict[str, int] = {}
     for puzzle in puzzles:
         if puzzle.status != "retired" and seen.get(puzzle.type, 0) < per_type:
             seen[puzzle.type] = seen.get(puzzle.type, 0) + 1
@@ -214,8 +215,9 @@ def recorded_study(puzzles: list, per_type: int, copies: int, rng: random.Random
     started = time.perf_counter()
     crowd = people("bench-traj", copies - 1)
     Enrollment.objects.bulk_create([Enrollment(study=study, participant=p) for p in crowd])
-    fields = ("puzzle_id", "submitted_at", "answer", "correct", "reward", "reason", "wall_ms", "active_ms")
-    fields += ("first_action_ms", "action_count", "clock_ok", "served_at", "input_ok", "acked_seq", "max_seq")
+    fields: tuple[str, ...] = ("puzzle_id", "submitted_at", "answer", "correct", "reward", "reason", "wall_ms")
+    fields += ("active_ms", "first_action_ms", "action_count", "clock_ok", "served_at", "input_ok")
+    fields += ("acked_seq", "max_seq")
     copies_of = []
     for original in recorded:
         for p in crowd:

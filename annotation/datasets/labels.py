@@ -127,11 +127,12 @@ class LabelSet:
 
 def puzzle_labels(*, dataset: str, split: str, study_id: int | None = None) -> LabelSet:
     """One row per puzzle of the dataset's split (retired ones too), in the bank's order."""
-    puzzles = list(
-        Puzzle.objects.filter(dataset=dataset, split=split)
+    puzzles: list[dict[str, Any]] = [
+        dict(row)
+        for row in Puzzle.objects.filter(dataset=dataset, split=split)
         .order_by("type", "index", "source_id", "pk")
         .values("pk", "uid", "type", "dataset", "split", "source_id", "status", "truth_public")
-    )
+    ]
     ids = [p["pk"] for p in puzzles]
     people = _human_answers(ids, study_id)
     flags, open_flags = _flags(ids)
@@ -265,12 +266,12 @@ def _agents(ids: list[int]) -> tuple[dict[int, list[dict]], list[dict]]:
     outcomes: dict[tuple[int, int], list[bool]] = defaultdict(list)
     failed: dict[tuple[int, int], int] = defaultdict(int)
     listed: set[tuple[int, int]] = set()  # pending ones too: the run has the puzzle, not played yet
-    for run_id, puzzle, status, correct in rollouts.iterator(chunk_size=5000):
+    for run_id, puzzle, status, right in rollouts.iterator(chunk_size=5000):
         listed.add((run_id, puzzle))
         if status == Rollout.Status.FAILED:
             failed[(run_id, puzzle)] += 1
         elif status != Rollout.Status.PENDING:
-            outcomes[(run_id, puzzle)].append(bool(correct))
+            outcomes[(run_id, puzzle)].append(bool(right))
     run_ids = {run_id for run_id, _ in listed}
     runs = list(AgentRun.objects.filter(pk__in=run_ids).order_by("created_at", "pk"))
     per_puzzle: dict[int, list[dict]] = defaultdict(list)

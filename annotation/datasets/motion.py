@@ -92,14 +92,14 @@ def pointer_path(events: Iterable[tuple[str, float, dict]]) -> Path:
     if not rows:
         empty = np.zeros(0)
         return Path(empty, empty.astype(np.float32), empty.astype(np.float32), *(empty.astype(np.uint8),) * 3)
-    t, x, y, buttons, pointer, kind = zip(*rows)
+    times, xs, ys, buttons, pointers, kinds = zip(*rows)
     return Path(
-        np.array(t, dtype=np.float64),
-        np.array(x, dtype=np.float32),
-        np.array(y, dtype=np.float32),
+        np.array(times, dtype=np.float64),
+        np.array(xs, dtype=np.float32),
+        np.array(ys, dtype=np.float32),
         np.array(buttons, dtype=np.uint8),
-        np.array(pointer, dtype=np.uint8),
-        np.array(kind, dtype=np.uint8),
+        np.array(pointers, dtype=np.uint8),
+        np.array(kinds, dtype=np.uint8),
     )
 
 
@@ -145,7 +145,7 @@ def _straightness(path: Path, xy: np.ndarray, cumulative: np.ndarray) -> float |
         if travelled >= MIN_MOVE_PX:
             chords += float(np.hypot(*(xy[press] - xy[start])))
             lengths += travelled
-        start = press
+        start = int(press)
     return chords / lengths if lengths else None
 
 

@@ -47,7 +47,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from asgiref.sync import sync_to_async
@@ -302,7 +302,7 @@ def trajectories_export(
                 jobs,
                 user=participant.user,
                 workers=workers,
-                act=lambda page, job: _render_one(page, job, participant, folders, made),
+                act=lambda page, job: _render_one(page, cast(Job, job), participant, folders, made),
                 on_result=on_result,
             )
     finally:

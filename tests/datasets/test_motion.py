@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.test import Client
 from django.utils import timezone
 
 from annotation.datasets.motion import features, first_action_press, motion_table, pointer_path
@@ -112,3 +113,10 @@ def test_people_beside_an_agent_run_per_type(dice):
     lines = said.getvalue().splitlines()
     assert lines[0].startswith("type\tgroup\tattempts") and lines[1].startswith("Dice_Count\tpeople\t1\t1")
     assert "human-likeness: a quarter each" in said.getvalue()
+    staff = Client()
+    staff.force_login(get_user_model().objects.create_user("boss", is_staff=True))
+    page = staff.get("/datasets/motion/?dataset=generated:41&split=test").content.decode()
+    assert "agent: run M" in page and "people" in page and "a quarter each" in page
+    moe = Client()
+    moe.force_login(person.user)
+    assert moe.get("/datasets/motion/").status_code == 302  # staff only

@@ -9,6 +9,7 @@ reasoning with a model, judged by a second call (off by default).
 
 import os
 from pathlib import Path
+from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -48,7 +49,7 @@ class Command(BaseCommand):
             found, with_excluded=options["with_excluded"], with_no_input=options["with_no_input"]
         )
         total = selection.attempts.count() if limit is None else min(limit, selection.attempts.count())
-        progress = Progress(total, "trajectories", stream=self.stderr._out)
+        progress = Progress(total, "trajectories", stream=cast(TextIO, self.stderr._out))
         record = trajectories_export(
             found,
             Path(out),
