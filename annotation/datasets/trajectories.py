@@ -21,7 +21,8 @@ coordinates (the stage at 1280x1080 and scale 1, where a stage pixel is a page p
 - keys: printable keys in a row, `type_text` with what they typed; any other key in KEYS,
   `press_key`; modifier keys alone are no action;
 - presses outside the stage (a person's chrome: the flag, the pause link) are left out.
-Each step names the semantic actions the page logged during it (`arena_acts`).
+Each step names the semantic actions the page logged during it (`arena_acts`); a submit more than
+PAGE_SUBMIT_MS after the last action is the page's own (a study's time limit) and is no step's.
 
 Screenshots. The stored events are replayed on the live page in headless Chromium: a fresh
 attempt of a replay participant on the same puzzle (its page is the stage alone, 1280x1080 at
@@ -65,6 +66,7 @@ from annotation.models import Attempt, Enrollment, Event, Participant, Study
 AGENT = "human"
 DRAG_PX = 6.0  # a press that travels further is a drag
 HOLD_MS = 500.0  # a press held this long is a hold
+PAGE_SUBMIT_MS = 1000.0  # a submit this long after the last action is the page's own (time up)
 DRAG_SAMPLES = 12  # a replayed drag passes through at most this many of the person's samples
 STAGE = (1280, 1080)
 MODIFIERS = {"Shift", "Control", "Alt", "Meta", "CapsLock", "AltGraph", "Fn", "OS"}
@@ -146,6 +148,8 @@ def attempt_steps(events: list[tuple[str, float, dict]]) -> tuple[list[Step], in
                     steps.append(Step("type_text", t, t, keys=[key]))
             elif key in KEYS:
                 steps.append(Step("press_key", t, t, keys=[key]))
+        elif kind == "act.submit" and pressed is None and (not steps or t - steps[-1].end > PAGE_SUBMIT_MS):
+            continue  # no hand behind it: the page submitted by itself (a study's time limit)
         elif kind.startswith("act."):
             owner = _owner(steps, pressed, t)
             if owner is not None:

@@ -246,6 +246,7 @@ def test_events_become_published_actions():
         ("act.type", 5151.0, {"text": "12"}),
         ("keydown", 5300.0, {"key": "Enter", "code": "Enter"}),
         ("act.submit", 5300.0, {}),
+        ("act.submit", 9000.0, {}),  # (a second submit, long after: the page's own at a time limit)
     ]
     steps, outside = attempt_steps(events)
     assert outside == 1
