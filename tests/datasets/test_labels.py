@@ -88,6 +88,8 @@ def export(tmp_path, fmt="jsonl", *extra) -> tuple[list[dict], dict]:
     meta = json.loads((tmp_path / f"labels.{fmt}.rules.json").read_text())
     if fmt == "jsonl":
         return [json.loads(line) for line in out.read_text().splitlines()], meta
+    if fmt == "parquet":
+        return [], meta
     with out.open(newline="") as stream:
         return list(csv.DictReader(stream)), meta
 
