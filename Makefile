@@ -27,6 +27,11 @@ run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py puzzles generate --split test --per-type 10
 	$(BIN)/python manage.py replay --split test --per-type 10 --unverified
+	@echo ""
+	@echo "Staff pages (studies, review, dashboard) need a staff account. Make one with"
+	@echo "    $(BIN)/python manage.py createsuperuser"
+	@echo "then sign in at http://$(HOST):$(PORT)/accounts/login/"
+	@echo ""
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # The suite makes a throwaway SECRET_KEY of its own (settings.py, when run by pytest); DEBUG stays off.
