@@ -1,22 +1,40 @@
-"""Event path figures on one live server process (daphne, as deployed).
+"""Event path figures on N live web processes (daphne, as deployed).
 
-1. 50 sockets (--sockets) each send 60 events/s (a batch of 6 every 100 ms) for --seconds:
-   batch-to-ack latency p50/p99, events/s sustained, events stored against events sent.
-2. Submit-to-verdict: --submits attempts each send [load, click, submit]; time to the
-   server's "submitted" frame, p50/p99.
+1. S sockets (--sockets, one run per value) each send 60 events/s (a batch of 6 every 100 ms) for
+   --seconds: batch-to-ack latency p50/p99, events/s sustained, events stored against events sent.
+2. Submit-to-verdict: --submits attempts each send [load, click, submit]; time to the server's
+   "submitted" frame, p50/p99.
 
-    python bench/event_path.py [--sockets 50] [--seconds 20] [--submits 200]
+    python bench/event_path.py [--sockets 50 100 200] [--processes 1] [--seconds 20] [--submits 200]
+                               [--proxy] [--profile DIR]
+
+With --processes N > 1 (or --proxy) the sockets go through bench/_proxy.py, a round-robin TCP
+proxy in a process of its own that stands in for nginx (not installed here; deploy/nginx.conf is
+what production runs), so every process gets every Nth connection and nothing is sticky.
+--profile DIR samples each web process with py-spy (pip install py-spy) during the streams and
+prints where their time goes.
 
 Uses a throwaway SQLite database unless DATABASE_URL is set (use PostgreSQL for real figures).
+The bench's client runs on the same machine: its own load and the machine's load average are printed.
 """
 
 import argparse
 import asyncio
+import collections
+import contextlib
 import json
+import os
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from _setup import django_for_bench
+
+BENCH = Path(__file__).resolve().parent
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -42,7 +60,59 @@ def make_attempts(puzzle_type: str, count: int, prefix: str):
     return puzzle, out
 
 
-async def stream(base: str, attempt, session: str, seconds: float, latencies: list, counts: dict):
+@contextlib.contextmanager
+def web(processes: int, via_proxy: bool):
+    """N daphne processes as deployed (annotation/agents/server.py's command and environment), and
+    the proxy in front of them when asked; yields (base URL, the web processes' pids)."""
+    from annotation.agents.server import (
+        ROOT,
+        WEBSOCKET_MAX_BYTES,
+        _environment,
+        _free_port,
+        _wait_until_listening,
+    )
+
+    started: list[subprocess.Popen] = []
+    with contextlib.ExitStack() as stack:
+        ports = []
+        for _ in range(processes):
+            port = _free_port("127.0.0.1")
+            log = stack.enter_context(tempfile.TemporaryFile("w+"))
+            command = [
+                str(Path(sys.executable).with_name("daphne")),
+                *("-b", "127.0.0.1", "-p", str(port)),
+                *("--websocket-max-message-size", str(WEBSOCKET_MAX_BYTES)),
+                *("--websocket-max-frame-size", str(WEBSOCKET_MAX_BYTES)),
+                "arena_site.asgi:application",
+            ]
+            process = subprocess.Popen(command, cwd=ROOT, env=_environment(), stdout=log, stderr=subprocess.STDOUT)
+            started.append(process)
+            _wait_until_listening(process, "127.0.0.1", port, log)
+            ports.append(port)
+        base = f"http://127.0.0.1:{ports[0]}"
+        if via_proxy:
+            port = _free_port("127.0.0.1")
+            proxy = subprocess.Popen(
+                [sys.executable, str(BENCH / "_proxy.py"), str(port), *(f"127.0.0.1:{p}" for p in ports)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            started.append(proxy)
+            assert proxy.stdout.readline().strip() == "listening"
+            base = f"http://127.0.0.1:{port}"
+        try:
+            yield base, [p.pid for p in started[:processes]]
+        finally:
+            for process in started:
+                process.terminate()
+            for process in started:
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
+async def stream(base: str, attempt, session: str, seconds: float, stats: dict):
     import websockets
 
     url = base.replace("http", "ws") + f"/ws/attempts/{attempt.uid}/"
@@ -53,30 +123,37 @@ async def stream(base: str, attempt, session: str, seconds: float, latencies: li
 
         async def receive():
             nonlocal acked
-            async for raw in socket:
-                frame = json.loads(raw)
-                if frame["type"] == "ack":
-                    now = time.perf_counter()
-                    for seq in range(acked + 1, frame["seq"] + 1):
-                        latencies.append((now - sent_at[seq]) * 1000)
-                    acked = max(acked, frame["seq"])
-                elif frame["type"] == "error":
-                    counts["errors"] += 1
+            with contextlib.suppress(websockets.ConnectionClosed):
+                async for raw in socket:
+                    frame = json.loads(raw)
+                    if frame["type"] == "ack":
+                        now = time.perf_counter()
+                        for seq in range(acked + 1, frame["seq"] + 1):
+                            stats["latencies"].append((now - sent_at[seq]) * 1000)
+                        acked = max(acked, frame["seq"])
+                    elif frame["type"] == "error":
+                        stats["errors"] += 1
+            stats["closed"][socket.close_code] += 1
 
         receiver = asyncio.create_task(receive())
         seq, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            seq += 1
-            now_ms = time.time() * 1000
-            events = [
-                {"k": "pointermove", "t": now_ms + i, "x": 10.0 + i, "y": 20.0, "pointer": "mouse"} for i in range(6)
-            ]
-            sent_at[seq] = time.perf_counter()
-            await socket.send(json.dumps({"type": "batch", "seq": seq, "events": events}))
-            counts["sent"] += len(events)
-            await asyncio.sleep(max(0.0, start + seq * 0.1 - time.perf_counter()))
+        try:
+            while time.perf_counter() - start < seconds:
+                seq += 1
+                now_ms = time.time() * 1000
+                events = [
+                    {"k": "pointermove", "t": now_ms + i, "x": 10.0 + i, "y": 20.0, "pointer": "mouse"}
+                    for i in range(6)
+                ]
+                sent_at[seq] = now = time.perf_counter()
+                stats["client_lag"].append((now - (start + (seq - 1) * 0.1)) * 1000)  # the client's own delay
+                await socket.send(json.dumps({"type": "batch", "seq": seq, "events": events}))
+                stats["sent"] += len(events)
+                await asyncio.sleep(max(0.0, start + seq * 0.1 - time.perf_counter()))
+        except websockets.ConnectionClosed:
+            pass
         deadline = time.perf_counter() + 10
-        while acked < seq and time.perf_counter() < deadline:
+        while acked < seq and time.perf_counter() < deadline and not receiver.done():
             await asyncio.sleep(0.05)
         receiver.cancel()
 
@@ -112,41 +189,138 @@ async def submits(base: str, pairs, point, concurrency: int = 4) -> list[float]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sockets", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--submits", type=int, default=200)
-    args = parser.parse_args()
-    django_for_bench()
-    from annotation.agents.server import live_server
+PROFILE_AFTER_S = 3  # the sockets' handshakes are over: the steady state is sampled
+
+
+def profiled(pids: list[int], seconds: float, out: Path, label: str) -> list[subprocess.Popen]:
+    """py-spy on each web process from PROFILE_AFTER_S into the streams to their end; --gil: only
+    the thread holding the GIL is sampled, i.e. where the process's one core of Python goes."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    out.mkdir(parents=True, exist_ok=True)
+    return [
+        subprocess.Popen(
+            ["sh", "-c", f'sleep {PROFILE_AFTER_S} && exec "$0" "$@"', spy, "record", "--pid", str(pid)]
+            + ["--rate", "100", "--format", "raw", "--nonblocking", "--gil"]
+            + ["--duration", str(max(1, int(seconds - PROFILE_AFTER_S - 1))), "-o", str(out / f"{label}-web{i}.txt")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for i, pid in enumerate(pids)
+    ]
+
+
+def profile_summary(path: Path, top: int = 60) -> list[str]:
+    """Where a process's samples went: inclusive share per function (the project's and the
+    libraries' alike), from py-spy's collapsed stacks ("frame;frame;... count")."""
+    inclusive: collections.Counter = collections.Counter()
+    own: collections.Counter = collections.Counter()
+    total = 0
+
+    def named(frame: str) -> str:
+        name, _, where = frame.partition(" (")
+        return f"{name} ({'/'.join(Path(where.split(':')[0]).parts[-2:])})"
+
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        n = int(count)
+        total += n
+        frames = [named(frame) for frame in stack.split(";")]
+        for frame in set(frames):
+            inclusive[frame] += n
+        own[frames[-1]] += n
+    if not total:
+        return []
+    return (
+        ["inclusive:"]
+        + [f"{100 * n / total:5.1f}%  {name}" for name, n in inclusive.most_common(top)]
+        + ["self:"]
+        + [f"{100 * n / total:5.1f}%  {name}" for name, n in own.most_common(15)]
+    )
+
+
+def run_streams(args, base: str, pids: list[int], sockets: int) -> dict:
     from annotation.models import Event
 
-    _, streams = make_attempts("Dice_Count", args.sockets, "stream")
-    mask_puzzle, submitters = make_attempts("Geometry_Click", args.submits, "submit")
-    latencies: list[float] = []
-    counts = {"sent": 0, "errors": 0}
-    with live_server() as base:
-        started = time.perf_counter()
-        asyncio.run(_all_streams(base, streams, args.seconds, latencies, counts))
-        elapsed = time.perf_counter() - started
-        stored = Event.objects.filter(attempt__in=[a for a, _ in streams]).count()
-        verdicts = asyncio.run(submits(base, submitters, mask_puzzle.truth["point"]))
-    print(f"sockets {args.sockets} x 60 events/s for {args.seconds:.0f} s")
-    print(f"events sent {counts['sent']}, stored {stored}, lost {counts['sent'] - stored}, errors {counts['errors']}")
-    print(f"sustained {stored / elapsed:.0f} events/s stored ({counts['sent'] / elapsed:.0f} sent/s)")
-    print(
-        f"batch to ack: p50 {statistics.median(latencies):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms "
-        f"(n={len(latencies)})"
-    )
-    print(
-        f"submit to verdict: p50 {statistics.median(verdicts):.1f} ms, p99 {percentile(verdicts, 0.99):.1f} ms "
-        f"(n={len(verdicts)})"
-    )
+    _, streams = make_attempts("Dice_Count", sockets, f"s{sockets}-")
+    stats = {"latencies": [], "client_lag": [], "sent": 0, "errors": 0, "closed": collections.Counter()}
+    load_before = os.getloadavg()
+    spies = profiled(pids, args.seconds, Path(args.profile), f"s{sockets}") if args.profile else []
+    started = time.perf_counter()
+    asyncio.run(_all_streams(base, streams, args.seconds, stats))
+    elapsed = time.perf_counter() - started
+    for spy in spies:
+        spy.wait(30)
+    stored = Event.objects.filter(attempt__in=[a for a, _ in streams]).count()
+    lat = stats["latencies"]
+    return {
+        "sockets": sockets,
+        "processes": args.processes,
+        "sent": stats["sent"],
+        "stored": stored,
+        "lost": stats["sent"] - stored,
+        "errors": stats["errors"],
+        "closed": {str(k): v for k, v in stats["closed"].items() if k not in (1000, None)},
+        "events_per_s": round(stored / elapsed),
+        "ack_p50_ms": round(statistics.median(lat), 1) if lat else None,
+        "ack_p99_ms": round(percentile(lat, 0.99), 1),
+        "acks": len(lat),
+        "client_lag_p99_ms": round(percentile(stats["client_lag"], 0.99), 1),
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
-async def _all_streams(base, streams, seconds, latencies, counts):
-    await asyncio.gather(*(stream(base, a, s, seconds, latencies, counts) for a, s in streams))
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sockets", type=int, nargs="+", default=[50])
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--proxy", action="store_true", help="through the proxy even with one process")
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--submits", type=int, default=200)
+    parser.add_argument("--profile", metavar="DIR", help="sample the web processes with py-spy")
+    parser.add_argument("--json", metavar="FILE", help="append each run's figures as a JSON line")
+    args = parser.parse_args()
+    django_for_bench()
+    via_proxy = args.proxy or args.processes > 1
+    with web(args.processes, via_proxy) as (base, pids):
+        where = f"{args.processes} web process{'es' if args.processes > 1 else ''}" + (
+            " behind the round-robin proxy" if via_proxy else ", direct"
+        )
+        for sockets in args.sockets:
+            figures = run_streams(args, base, pids, sockets)
+            print(f"{where}: {sockets} sockets x 60 events/s for {args.seconds:.0f} s")
+            print(
+                f"  events sent {figures['sent']}, stored {figures['stored']}, lost {figures['lost']}, "
+                f"errors {figures['errors']}, closed by the server {figures['closed'] or 'none'}"
+            )
+            print(f"  sustained {figures['events_per_s']} events/s stored")
+            print(
+                f"  batch to ack: p50 {figures['ack_p50_ms']} ms, p99 {figures['ack_p99_ms']} ms "
+                f"(n={figures['acks']}); the client's own send delay p99 {figures['client_lag_p99_ms']} ms"
+            )
+            print(f"  load average before {figures['load_before']}, after {figures['load_after']}")
+            if args.profile:
+                for i in range(len(pids)):
+                    path = Path(args.profile) / f"s{sockets}-web{i}.txt"
+                    if path.exists():
+                        print(f"  profile of web process {i} (share of samples holding the GIL):")
+                        for line in profile_summary(path):
+                            print("    " + line)
+            if args.json:
+                with open(args.json, "a") as out:
+                    out.write(json.dumps(figures) + "\n")
+            time.sleep(2)  # the last run's writes settle
+        if args.submits:
+            mask_puzzle, submitters = make_attempts("Geometry_Click", args.submits, "submit")
+            verdicts = asyncio.run(submits(base, submitters, mask_puzzle.truth["point"]))
+            print(
+                f"submit to verdict: p50 {statistics.median(verdicts):.1f} ms, "
+                f"p99 {percentile(verdicts, 0.99):.1f} ms (n={len(verdicts)})"
+            )
+
+
+async def _all_streams(base, streams, seconds, stats):
+    await asyncio.gather(*(stream(base, a, s, seconds, stats) for a, s in streams))
 
 
 if __name__ == "__main__":

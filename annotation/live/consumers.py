@@ -1,4 +1,5 @@
-"""The WebSocket end of the live page: thin, every batch goes through intake.batch_receive."""
+"""The WebSocket end of the live page: thin, every batch goes through intake (batch_receive; the usual
+batches of many sockets together through batches_append_next)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,23 @@ import contextlib
 import json
 import logging
 import time
+import weakref
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 
-from annotation.live.attempts import attempt_for
-from annotation.live.intake import GAP_WAIT_S, attempt_resolve_gap, batch_receive, shows_verdict, submitted_frame
+from annotation.live.attempts import attempt_for, attempt_limits
+from annotation.live.frames import Batch, FrameError, parse_frame
+from annotation.live.intake import (
+    GAP_WAIT_S,
+    attempt_resolve_gap,
+    batch_receive,
+    batches_append_next,
+    shows_verdict,
+    submitted_frame,
+)
 from annotation.live.scoring import hold_progress
 from annotation.models import Attempt
 
@@ -25,22 +36,104 @@ MAX_INBOX = 200  # batches waiting for their write; a page sends about ten a sec
 # 1013 raise inside daphne and leave the socket open and silent). The page reconnects on both.
 RETRY_LATER = 4011  # the server could not store a batch or look the attempt up: try again
 TOO_FAST = 4013  # more batches waiting than the server keeps: reconnect and resend
+POSTGRESQL = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 
 
 def _receive_on_a_live_connection(**batch):
     """batch_receive, once more on a new connection if the database dropped the one this thread
     kept (a restart, a failover): the failed try stored nothing, and storing is idempotent."""
-    try:
-        return batch_receive(**batch)
-    except (OperationalError, InterfaceError):
-        logger.warning("batch of attempt %s: the database connection was lost; reconnecting", batch["attempt"].uid)
-        connection.close()  # this thread's own; the next query opens a fresh one
-        return batch_receive(**batch)
+    return _on_a_live_connection(lambda: batch_receive(**batch))
 
 
 # Writes run in a thread pool, not the single shared thread: sockets must not queue behind
 # each other's database round trips. One writer per socket keeps each attempt's batches in order.
 _receive_batch = database_sync_to_async(_receive_on_a_live_connection, thread_sensitive=False)
+
+
+def _on_a_live_connection(write, *args):
+    """write(*args), once more on a new connection if the database dropped the one this thread
+    kept (a restart, a failover): the failed try stored nothing, and storing is idempotent."""
+    try:
+        return write(*args)
+    except (OperationalError, InterfaceError):
+        logger.warning("the database connection was lost; reconnecting")
+        connection.close()  # this thread's own; the next query opens a fresh one
+        return write(*args)
+
+
+Stored = tuple[list[dict], Batch]
+
+
+def _usual_batches_stored(items: list[tuple[Attempt, str | bytes, float]]) -> list[Stored | None]:
+    """Each socket's usual batch (the next of its attempt, no submit, within its limits) stored
+    together in one statement; for each item, its answer and batch, or None where the socket stores
+    it itself the usual way (a submit, a resend, a gap, a refused frame, the limits, a second
+    socket of the same attempt)."""
+    batches: list[Batch | None] = []
+    attempts: set[int] = set()
+    for attempt, raw, _ in items:
+        try:
+            batch: Batch | None = parse_frame(raw, attempt_limits(puzzle=attempt.puzzle))
+        except FrameError:
+            batch = None
+        if batch is None or batch.has_submit or attempt.pk in attempts:
+            batches.append(None)
+            continue
+        attempts.add(attempt.pk)
+        batches.append(batch)
+    candidates = [(a.pk, b, r) for (a, _, r), b in zip(items, batches) if b is not None]
+    stored = _on_a_live_connection(batches_append_next, candidates)
+    return [
+        ([{"type": "ack", "seq": b.seq}], b) if b is not None and (a.pk, b.seq) in stored else None
+        for (a, _, _), b in zip(items, batches)
+    ]
+
+
+_store_usual = database_sync_to_async(_usual_batches_stored, thread_sensitive=False)
+
+
+class _Coalesced:
+    """The usual batches of every socket of this process, stored together: while one write is in
+    flight, the batches that arrive wait and go in the next, one statement for all of them. A busy
+    process then pays for a thread, a connection and a commit per round instead of per batch (they
+    were most of a batch's cost, with the threads fighting over the interpreter); an idle one writes
+    each batch at once, as before. Each socket still writes its batches one at a time, in order, and
+    acknowledges only what is committed."""
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[Attempt, str | bytes, float, asyncio.Future]] = []
+        self.task: asyncio.Task | None = None
+
+    async def store(self, attempt: Attempt, raw, received_ms: float) -> Stored | None:
+        future = asyncio.get_running_loop().create_future()
+        self.waiting.append((attempt, raw, received_ms, future))
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self._write_rounds())
+        return await future
+
+    async def _write_rounds(self) -> None:
+        while self.waiting:
+            taken, self.waiting = self.waiting, []
+            try:
+                outcomes = await _store_usual([(a, raw, r) for a, raw, r, _ in taken])
+            except Exception as error:  # every socket of the round closes and resends
+                for *_, future in taken:
+                    if not future.done():
+                        future.set_exception(error)
+                continue
+            for (*_, future), outcome in zip(taken, outcomes):
+                if not future.done():
+                    future.set_result(outcome)
+
+
+_rounds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # one per event loop
+
+
+def _coalesced() -> _Coalesced:
+    loop = asyncio.get_running_loop()
+    if loop not in _rounds:
+        _rounds[loop] = _Coalesced()
+    return _rounds[loop]
 
 
 def _resolved_frame(*, attempt_id: int, now_ms: float) -> dict | None:
@@ -86,6 +179,17 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             await self._send({"type": "error", "code": "closed", "message": "this attempt is closed"})
             await self.close(code=4409)
             self.attempt = None
+
+    async def dispatch(self, message):
+        """As channels' own, without its hop to the shared sync thread before every received frame
+        (sync_to_async(close_old_connections), a thread switch per batch and the largest cost of a
+        busy socket after the write): this consumer never queries on that thread's connection; every
+        database call runs in database_sync_to_async, which closes its own connection (returns it to
+        the pool) before and after. Other messages (connect, disconnect) go the usual way."""
+        if message["type"] == "websocket.receive":
+            await self.websocket_receive(message)
+        else:
+            await super().dispatch(message)
 
     async def disconnect(self, code):
         self._stop_hold()
@@ -139,6 +243,10 @@ class AttemptConsumer(AsyncWebsocketConsumer):
                 await self._send(frame)
 
     async def _store(self, received_ms: float, raw):
+        if POSTGRESQL:
+            stored = await _coalesced().store(self.attempt, raw, received_ms)
+            if stored is not None:
+                return stored
         return await _receive_batch(attempt=self.attempt, raw=raw, received_ms=received_ms)
 
     def _follow_hold(self, events: list[dict], received_ms: float) -> None:

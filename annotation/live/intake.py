@@ -114,7 +114,9 @@ def _fields(event: dict) -> dict:
 # The usual batch on PostgreSQL in one round trip: advance the acknowledgement and the attempt's
 # counters and insert the events in a single statement (atomic by itself), only if this is the
 # next batch of an open attempt with nothing stored beyond it and room for it. Five round trips
-# and the ORM's overhead were most of the cost of a batch.
+# and the ORM's overhead were most of the cost of a batch. The events go as one JSON parameter that
+# PostgreSQL takes apart (kind, time, the other fields as the row's data): quoting four arrays
+# value by value on the client (psycopg's client-side binding) was the next largest cost.
 _NEXT_BATCH_SQL = """
 WITH advanced AS (
     UPDATE annotation_attempt SET acked_seq = %(seq)s, max_seq = %(seq)s,
@@ -124,8 +126,8 @@ WITH advanced AS (
       AND event_count <= %(max_count)s - %(count)s AND event_bytes <= %(max_bytes)s - %(bytes)s
     RETURNING id)
 INSERT INTO annotation_event (attempt_id, seq, "index", kind, t, received, data)
-SELECT advanced.id, %(seq)s, e.i, e.kind, e.t, %(received)s, e.data::jsonb
-FROM advanced, unnest(%(indexes)s::int[], %(kinds)s::text[], %(ts)s::float8[], %(data)s::text[]) AS e(i, kind, t, data)
+SELECT advanced.id, %(seq)s, e.i - 1, e.event ->> 'k', (e.event ->> 't')::float8, %(received)s, e.event - 'k' - 't'
+FROM advanced, jsonb_array_elements(%(events)s::jsonb) WITH ORDINALITY AS e(event, i)
 """
 
 
@@ -142,13 +144,62 @@ def _append_next_in_one_statement(attempt_id: int, batch: Batch, received_ms: fl
                 "max_count": MAX_ATTEMPT_EVENTS,
                 "max_bytes": MAX_ATTEMPT_BYTES,
                 "received": received_ms,
-                "indexes": list(range(len(events))),
-                "kinds": [e["k"] for e in events],
-                "ts": [e["t"] for e in events],
-                "data": [json.dumps(_fields(e)) for e in events],
+                "events": json.dumps(events),
             },
         )
         return cursor.rowcount == len(events)
+
+
+# Many sockets' usual batches in one statement (the same conditions as above, one batch per
+# attempt): a busy web process stores them together, one round trip and one commit for all, instead
+# of a thread, a connection check and a commit per batch (annotation/live/consumers.py). Returns the
+# (attempt, seq) of the batches stored; the others take the usual path, one by one.
+_NEXT_BATCHES_SQL = """
+WITH input AS (
+    SELECT * FROM jsonb_to_recordset(%(batches)s::jsonb)
+      AS b(attempt bigint, seq int, count int, bytes int, received float8, events jsonb)),
+advanced AS (
+    UPDATE annotation_attempt AS a SET acked_seq = b.seq, max_seq = b.seq,
+      event_count = a.event_count + b.count, event_bytes = a.event_bytes + b.bytes
+    FROM input AS b
+    WHERE a.id = b.attempt AND a.acked_seq = b.seq - 1 AND a.max_seq < b.seq
+      AND a.submitted_at IS NULL AND a.abandoned_at IS NULL
+      AND a.event_count <= %(max_count)s - b.count AND a.event_bytes <= %(max_bytes)s - b.bytes
+    RETURNING a.id, b.seq, b.received, b.events),
+inserted AS (
+    INSERT INTO annotation_event (attempt_id, seq, "index", kind, t, received, data)
+    SELECT advanced.id, advanced.seq, e.i - 1, e.event ->> 'k', (e.event ->> 't')::float8, advanced.received,
+      e.event - 'k' - 't'
+    FROM advanced, jsonb_array_elements(advanced.events) WITH ORDINALITY AS e(event, i))
+SELECT id, seq FROM advanced
+"""
+
+
+def batches_append_next(batches: list[tuple[int, Batch, float]]) -> set[tuple[int, int]]:
+    """Store each (attempt id, batch, received ms) that is the next batch of its open attempt, with
+    room for it and no submit, all in one statement (PostgreSQL; at most one batch per attempt).
+    Returns the (attempt id, seq) stored; every other one is left for events_append."""
+    if not batches:
+        return set()
+    assert len({attempt_id for attempt_id, _, _ in batches}) == len(batches), "one batch per attempt"
+    rows = [
+        {
+            "attempt": attempt_id,
+            "seq": batch.seq,
+            "count": len(batch.events),
+            "bytes": batch.size or len(json.dumps(batch.events)),
+            "received": received_ms,
+            "events": batch.events,
+        }
+        for attempt_id, batch, received_ms in batches
+        if not batch.has_submit
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _NEXT_BATCHES_SQL,
+            {"batches": json.dumps(rows), "max_count": MAX_ATTEMPT_EVENTS, "max_bytes": MAX_ATTEMPT_BYTES},
+        )
+        return {(attempt_id, seq) for attempt_id, seq in cursor.fetchall()}
 
 
 def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appended:

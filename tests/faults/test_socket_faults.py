@@ -82,3 +82,58 @@ async def test_a_flood_closes_with_a_code_the_websocket_library_accepts(open_att
     assert closed == {"type": "websocket.close", "code": consumers.TOO_FAST}
     # Applications may close with 1000 or 3000-4999 only (RFC 6455 section 7.4.2).
     assert 3000 <= consumers.TOO_FAST <= 4999 and 3000 <= consumers.RETRY_LATER <= 4999
+
+
+async def test_many_sockets_at_once_store_every_batch_once_and_in_order(open_attempt):
+    """Sockets that send faster than one write at a time share rounds of writes (the usual batches
+    of many attempts in one statement); each batch is still stored once, in order, acknowledged
+    only once stored, and a submit among them is scored."""
+    import asyncio
+
+    from annotation.models import Event
+
+    pairs = [await database_sync_to_async(open_attempt)("Dice_Count") for _ in range(10)]
+    sockets = [socket_for(attempt.uid, session) for attempt, session in pairs]
+    for socket in sockets:
+        assert (await socket.connect())[0]
+    t = time.time() * 1000
+
+    def numbered(i: int, seq: int) -> list[dict]:
+        return [{"k": "keydown", "t": t + seq, "key": f"gen{i}:{seq}:{j}", "code": "Generated"} for j in range(6)]
+
+    last = 8
+    for seq in range(1, last + 1):  # every socket's batches, back to back, nobody waiting for acks
+        for i, socket in enumerate(sockets):
+            events = numbered(i, seq)
+            if seq == 1:
+                events.insert(0, {"k": "load", "t": t, "w": 1280, "h": 1080, "scale": 1, "state": "visible"})
+            if i == 0 and seq == last:  # one of them answers in the middle of a round
+                events += [{"k": "act.type", "t": t + 50, "text": "7"}, {"k": "act.submit", "t": t + 51}]
+            await socket.send_to(text_data=batch(seq, *events))
+
+    async def answers(socket, scored: bool) -> list[dict]:
+        frames: list[dict] = []
+        while {"type": "ack", "seq": last} not in frames or (scored and frames[-1]["type"] != "submitted"):
+            frames.append(await socket.receive_json_from(timeout=20))
+        return frames
+
+    heard = await asyncio.gather(*(answers(socket, i == 0) for i, socket in enumerate(sockets)))
+    for frames in heard:
+        acks = [f["seq"] for f in frames if f["type"] == "ack"]
+        assert acks == sorted(acks) and acks[-1] == last  # acknowledged in order, up to the last
+    assert heard[0][-1] == {"type": "submitted", "verdict": None}
+    for socket in sockets:
+        await socket.disconnect()
+
+    @database_sync_to_async
+    def stored(attempt):
+        rows = list(Event.objects.filter(attempt=attempt).order_by("seq", "index").values_list("seq", "data"))
+        attempt.refresh_from_db()
+        return rows, attempt
+
+    for i, (attempt, _) in enumerate(pairs):
+        rows, attempt = await stored(attempt)
+        keys = [data["key"] for _, data in rows if "key" in data]
+        assert keys == [f"gen{i}:{seq}:{j}" for seq in range(1, last + 1) for j in range(6)]  # once each, in order
+        assert sorted({seq for seq, _ in rows}) == list(range(1, last + 1)) and attempt.acked_seq == last
+        assert (attempt.submitted_at is not None) == (i == 0)
