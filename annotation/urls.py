@@ -9,6 +9,7 @@ from annotation.reporting import views as reporting
 from annotation.review import views as review
 from annotation.studies import staff_views as study_staff
 from annotation.studies import views as study
+from annotation.studies.quality import attempt_marks  # the per-participant CSV's quality marks
 
 app_name = "annotation"
 urlpatterns = [
@@ -47,6 +48,12 @@ urlpatterns = [
     # reporting: downloads and the live dashboard
     path("studies/<int:study_id>/report.<str:fmt>", reporting.report_download, name="study-report"),
     path("studies/<int:study_id>/events.jsonl", reporting.events_download, name="study-events"),
+    path(
+        "studies/<int:study_id>/participants.csv",
+        reporting.participants_download,
+        {"marks_of": attempt_marks},
+        name="study-participants",
+    ),
     path("dashboard/", reporting.dashboard, name="dashboard"),
     path("dashboard/summary.json", reporting.dashboard_json, name="dashboard-json"),
     # agents: runs and their rollouts replayed turn by turn (staff)

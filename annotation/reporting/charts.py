@@ -5,7 +5,7 @@ every bar, whisker, box and dot. No markup here: reporting/pass1_chart.html and
 reporting/time_chart.html draw these shapes, and their autoescaping covers every label and tooltip
 (type and agent names come from the report and can hold markup).
 
-    pass1_chart(report) -> Chart | None  Pass@1 per type, people with 95% Wilson whiskers, each agent beneath
+    pass1_chart(report) -> Chart | None  Pass@1 per type, people with clustered 95% whiskers, agents beneath
     time_chart(report) -> Chart | None   wall and active time per type as box plots on a log axis
 """
 
@@ -253,13 +253,13 @@ def pass1_rows(report: dict) -> list[dict]:
 
 
 def mean_row(report: dict) -> dict:
-    """The closing row of chart 1: the means over types, without an interval."""
+    """The closing row of chart 1: the means over types, people's with its clustered interval."""
     overall = report.get("overall") or {}
     return {
         "label": "Mean over types",
         "pass1": overall.get("mean_pass1_over_types"),
-        "low": None,
-        "high": None,
+        "low": overall.get("mean_ci_low"),
+        "high": overall.get("mean_ci_high"),
         "agents": [agent_overall_pass1(agent) for agent in agents_of(report)],
     }
 
@@ -270,7 +270,9 @@ def pct_axis(scale: BarScale, bottom: float) -> Axis:
     return Axis(
         grid=[Line(x, CHART_TOP, x, bottom, GRID if step % 2 else MAJOR_GRID) for step, x in xs],
         ticks=[tick(x, bottom, f"{step * 10}%") for step, x in xs if step % 2 == 0],
-        title=axis_title(scale.x0, scale.x1, bottom, "Pass@1 (% of attempts solved; whiskers: 95% Wilson interval)"),
+        title=axis_title(
+            scale.x0, scale.x1, bottom, "Pass@1 (% of answers solved; whiskers: 95% interval clustered by annotator)"
+        ),
     )
 
 

@@ -1,11 +1,22 @@
-"""Raw events as JSON lines (schema: docs/events.md, "Export"), streamed at constant memory."""
+"""Exports: raw events as JSON lines (schema: docs/events.md, "Export"), streamed at constant
+memory; and one CSV row per participant of a study, for approving and paying people on a crowd
+platform (docs/reports.md, "Per-participant export")."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
-from collections.abc import Iterator
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 
-from annotation.models import Event, Study
+from django.db.models import Count, Max
+
+from annotation.models import Attempt, Enrollment, Event, Flag, Slot, Study
+from annotation.reporting.render import csv_number
+from annotation.reporting.reports import timed_out
 
 CHUNK = 2000  # rows per database round trip; a server-side cursor on PostgreSQL
 FIELDS = (
@@ -53,3 +64,197 @@ def event_lines(*, study: Study) -> Iterator[str]:
             )
             + "\n"
         )
+
+
+# --- one row per participant --------------------------------------------------------------------
+
+# Every crowd id the site keeps from an invite link: annotation.studies.access.CROWD_IDS (reporting
+# may not import studies; a test keeps the two equal). Any other key found in a study's
+# external_ids gets a column too, after these.
+CROWD_ID_KINDS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId")
+# The marks of annotation.studies.quality.attempt_marks, always a column each; any other mark the
+# marks hold gets a column too, after these.
+MARK_KINDS = ("fast", "hidden", "tabs", "no_input")
+# attempt_marks(study=...) -> {attempt id: [mark, ...]}: passed in by whoever wires the export
+# (annotation/urls.py, the participants command), as quality control is the studies domain's.
+MarksOf = Callable[..., Mapping[int, Sequence[str]]]
+
+PARTICIPANT_HEAD = ("enrollment", "name", "crowd_id")
+PARTICIPANT_TAIL = (
+    "status",
+    "excluded_reason",
+    "joined_at",
+    "consented_at",
+    "last_seen_at",
+    "finished_at",
+    "puzzles_done",
+    "puzzles_total",
+    "completion",
+    "attempts",
+    "correct",
+    "wrong",
+    "timed_out",
+    "not_submitted",
+    "accuracy",
+    "puzzles_solved",
+    "gold_answered",
+    "gold_correct",
+    "gold_accuracy",
+)
+PARTICIPANT_END = ("marked_attempts", "flags", "active_minutes", "median_active_s")
+PARTICIPANT_DIGITS = {"active_minutes": 1, "median_active_s": 1}  # proportions: 4 decimals
+# Cells a spreadsheet would run as a formula: crowd ids come from invite links anyone can write.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def participant_status(enrollment: Enrollment) -> str:
+    """excluded (left out of reports), finished, working (consented, not finished) or joined (not consented)."""
+    if enrollment.excluded:
+        return "excluded"
+    if enrollment.finished_at:
+        return "finished"
+    return "working" if enrollment.consented_at else "joined"
+
+
+def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tuple[list[str], list[dict]]:
+    """The columns, and one row per enrolment of the study (excluded ones too, by join time).
+
+    Attempts and accuracy count the person's scored attempts as the quality page does: every
+    submitted scored attempt, retries and retired puzzles included (with one attempt per puzzle,
+    their first answers); wrong and timed out part the ones not correct (reports.timed_out);
+    not_submitted: scored attempts started and never submitted. Gold: every submitted gold attempt.
+    marks: the quality marks per attempt (attempt_marks), counted per mark over scored attempts.
+    """
+    by_participant = _attempt_rows(study)
+    enrollments = list(
+        Enrollment.objects.filter(study=study).select_related("participant__user").order_by("joined_at", "pk")
+    )
+    crowd_kinds = list(CROWD_ID_KINDS) + sorted(
+        {key for e in enrollments for key in (e.external_ids or {})} - set(CROWD_ID_KINDS)
+    )
+    mark_kinds = list(MARK_KINDS) + sorted({m for found in marks.values() for m in found} - set(MARK_KINDS))
+    columns = [
+        *PARTICIPANT_HEAD,
+        *crowd_kinds,
+        *PARTICIPANT_TAIL,
+        *(f"marks_{mark}" for mark in mark_kinds),
+        *PARTICIPANT_END,
+    ]
+    done = dict(
+        Slot.objects.filter(study=study, done=True, enrollment__isnull=False)
+        .values("enrollment_id")
+        .annotate(n=Count("id"))
+        .values_list("enrollment_id", "n")
+    )
+    flags = dict(
+        Flag.objects.filter(attempt__study=study)
+        .values("participant_id")
+        .annotate(n=Count("id"))
+        .values_list("participant_id", "n")
+    )
+    events_seen = dict(
+        Event.objects.filter(attempt__study=study)
+        .values("attempt__participant_id")
+        .annotate(last=Max("received"))
+        .values_list("attempt__participant_id", "last")
+    )
+    total = study.puzzles_total()
+    rows = []
+    for enrollment in enrollments:
+        mine = by_participant.get(enrollment.participant_id, [])
+        scored = [a for a in mine if a["purpose"] == Attempt.Purpose.SCORED]
+        answered = [a for a in scored if a["submitted_at"] is not None]
+        gold = [a for a in mine if a["purpose"] == Attempt.Purpose.GOLD and a["submitted_at"] is not None]
+        correct = sum(bool(a["correct"]) for a in answered)
+        late = sum(timed_out(study.time_limit_s, a["submitted_at"], a["opened_at"], a["correct"]) for a in answered)
+        counted: dict[str, int] = defaultdict(int)
+        for attempt in answered:
+            for mark in marks.get(attempt["pk"], ()):
+                counted[mark] += 1
+        active = [a["active_ms"] for a in answered if a["active_ms"] is not None]
+        puzzles_done = done.get(enrollment.pk, 0) + len(gold)
+        seen = [
+            enrollment.joined_at,
+            enrollment.consented_at,
+            enrollment.finished_at,
+            *(a[key] for a in mine for key in ("opened_at", "submitted_at")),
+        ]
+        if enrollment.participant_id in events_seen:
+            seen.append(datetime.fromtimestamp(events_seen[enrollment.participant_id] / 1000, tz=UTC))
+        row = {
+            "enrollment": enrollment.pk,
+            "name": enrollment.participant.user.username,
+            "crowd_id": enrollment.crowd_id,
+            **{kind: (enrollment.external_ids or {}).get(kind, "") for kind in crowd_kinds},
+            "status": participant_status(enrollment),
+            "excluded_reason": enrollment.excluded_reason,
+            "joined_at": enrollment.joined_at,
+            "consented_at": enrollment.consented_at,
+            "last_seen_at": max(t for t in seen if t is not None),
+            "finished_at": enrollment.finished_at,
+            "puzzles_done": puzzles_done,
+            "puzzles_total": total,
+            "completion": min(1.0, puzzles_done / total) if total else None,
+            "attempts": len(answered),
+            "correct": correct,
+            "wrong": len(answered) - correct - late,
+            "timed_out": late,
+            "not_submitted": len(scored) - len(answered),
+            "accuracy": correct / len(answered) if answered else None,
+            "puzzles_solved": len({a["puzzle_id"] for a in answered if a["correct"]}),
+            "gold_answered": len(gold),
+            "gold_correct": sum(bool(a["correct"]) for a in gold),
+            "gold_accuracy": sum(bool(a["correct"]) for a in gold) / len(gold) if gold else None,
+            **{f"marks_{mark}": counted[mark] for mark in mark_kinds},
+            "marked_attempts": sum(1 for a in answered if marks.get(a["pk"])),
+            "flags": flags.get(enrollment.participant_id, 0),
+            "active_minutes": sum(a["active_ms"] for a in mine if a["submitted_at"] and a["active_ms"]) / 60000,
+            "median_active_s": statistics.median(active) / 1000 if active else None,
+        }
+        rows.append(row)
+    return columns, rows
+
+
+def _attempt_rows(study: Study) -> dict[int, list[dict]]:
+    """The study's scored and gold attempts by participant, oldest first."""
+    rows = (
+        Attempt.objects.filter(study=study, purpose__in=[Attempt.Purpose.SCORED, Attempt.Purpose.GOLD])
+        .order_by("created_at", "pk")
+        .values(
+            "pk",
+            "participant_id",
+            "puzzle_id",
+            "purpose",
+            "submitted_at",
+            "correct",
+            "active_ms",
+            "served_at",
+            "created_at",
+        )
+    )
+    by_participant: dict[int, list[dict]] = defaultdict(list)
+    for row in rows.iterator(chunk_size=CHUNK):
+        by_participant[row["participant_id"]].append({**row, "opened_at": row["served_at"] or row["created_at"]})
+    return by_participant
+
+
+def participant_cell(value, column: str):
+    """A participant row's value as a CSV cell: times in ISO 8601 UTC to the second, numbers
+    rounded (PARTICIPANT_DIGITS, else 4 decimals), text that a spreadsheet would run as a formula
+    quoted with a leading apostrophe."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, str):
+        return "'" + value if value.startswith(FORMULA_START) else value
+    return csv_number(value, PARTICIPANT_DIGITS.get(column, 4))
+
+
+def participants_csv(*, study: Study, marks_of: MarksOf) -> str:
+    """The per-participant export as CSV: a header and one row per enrolment (participant_rows)."""
+    columns, rows = participant_rows(study=study, marks=marks_of(study=study))
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([participant_cell(row[column], column) for column in columns])
+    return out.getvalue()

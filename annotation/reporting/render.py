@@ -5,10 +5,15 @@ formats. Study, type and agent names can hold markup: the Markdown escapes them 
 drawn by Django templates (templates/reporting/) whose autoescaping covers every string taken
 from the report; its charts are geometry computed in charts.py. No database, no network.
 
-    to_csv(report) -> str       one row per puzzle type, then a "MEAN OVER TYPES" row
-    to_markdown(report) -> str  tables and lines for a README, an issue or a pull request
-    to_html(report) -> str      a whole page: inline CSS and inline SVG charts, no scripts, no URLs
-    render(report, fmt) -> str  any of FORMATS, json being the report itself
+    to_csv(report) -> str          one row per puzzle type and nothing else (data rows only)
+    to_summary_csv(report) -> str  the summary: one row per overall figure (means over types,
+                                   pooled figures, outcomes, agreement, each agent's means)
+    to_markdown(report) -> str     tables and lines for a README, an issue or a pull request
+    to_html(report) -> str         a whole page: inline CSS and inline SVG charts, no scripts, no URLs
+    render(report, fmt) -> str     any of FORMATS, json being the report itself
+
+CSV numbers are rounded (csv_number): proportions and agreement to 4 decimals, milliseconds to
+whole ones, counts as integers; a missing value is an empty cell.
 """
 
 from __future__ import annotations
@@ -22,14 +27,17 @@ from django.template.loader import render_to_string
 
 from annotation.reporting import charts
 from annotation.reporting.wording import (
+    AGREEMENT_NOTE,
+    CSV_DIGITS,
     CSV_TYPE_COLUMNS,
     DASH,
-    MEAN_ROW_LABEL,
+    OUTCOME_NOTE,
     PASS1_NOTE,
     PEOPLE_COLOUR,
+    PROPORTION_DIGITS,
+    SUMMARY_COLUMNS,
     TIME_DEFINITION,
     TIME_NOTE,
-    TYPE_TABLE_HEADERS,
     agent_colour,
     agent_details,
     agent_name,
@@ -43,47 +51,180 @@ from annotation.reporting.wording import (
     fmt_count,
     fmt_interval,
     fmt_pct,
+    interval_note,
+    is_number,
     overall_lines,
     overall_row_cells,
+    pass_k_items,
     public_truth_lines,
+    study_k,
     study_line,
     study_of,
     study_title,
     type_name,
     type_row_cells,
+    type_table_headers,
     types_of,
 )
 
 # --- CSV --------------------------------------------------------------------------------------
 
 
-def csv_cell(value):
-    """A value as the csv module should write it: None as empty, numbers unrounded."""
-    return "" if value is None else value
+def csv_number(value, digits: int = PROPORTION_DIGITS):
+    """A value as a CSV cell: None as empty, an int (or a whole float with 0 digits) as an integer,
+    a float rounded to `digits` decimals without trailing zeros (0.875, not 0.8750000000000001)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not is_number(value):
+            return ""
+        text = f"{value:.{digits}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text
+    return value
+
+
+def csv_cell(value, column: str = ""):
+    """A value of a column as the csv module should write it, rounded as CSV_DIGITS says."""
+    return csv_number(value, CSV_DIGITS.get(column, PROPORTION_DIGITS))
+
+
+def agent_csv_columns(report: dict) -> list[tuple[int, str, str]]:
+    """(agent index, k, header) for each agent's per-type Pass@1 and every Pass@k it has."""
+    columns = []
+    for index, agent in enumerate(agents_of(report)):
+        name = agent_name(agent, index)
+        ks = sorted({k for row in agent.get("types") or [] for k, _ in pass_k_items(row.get("pass_k"))})
+        columns.append((index, "1", f"agent:{name}:pass1"))
+        columns += [(index, str(k), f"agent:{name}:pass{k}") for k in ks]
+    return columns
 
 
 def to_csv(report: dict) -> str:
-    """One header row, one row per puzzle type, then the MEAN OVER TYPES row.
+    """One header row, then one row per puzzle type: data rows only, the means over types are the
+    summary CSV's (to_summary_csv).
 
-    Columns are CSV_TYPE_COLUMNS and then agent:<name>:pass1 for each agent; a missing value is an
-    empty cell and floats are written unrounded.
+    Columns are CSV_TYPE_COLUMNS and then agent:<name>:pass1 (and agent:<name>:pass<k> for each
+    Pass@k it has) for each agent; a missing value is an empty cell and numbers are rounded.
     """
     agents = agents_of(report)
-    agent_columns = [f"agent:{agent_name(a, i)}:pass1" for i, a in enumerate(agents)]
+    columns = agent_csv_columns(report)
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow([*CSV_TYPE_COLUMNS, *agent_columns])
+    writer.writerow([*CSV_TYPE_COLUMNS, *(header for _, _, header in columns)])
     per_agent = [agent_types(agent) for agent in agents]
     for row in types_of(report):
         name = type_name(row)
-        values = [csv_cell(row.get(column)) for column in CSV_TYPE_COLUMNS]
-        values += [csv_cell(by_type.get(name, {}).get("pass1")) for by_type in per_agent]
+        values = [csv_cell(row.get(column), column) for column in CSV_TYPE_COLUMNS]
+        for index, k, _ in columns:
+            agent_row = per_agent[index].get(name, {})
+            value = agent_row.get("pass1") if k == "1" else dict(pass_k_items(agent_row.get("pass_k"))).get(int(k))
+            values.append(csv_number(value))
         writer.writerow(values)
-    mean = {"type": MEAN_ROW_LABEL, "pass1": (report.get("overall") or {}).get("mean_pass1_over_types")}
-    writer.writerow(
-        [csv_cell(mean.get(column)) for column in CSV_TYPE_COLUMNS]
-        + [csv_cell(agent_overall_pass1(agent)) for agent in agents]
-    )
+    return out.getvalue()
+
+
+def summary_rows(report: dict) -> list[list]:
+    """The summary CSV's rows (SUMMARY_COLUMNS): people's means over types and pooled figures with
+    their intervals, the outcomes, agreement, and each agent's means; numbers not yet rounded."""
+    overall = report.get("overall") or {}
+    k = study_k(report)
+    method = (report.get("intervals") or {}).get("method")
+    clustered = f"; 95% interval clustered by annotator ({method})" if method else ""
+    types = len([row for row in types_of(report) if is_number(row.get("pass1"))])
+    answers = overall.get("attempts")
+    rows = [
+        ["people", "annotators", report.get("annotators"), None, None, None, ""],
+        ["people", "excluded_annotators", report.get("excluded_annotators"), None, None, None, ""],
+        [
+            "people",
+            "mean_pass1_over_types",
+            overall.get("mean_pass1_over_types"),
+            overall.get("mean_ci_low"),
+            overall.get("mean_ci_high"),
+            types,
+            f"unweighted mean of the types' Pass@1; n: types{clustered}",
+        ],
+        [
+            "people",
+            "pass1_pooled",
+            overall.get("pass1_pooled"),
+            overall.get("ci_low"),
+            overall.get("ci_high"),
+            answers,
+            f"correct / answers; n: answers{clustered}",
+        ],
+        [
+            "people",
+            "pass1_pooled_wilson",
+            overall.get("pass1_pooled"),
+            overall.get("wilson_low"),
+            overall.get("wilson_high"),
+            answers,
+            "Wilson interval, answers taken as independent (for comparison only)",
+        ],
+    ]
+    if k > 1:
+        rows += [
+            [
+                "people",
+                f"mean_pass{k}_over_types",
+                overall.get("mean_pass_k_over_types"),
+                overall.get("mean_pass_k_ci_low"),
+                overall.get("mean_pass_k_ci_high"),
+                types,
+                f"solved within the first {k} attempts; unweighted mean of the types; n: types{clustered}",
+            ],
+            [
+                "people",
+                f"pass{k}_pooled",
+                overall.get("pass_k_pooled"),
+                overall.get("pass_k_ci_low"),
+                overall.get("pass_k_ci_high"),
+                answers,
+                f"solved within the first {k} attempts / answers; n: answers{clustered}",
+            ],
+        ]
+    for measure in ("started", "correct", "wrong", "timed_out", "not_submitted", "no_input"):
+        rows.append(["outcomes", measure, overall.get(measure), None, None, None, "answers (first attempts)"])
+    agreement = report.get("agreement") or {}
+    if agreement:
+        n = agreement.get("agreement_n", agreement.get("alpha_n"))
+        rows += [
+            ["agreement", "percent_agreement", agreement.get("percent_agreement"), None, None, n, "n: puzzles"],
+            ["agreement", "gwet_ac1", agreement.get("gwet_ac1"), None, None, n, "n: puzzles"],
+            ["agreement", "fleiss_kappa", agreement.get("fleiss_kappa"), None, None, agreement.get("fleiss_n"), ""],
+            [
+                "agreement",
+                "krippendorff_alpha",
+                agreement.get("krippendorff_alpha"),
+                None,
+                None,
+                agreement.get("alpha_n"),
+                "",
+            ],
+        ]
+    for index, agent in enumerate(agents_of(report)):
+        section = f"agent:{agent_name(agent, index)}"
+        puzzles = sum(row.get("puzzles") or 0 for row in agent.get("types") or [])
+        rows.append([section, "mean_pass1_over_types", agent_overall_pass1(agent), None, None, None, ""])
+        for key, value in sorted((agent.get("pass_at") or {}).items(), key=lambda item: str(item[0])):
+            rows.append([section, f"pass{key}", value, None, None, puzzles, "mean over puzzles; n: puzzles"])
+    return rows
+
+
+def to_summary_csv(report: dict) -> str:
+    """The report's summary as CSV, one figure a row (SUMMARY_COLUMNS), apart from the per-type data rows."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(SUMMARY_COLUMNS)
+    for section, measure, value, low, high, n, method in summary_rows(report):
+        writer.writerow([section, measure, csv_number(value), csv_number(low), csv_number(high), csv_number(n), method])
     return out.getvalue()
 
 
@@ -116,13 +257,16 @@ def to_markdown(report: dict) -> str:
         lines += [f"> **Warning:** {md_text(line)}", ""]
     lines += [f"**Annotators:** {md_text(annotators_line(report))}", "", "## Per puzzle type", ""]
     types = types_of(report)
+    k = study_k(report)
     if types:
-        lines += md_table(TYPE_TABLE_HEADERS, [type_row_cells(row) for row in types] + [overall_row_cells(report)])
+        rows = [type_row_cells(row, k) for row in types] + [overall_row_cells(report, k)]
+        lines += md_table(type_table_headers(k), rows)
     else:
         lines.append("_No puzzle types with attempts._")
-    lines += ["", md_text(PASS1_NOTE), "", md_text(TIME_NOTE), ""]
+    lines += ["", md_text(f"{PASS1_NOTE} {interval_note(report)}"), "", md_text(OUTCOME_NOTE), ""]
+    lines += [md_text(TIME_NOTE), ""]
     lines += [f"- {md_text(line)}" for line in overall_lines(report)]
-    lines += ["", "## Agreement between people", ""]
+    lines += ["", "## Agreement between people", "", md_text(AGREEMENT_NOTE), ""]
     lines += [f"- {md_text(line)}" for line in agreement_lines(report)]
     lines += ["", "## Agents on the same puzzles", ""]
     agents = agents_of(report)
@@ -152,14 +296,30 @@ def fact_cards(report: dict) -> list[tuple[str, str]]:
     """The header's grid of key numbers, as (number, what it counts)."""
     study = study_of(report)
     overall = report.get("overall") or {}
+    k = study_k(report)
     cards = [
         (fmt_count(report.get("annotators")), f"annotators ({fmt_count(report.get('excluded_annotators'))} excluded)"),
         (fmt_count(len(types_of(report))), "puzzle types"),
-        (fmt_count(overall.get("attempts")), f"attempts on {fmt_count(overall.get('puzzles'))} puzzles"),
-        (fmt_pct(overall.get("mean_pass1_over_types")), "mean Pass@1 over types"),
+        (fmt_count(overall.get("attempts")), f"answers on {fmt_count(overall.get('puzzles'))} puzzles"),
+        (
+            fmt_pct(overall.get("mean_pass1_over_types")),
+            f"mean Pass@1 over types {fmt_interval(overall.get('mean_ci_low'), overall.get('mean_ci_high')) or ''}",
+        ),
         (
             fmt_pct(overall.get("pass1_pooled")),
             f"pooled Pass@1 {fmt_interval(overall.get('ci_low'), overall.get('ci_high')) or DASH}",
+        ),
+    ]
+    if k > 1:
+        low, high = overall.get("mean_pass_k_ci_low"), overall.get("mean_pass_k_ci_high")
+        cards.append(
+            (fmt_pct(overall.get("mean_pass_k_over_types")), f"mean Pass@{k} over types {fmt_interval(low, high)}")
+        )
+    cards += [
+        (
+            fmt_count(overall.get("timed_out")),
+            f"timed out ({fmt_count(overall.get('wrong'))} wrong)"
+            + (f", limit {fmt_count(study['time_limit_s'])} s" if is_number(study.get("time_limit_s")) else ""),
         ),
         (fmt_count(study.get("overlap")), "people per puzzle (overlap)"),
         (fmt_count(study.get("attempts_per_puzzle")), "attempts per puzzle each"),
@@ -175,7 +335,8 @@ def types_html_table(report: dict) -> dict | None:
     types = types_of(report)
     if not types:
         return None
-    return html_table(TYPE_TABLE_HEADERS, [type_row_cells(row) for row in types] + [overall_row_cells(report)])
+    k = study_k(report)
+    return html_table(type_table_headers(k), [type_row_cells(row, k) for row in types] + [overall_row_cells(report, k)])
 
 
 def agents_html_table(report: dict) -> dict | None:
@@ -207,8 +368,10 @@ def html_context(report: dict) -> dict:
         "study_line": study_line(report) or DASH,
         "facts": fact_cards(report),
         "types_table": types_html_table(report),
-        "pass1_note": PASS1_NOTE,
+        "pass1_note": f"{PASS1_NOTE} {interval_note(report)}",
+        "outcome_note": OUTCOME_NOTE,
         "time_note": TIME_NOTE,
+        "agreement_note": AGREEMENT_NOTE,
         "time_definition": TIME_DEFINITION,
         "overall_lines": public_truth_lines(report) + overall_lines(report),  # the warning first
         "pass1_chart": charts.pass1_chart(report),
@@ -228,13 +391,14 @@ def to_html(report: dict) -> str:
 FORMATS = {
     "html": "text/html",
     "csv": "text/csv",
+    "summary.csv": "text/csv",
     "json": "application/json",
     "md": "text/markdown",
-}  # and their media types
+}  # and their media types; csv holds the per-type rows, summary.csv the overall figures
 
 
 def render(report: dict, fmt: str) -> str:
     """The report in one of FORMATS (json is the report itself)."""
     if fmt == "json":
         return json.dumps(report, indent=2)
-    return {"csv": to_csv, "md": to_markdown, "html": to_html}[fmt](report)
+    return {"csv": to_csv, "summary.csv": to_summary_csv, "md": to_markdown, "html": to_html}[fmt](report)

@@ -1,4 +1,5 @@
-"""Study reports: human Pass@1 per type with Wilson intervals, times, agreement, agents beside people.
+"""Study reports: human Pass@1 and Pass@k per type with intervals clustered by annotator, outcomes
+(correct, wrong, timed out, not submitted), times, agreement, agents beside people.
 
 Counting rules (written into every report's `rules`):
 - a person's answer to a puzzle is their first attempt on it in the study (Pass@1); with k
@@ -6,6 +7,16 @@ Counting rules (written into every report's `rules`):
 - Pass@1 is over submitted first attempts; submission rate is submitted / started;
 - practice and gold attempts, excluded annotators and retired puzzles are left out; an attempt
   whose assignment expired counts as started and not submitted;
+- a submitted answer is correct, wrong or timed out: timed out when the study has a time limit, the
+  answer is not correct and its submit reached the server within 5 s of the limit or after it (the
+  page submits what is there when the limit runs out, the window the scoring gives the page's own
+  submit); a time-out counts as not solved, like a wrong answer, and is counted apart from them;
+- intervals (95%) are clustered by annotator: percentile intervals of a cluster bootstrap over
+  annotators (each resample draws the annotators with replacement and keeps all of each one's
+  answers), exact (every distinct resample, weighted by its probability) with 7 annotators or
+  fewer, else 2000 resamples with the fixed seed 14; the mean over types and the pooled Pass@1 get
+  theirs from the same resamples; a type answered by fewer than 2 annotators gets none (the Wilson
+  interval, which takes answers as independent, stays in the data as wilson_low/high);
 - an answer whose first attempt has no input evidence (semantic actions without the raw pointer or
   key input a person's hand leaves on the page) is left out too, and counted per type and overall
   as `no_input` ("excluded: n without input evidence"); nor can such an attempt solve within k;
@@ -22,14 +33,23 @@ Counting rules (written into every report's `rules`):
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from django.db.models import BooleanField, ExpressionWrapper, F, Q, Value
+from django.db.models.functions import Coalesce
 
 from annotation.models import AgentRun, Attempt, Enrollment, Rollout, Slot, Study
 from annotation.reporting.stats import (
+    BOOTSTRAP_SEED,
+    ClusterBootstrap,
+    ClusterIntervals,
     fleiss_kappa_binary,
+    gwet_ac1,
     krippendorff_alpha_nominal,
     mean_pass_at_k,
     median_iqr,
+    percent_agreement,
     wilson_interval,
 )
 from puzzles.models import Puzzle
@@ -37,6 +57,11 @@ from puzzles.selectors import dataset_counts
 
 RULES = __doc__.split("Counting rules (written into every report's `rules`):\n", 1)[1].strip()
 TIME_SAMPLE = 5000  # per type, for the distribution charts
+# A submit this close to the time limit, or after it, may be the page's own at the limit: the
+# window of annotation.live.scoring.TIME_UP_EARLY_MS (reporting may not import live; a test keeps
+# the two equal).
+TIME_UP_WINDOW_MS = 5000.0
+INTERVAL_METHOD = "cluster bootstrap over annotators"
 
 
 def study_report(*, study: Study, dataset: str | None = None) -> dict:
@@ -50,6 +75,9 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
     answers = _first_answers(study, pool)
     counted = [a for a in answers if not a["no_input"]]  # the type rows and overall count the rest themselves
     excluded = Enrollment.objects.filter(study=study, excluded=True).count()
+    k = study.attempts_per_puzzle
+    types = [_type_row(name, rows, k) for name, rows in _by_type(answers).items()]
+    boot, pass1, pass_k = _clustered(counted, types, k)
     return {
         "study": {
             "id": study.pk,
@@ -57,6 +85,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
             "split": study.split,
             "overlap": study.overlap,
             "attempts_per_puzzle": study.attempts_per_puzzle,
+            "time_limit_s": study.time_limit_s,
             "datasets": datasets,  # the generated bank and each import its pool draws on, with their puzzles
             "dataset": dataset,  # the one this report keeps to, or None: all of them
         },
@@ -66,8 +95,17 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
         "excluded_annotators": excluded,
         "retired_puzzles": len(retired),
         "public_truth_puzzles": _public_truth(study, pool),
-        "types": [_type_row(name, rows, study.attempts_per_puzzle) for name, rows in _by_type(answers).items()],
-        "overall": _overall(answers),
+        "types": types,
+        "overall": _overall(types, k, pass1, pass_k),
+        "intervals": {
+            "method": INTERVAL_METHOD,
+            "level": 0.95,
+            "interval": "percentile",
+            "annotators": boot.clusters,
+            "exact": boot.exact,  # every distinct resample, weighted by its probability
+            "resamples": boot.resamples,  # distinct resamples when exact, else draws
+            "seed": None if boot.exact else BOOTSTRAP_SEED,
+        },
         "agreement": _agreement(counted) if study.overlap >= 2 else None,
         "agents": agents_on(pool),
         "times": {
@@ -78,6 +116,28 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
             for name, rows in _by_type(counted).items()
         },
     }
+
+
+def timed_out(limit_s: int | None, submitted_at: datetime | None, opened_at: datetime, correct: bool | None) -> bool:
+    """Whether a submitted attempt timed out: the study has a time limit, the answer is not correct,
+    and its submit reached the server within TIME_UP_WINDOW_MS of the limit or after it, counted
+    from when the puzzle was served (opened_at: served_at, else created_at, as the scoring does)."""
+    if not limit_s or submitted_at is None or correct:
+        return False
+    return (submitted_at - opened_at).total_seconds() * 1000 >= limit_s * 1000 - TIME_UP_WINDOW_MS
+
+
+def _boolean(condition: Q) -> ExpressionWrapper:
+    return ExpressionWrapper(condition, output_field=BooleanField())
+
+
+def _late(limit_s: int | None) -> ExpressionWrapper | Value:
+    """In the database: the submit reached the server within TIME_UP_WINDOW_MS of the limit or
+    after it, from when the puzzle was served (timed_out's test of the time)."""
+    if not limit_s:
+        return Value(False, output_field=BooleanField())
+    after = timedelta(milliseconds=limit_s * 1000 - TIME_UP_WINDOW_MS)
+    return _boolean(Q(submitted_at__gte=Coalesce(F("served_at"), F("created_at")) + after))
 
 
 def _public_truth(study: Study, pool: set[int]) -> int:
@@ -96,16 +156,20 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
         Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, puzzle_id__in=pool)
         .exclude(participant_id__in=excluded)
         .order_by("created_at", "pk")
+        # Two booleans from the database rather than three timestamps per attempt: parsing them
+        # would be a third of the report's time on a large study.
+        .annotate(was_submitted=_boolean(Q(submitted_at__isnull=False)), late=_late(study.time_limit_s))
         .values_list(
             "participant_id",
             "puzzle_id",
             "puzzle__type",
-            "submitted_at",
+            "was_submitted",
             "correct",
             "wall_ms",
             "active_ms",
             "action_count",
             "input_ok",
+            "late",
         )
     )
     tries: dict[tuple[int, int], list[tuple]] = defaultdict(list)
@@ -114,14 +178,15 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
     k = study.attempts_per_puzzle
     answers = []
     for (participant, puzzle), attempts in tries.items():
-        _, _, type_name, submitted_at, correct, wall, active, actions, input_ok = attempts[0]
+        _, _, type_name, submitted, correct, wall, active, actions, input_ok, late = attempts[0]
         answers.append(
             {
                 "participant": participant,
                 "puzzle": puzzle,
                 "type": type_name,
-                "submitted": submitted_at is not None,
+                "submitted": submitted,
                 "correct": bool(correct),
+                "timed_out": bool(submitted and late and not correct),  # as timed_out() says
                 "wall_ms": wall,
                 "active_ms": active,
                 "actions": actions,
@@ -140,10 +205,14 @@ def _by_type(answers: list[dict]) -> dict[str, list[dict]]:
 
 
 def _type_row(name: str, rows: list[dict], k: int) -> dict:
+    """A type's counts, Pass@1 (and Pass@k with k > 1), Wilson interval and times; the clustered
+    intervals (ci_low, ci_high and pass_k_ci_*) are filled in by _clustered."""
     no_input = sum(r["no_input"] for r in rows)
     rows = [r for r in rows if not r["no_input"]]
     submitted = [r for r in rows if r["submitted"]]
     correct = sum(r["correct"] for r in submitted)
+    late = sum(r["timed_out"] for r in submitted)
+    within_k = sum(r["solved_within_k"] for r in submitted)
     low, high = wilson_interval(correct, len(submitted))
     wall = median_iqr([r["wall_ms"] for r in submitted if r["wall_ms"] is not None])
     active = median_iqr([r["active_ms"] for r in submitted if r["active_ms"] is not None])
@@ -152,10 +221,16 @@ def _type_row(name: str, rows: list[dict], k: int) -> dict:
         "type": name,
         "attempts": len(submitted),
         "puzzles": len({r["puzzle"] for r in submitted}),
+        "annotators": len({r["participant"] for r in submitted}),
         "correct": correct,
+        "wrong": len(submitted) - correct - late,
+        "timed_out": late,
+        "not_submitted": len(rows) - len(submitted),
         "pass1": correct / len(submitted) if submitted else None,
-        "ci_low": low,
-        "ci_high": high,
+        "ci_low": None,
+        "ci_high": None,
+        "wilson_low": low if submitted else None,
+        "wilson_high": high if submitted else None,
         "submitted": len(submitted),
         "started": len(rows),
         "submission_rate": len(submitted) / len(rows) if rows else None,
@@ -166,32 +241,92 @@ def _type_row(name: str, rows: list[dict], k: int) -> dict:
         "active_q1_ms": active[1],
         "active_q3_ms": active[2],
         "mean_actions": sum(actions) / len(actions) if actions else None,
-        "pass_k": (sum(r["solved_within_k"] for r in submitted) / len(submitted)) if k > 1 and submitted else None,
+        "k": k,
+        "correct_within_k": within_k if k > 1 else None,
+        "pass_k": (within_k / len(submitted)) if k > 1 and submitted else None,
+        "pass_k_ci_low": None,
+        "pass_k_ci_high": None,
         "no_input": no_input,
     }
 
 
-def _overall(answers: list[dict]) -> dict:
-    rows = [_type_row(name, rows, 1) for name, rows in _by_type(answers).items()]
-    no_input = sum(a["no_input"] for a in answers)
-    submitted = [a for a in answers if a["submitted"] and not a["no_input"]]
-    rates = [r["pass1"] for r in rows if r["pass1"] is not None]
-    correct = sum(a["correct"] for a in submitted)
-    low, high = wilson_interval(correct, len(submitted))
-    return {
-        "mean_pass1_over_types": sum(rates) / len(rates) if rates else None,  # as published
-        "attempts": len(submitted),
-        "puzzles": len({a["puzzle"] for a in submitted}),
+def _clustered(
+    answers: list[dict], rows: list[dict], k: int
+) -> tuple[ClusterBootstrap, ClusterIntervals, ClusterIntervals | None]:
+    """The cluster bootstrap over the annotators of the counted answers; its intervals of Pass@1
+    (and of Pass@k with k > 1) go into the type rows, and are returned for the overall figures."""
+    submitted = [a for a in answers if a["submitted"]]
+    people = {p: i for i, p in enumerate(sorted({a["participant"] for a in submitted}))}
+    columns = {row["type"]: j for j, row in enumerate(rows)}
+    trials = np.zeros((len(people), len(columns)))
+    solved, within_k = np.zeros_like(trials), np.zeros_like(trials)
+    for answer in submitted:
+        cell = people[answer["participant"]], columns[answer["type"]]
+        trials[cell] += 1
+        solved[cell] += answer["correct"]
+        within_k[cell] += answer["solved_within_k"]
+    boot = ClusterBootstrap(trials)
+    pass1 = boot.intervals(solved)
+    pass_k = boot.intervals(within_k) if k > 1 else None
+    for j, row in enumerate(rows):
+        row["ci_low"], row["ci_high"] = pass1.columns[j]
+        if pass_k is not None:
+            row["pass_k_ci_low"], row["pass_k_ci_high"] = pass_k.columns[j]
+    return boot, pass1, pass_k
+
+
+def _overall(rows: list[dict], k: int, pass1: ClusterIntervals, pass_k: ClusterIntervals | None) -> dict:
+    """Every type together: the mean over types (each type weighs the same, as published) and the
+    pooled figures, with their clustered intervals, and the outcomes counted."""
+
+    def total(key: str) -> int:
+        return sum(row[key] or 0 for row in rows)
+
+    answered = [row for row in rows if row["pass1"] is not None]
+    attempts, correct = total("attempts"), total("correct")
+    low, high = wilson_interval(correct, attempts)
+    overall = {
+        "mean_pass1_over_types": sum(r["pass1"] for r in answered) / len(answered) if answered else None,
+        "mean_ci_low": pass1.mean[0],
+        "mean_ci_high": pass1.mean[1],
+        "attempts": attempts,
+        "puzzles": total("puzzles"),
         "correct": correct,
-        "pass1_pooled": correct / len(submitted) if submitted else None,
-        "ci_low": low,
-        "ci_high": high,
-        "no_input": no_input,
+        "wrong": total("wrong"),
+        "timed_out": total("timed_out"),
+        "not_submitted": total("not_submitted"),
+        "started": total("started"),
+        "pass1_pooled": correct / attempts if attempts else None,
+        "ci_low": pass1.pooled[0],
+        "ci_high": pass1.pooled[1],
+        "wilson_low": low if attempts else None,
+        "wilson_high": high if attempts else None,
+        "k": k,
+        "mean_pass_k_over_types": None,
+        "mean_pass_k_ci_low": None,
+        "mean_pass_k_ci_high": None,
+        "pass_k_pooled": None,
+        "pass_k_ci_low": None,
+        "pass_k_ci_high": None,
+        "no_input": total("no_input"),
     }
+    if pass_k is not None and answered:
+        overall.update(
+            {
+                "mean_pass_k_over_types": sum(r["pass_k"] for r in answered) / len(answered),
+                "mean_pass_k_ci_low": pass_k.mean[0],
+                "mean_pass_k_ci_high": pass_k.mean[1],
+                "pass_k_pooled": total("correct_within_k") / attempts,
+                "pass_k_ci_low": pass_k.pooled[0],
+                "pass_k_ci_high": pass_k.pooled[1],
+            }
+        )
+    return overall
 
 
 def _agreement(answers: list[dict]) -> dict:
-    """Agreement on correctness among people who answered the same puzzle."""
+    """Agreement on correctness among people who answered the same puzzle: percent agreement,
+    Gwet's AC1, Fleiss' kappa and Krippendorff's alpha (a time-out counts as not correct)."""
     per_puzzle: dict[int, list[bool]] = defaultdict(list)
     for answer in answers:
         if answer["submitted"]:
@@ -200,6 +335,9 @@ def _agreement(answers: list[dict]) -> dict:
     kappa, kappa_n = fleiss_kappa_binary(outcomes)
     units = [[int(v) for v in o] for o in outcomes if len(o) >= 2]
     return {
+        "percent_agreement": percent_agreement(units),
+        "gwet_ac1": gwet_ac1(units, (0, 1)),
+        "agreement_n": len(units),  # puzzles with 2 or more answers: percent agreement, AC1 and alpha
         "fleiss_kappa": kappa,
         "fleiss_n": kappa_n,
         "krippendorff_alpha": krippendorff_alpha_nominal(units),

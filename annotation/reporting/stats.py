@@ -5,8 +5,11 @@ Pure: Python and numpy only, no Django and no database.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -93,7 +96,7 @@ def krippendorff_alpha_nominal(units: list[list[int]]) -> float | None:
 
     Units with fewer than 2 ratings are not pairable and are left out.
     """
-    agree, totals = 0.0, Counter()
+    agree, totals = 0.0, Counter[int]()
     for unit in units:
         if len(unit) < 2:
             continue
@@ -105,6 +108,163 @@ def krippendorff_alpha_nominal(units: list[list[int]]) -> float | None:
     if n == 0 or n * (n - 1) == by_chance:
         return None
     return ((n - 1) * agree - by_chance) / (n * (n - 1) - by_chance)
+
+
+def percent_agreement(units: list[list[int]]) -> float | None:
+    """Observed agreement: over units with 2 or more ratings, the mean share of pairs of ratings that
+    agree (sum over values of c(c - 1), over m(m - 1), m ratings on the unit); None without such a unit."""
+    shares = [
+        sum(c * (c - 1) for c in Counter(unit).values()) / (len(unit) * (len(unit) - 1))
+        for unit in units
+        if len(unit) >= 2
+    ]
+    return sum(shares) / len(shares) if shares else None
+
+
+def gwet_ac1(units: list[list[int]], categories: Sequence[int]) -> float | None:
+    """Gwet's AC1 (Gwet 2008) for nominal values, any number of ratings per unit; None if undefined.
+
+    Units with fewer than 2 ratings are left out. AC1 = (pa - pe) / (1 - pe), pa the percent
+    agreement, pe = sum_k pi_k (1 - pi_k) / (q - 1) over the q categories, pi_k the mean over units of
+    the share of the unit's ratings in category k. Unlike kappa and alpha, it stays near the observed
+    agreement when nearly every rating falls in one category (the kappa paradox).
+    """
+    rated = [unit for unit in units if len(unit) >= 2]
+    q = len(categories)
+    if not rated or q < 2:
+        return None
+    unknown = {value for unit in rated for value in unit} - set(categories)
+    if unknown:
+        raise ValueError(f"ratings outside the categories: {sorted(unknown)}")
+    pa = percent_agreement(rated)
+    assert pa is not None
+    shares = [sum(Counter(unit)[k] / len(unit) for unit in rated) / len(rated) for k in categories]
+    pe = sum(pi * (1 - pi) for pi in shares) / (q - 1)
+    return (pa - pe) / (1 - pe)
+
+
+# --- intervals clustered by annotator -------------------------------------------------------
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 14  # fixed: the same data gives the same interval, run after run
+
+
+@dataclass(frozen=True)
+class ClusterIntervals:
+    """Percentile intervals from one cluster bootstrap: per column (puzzle type), pooled over every
+    column (a ratio of sums), and of the unweighted mean over columns. (None, None) where there is
+    none: a column that fewer than 2 clusters have trials in, or nothing at all."""
+
+    columns: list[tuple[float | None, float | None]]
+    pooled: tuple[float | None, float | None]
+    mean: tuple[float | None, float | None]
+
+
+class ClusterBootstrap:
+    """A cluster (one-stage) bootstrap over annotators: each resample draws as many annotators as
+    there are, with replacement, and keeps all of each drawn annotator's answers; an annotator
+    drawn twice counts twice. Proportions are ratios of sums over the resample, and the interval is
+    the percentile interval (the inverted CDF: the lowest resampled value whose cumulative share
+    reaches (1 - level)/2, and likewise for (1 + level)/2).
+
+    With few annotators every distinct resample is enumerated, each weighted by its multinomial
+    probability (the exact bootstrap distribution); otherwise `resamples` are drawn with a fixed
+    seed. Both are deterministic. Every interval of one ClusterBootstrap shares its resamples, so
+    the mean over types carries the correlation between types that one annotator brings.
+
+    trials: annotators x columns (answers of each annotator in each puzzle type).
+    """
+
+    def __init__(
+        self,
+        trials: np.ndarray,
+        *,
+        level: float = 0.95,
+        resamples: int = BOOTSTRAP_RESAMPLES,
+        seed: int = BOOTSTRAP_SEED,
+    ):
+        self.trials = np.asarray(trials, dtype=float)
+        if self.trials.ndim != 2 or (self.trials < 0).any():
+            raise ValueError("trials must be a table (annotators x columns) of counts >= 0")
+        if not 0 < level < 1:
+            raise ValueError(f"level must be between 0 and 1, got {level}")
+        self.level = level
+        clusters = self.trials.shape[0]
+        self.clusters = clusters
+        distinct = math.comb(2 * clusters - 1, clusters) if clusters else 0
+        self.exact = 0 < distinct <= resamples
+        if self.exact:
+            counts = np.array(
+                [
+                    np.bincount(draw, minlength=clusters)
+                    for draw in itertools.combinations_with_replacement(range(clusters), clusters)
+                ],
+                dtype=float,
+            )
+            ways = np.array(
+                [math.factorial(clusters) / math.prod(math.factorial(int(c)) for c in row) for row in counts]
+            )
+            self.weights = ways / ways.sum()
+        elif clusters:
+            drawn = np.random.default_rng(seed).integers(0, clusters, size=(resamples, clusters), dtype=np.int32)
+            offsets = (np.arange(resamples, dtype=np.int64) * clusters)[:, None]
+            counts = np.bincount((drawn + offsets).ravel(), minlength=resamples * clusters).reshape(resamples, clusters)
+            counts = counts.astype(float)
+            self.weights = np.full(resamples, 1.0 / resamples)
+        else:
+            counts, self.weights = np.zeros((0, 0)), np.zeros(0)
+        self.counts = counts  # resamples x clusters: how often each annotator was drawn
+        self.resamples = len(self.weights)
+        self._trials_drawn = counts @ self.trials if clusters else np.zeros((0, self.trials.shape[1]))
+
+    def intervals(self, successes: np.ndarray) -> ClusterIntervals:
+        """The intervals of successes / trials (same shape as trials) per column, pooled and the mean over columns."""
+        successes = np.asarray(successes, dtype=float).reshape(self.trials.shape)
+        if (successes < 0).any() or (successes > self.trials).any():
+            raise ValueError("need 0 <= successes <= trials")
+        columns = self.trials.shape[1]
+        if not self.clusters or not columns:
+            return ClusterIntervals([(None, None)] * columns, (None, None), (None, None))
+        drawn = self.counts @ successes
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = drawn / self._trials_drawn  # nan where a resample has no answers in the column
+            pooled = drawn.sum(axis=1) / self._trials_drawn.sum(axis=1)
+        answered = (self.trials > 0).sum(axis=0)
+        per_column = [self._percentiles(rates[:, j]) if answered[j] >= 2 else (None, None) for j in range(columns)]
+        # The mean over the columns a resample has answers in (a column nobody drawn answered
+        # is left out of that resample's mean).
+        kept = ~np.isnan(rates)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(kept, rates, 0.0).sum(axis=1) / kept.sum(axis=1)
+        enough = (answered > 0).any() and (self.trials.sum(axis=1) > 0).sum() >= 2
+        return ClusterIntervals(
+            per_column,
+            self._percentiles(pooled) if enough else (None, None),
+            self._percentiles(mean) if enough else (None, None),
+        )
+
+    def _percentiles(self, values: np.ndarray) -> tuple[float | None, float | None]:
+        keep = ~np.isnan(values)
+        if not keep.any():
+            return None, None
+        return weighted_percentile_interval(values[keep], self.weights[keep], self.level)
+
+
+def weighted_percentile_interval(values, weights, level: float = 0.95) -> tuple[float, float]:
+    """The central interval of a discrete distribution (values with weights, renormalised): the
+    lowest value whose cumulative weight reaches (1 - level)/2, and the lowest reaching (1 + level)/2."""
+    values, weights = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
+    if not len(values) or len(values) != len(weights) or (weights < 0).any() or weights.sum() <= 0:
+        raise ValueError("need as many weights >= 0 as values, not all 0")
+    order = np.argsort(values, kind="stable")
+    values, cumulative = values[order], np.cumsum(weights[order]) / weights.sum()
+    tail = (1 - level) / 2
+
+    def at(q: float) -> float:
+        index = int(np.searchsorted(cumulative, q - 1e-12, side="left"))
+        return float(values[min(index, len(values) - 1)])
+
+    return at(tail), at(1 - tail)
 
 
 # --- spread --------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Staff pages of reporting: the live dashboard and its JSON twin (the page's fallback when no
-socket opens), report downloads and the raw-event export. Annotators reach none of these."""
+socket opens), report downloads, the raw-event export and the per-participant CSV. Annotators
+reach none of these."""
 
 from functools import wraps
 
@@ -11,7 +12,7 @@ from django.views.decorators.cache import never_cache
 from annotation.models import Study
 from annotation.reporting import render as report_render
 from annotation.reporting.dashboard import dashboard_summary
-from annotation.reporting.exports import event_lines
+from annotation.reporting.exports import MarksOf, event_lines, participants_csv
 from annotation.reporting.reports import study_report
 from annotation.url_templates import url_template
 
@@ -68,4 +69,16 @@ def events_download(request, study_id: int):
     study = get_object_or_404(Study, pk=study_id)
     response = StreamingHttpResponse(event_lines(study=study), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-events.jsonl"'
+    return response
+
+
+@staff_member_required
+@never_cache
+def participants_download(request, study_id: int, marks_of: MarksOf):
+    """One CSV row per participant (crowd ids, status, times, accuracy, gold, quality marks,
+    completion), for approving and paying people. marks_of: quality control's attempt_marks,
+    passed in by annotation/urls.py (reporting does not import the studies domain)."""
+    study = get_object_or_404(Study, pk=study_id)
+    response = HttpResponse(participants_csv(study=study, marks_of=marks_of), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-participants.csv"'
     return response

@@ -7,15 +7,26 @@ from __future__ import annotations
 import math
 
 DASH = "–"
-MEAN_ROW_LABEL = "MEAN OVER TYPES"
+# The per-type CSV: one row per type, no summary rows (those are the summary CSV's, SUMMARY_COLUMNS).
 CSV_TYPE_COLUMNS = (
     "type",
     "attempts",
     "puzzles",
+    "annotators",
     "correct",
+    "wrong",
+    "timed_out",
+    "not_submitted",
     "pass1",
     "ci_low",
     "ci_high",
+    "wilson_low",
+    "wilson_high",
+    "k",
+    "correct_within_k",
+    "pass_k",
+    "pass_k_ci_low",
+    "pass_k_ci_high",
     "submission_rate",
     "wall_median_ms",
     "wall_q1_ms",
@@ -26,17 +37,46 @@ CSV_TYPE_COLUMNS = (
     "mean_actions",
     "no_input",
 )
-TYPE_TABLE_HEADERS = (
-    "Type",
-    "Pass@1 [95% CI]",
-    "Correct",
-    "Attempts / puzzles",
-    "Submitted",
-    "Wall time, s: median (IQR)",
-    "Active time, s: median (IQR)",
-    "Mean actions",
+SUMMARY_COLUMNS = ("section", "measure", "value", "ci_low", "ci_high", "n", "method")
+# Decimals a CSV keeps: proportions and agreement 4, milliseconds none, means of counts 2; counts
+# are integers. A column not named here: 4.
+CSV_DIGITS = {"mean_actions": 2} | {c: 0 for c in CSV_TYPE_COLUMNS if c.endswith("_ms")}
+PROPORTION_DIGITS = 4
+
+
+def type_table_headers(k=1) -> list[str]:
+    """The per-type table's headers; a Pass@k column after Pass@1 when k > 1."""
+    pass_k = [f"Pass@{fmt_count(k)} [95% CI]"] if is_number(k) and k > 1 else []
+    return [
+        "Type",
+        "Pass@1 [95% CI]",
+        *pass_k,
+        "Correct",
+        "Wrong",
+        "Timed out",
+        "Answers / puzzles / people",
+        "Submitted",
+        "Wall time, s: median (IQR)",
+        "Active time, s: median (IQR)",
+        "Mean actions",
+    ]
+
+
+PASS1_NOTE = (
+    "Pass@1: share of answers solved, an answer being a person's first attempt on a puzzle; with k "
+    "attempts allowed, Pass@k: share solved within the first k."
 )
-PASS1_NOTE = "Pass@1: share of attempts solved, with its 95% Wilson interval in brackets."
+OUTCOME_NOTE = (
+    "Wrong and timed out are both not solved, counted apart: a time-out is an answer the study's time "
+    "limit cut off (the page submitted what was there, or the submit came after the limit). Submitted: "
+    "answers submitted of those started."
+)
+AGREEMENT_NOTE = (
+    "Whether people who saw the same puzzle were both right or both wrong. Percent agreement is the "
+    "share of such pairs that agree; kappa and alpha correct it for chance and fall to zero or below "
+    "when nearly everyone is right, however often people agree (the kappa paradox); Gwet's AC1 corrects "
+    "for chance without that collapse."
+)
 TIME_DEFINITION = (
     "Wall time runs from the first event of an attempt to its submit, by the page's clock, and is never "
     "longer than the server saw from serving the puzzle to receiving the submit (the server's own "
@@ -135,6 +175,24 @@ def fmt_pass_cell(pass1, pass_k=None) -> str:
     return " · ".join([fmt_pct(pass1), *extras])
 
 
+def interval_note(report: dict) -> str:
+    """How the report's intervals were made, from its `intervals` (the counting rules say the same)."""
+    method = report.get("intervals") or {}
+    if method.get("method") != "cluster bootstrap over annotators":
+        return "95% intervals in brackets."
+    annotators = plural(method.get("annotators"), "annotator")
+    if method.get("exact"):
+        how = f"every one of the {fmt_count(method.get('resamples'))} distinct resamples of {annotators}, exact"
+    else:
+        how = f"{fmt_count(method.get('resamples'))} resamples of {annotators}, seed {method.get('seed')}"
+    return (
+        "95% intervals in brackets are clustered by annotator: percentile intervals of a cluster "
+        f"bootstrap over annotators ({how}), each resample keeping all of a drawn person's answers, "
+        "so that one person's many answers do not count as independent; none where fewer than "
+        "2 annotators answered."
+    )
+
+
 # --- reading the report -----------------------------------------------------------------------
 
 
@@ -216,24 +274,35 @@ def study_line(report: dict) -> str:
             if is_number(study.get("attempts_per_puzzle"))
             else None
         ),
+        f"time limit {fmt_count(study['time_limit_s'])} s per puzzle" if is_number(study.get("time_limit_s")) else None,
         f"generated {report['generated_at']}" if report.get("generated_at") else None,
     ]
     return " · ".join(str(p) for p in parts if p)
 
 
+def study_k(report: dict):
+    """The attempts each person had per puzzle (the k of human Pass@k), 1 when unknown."""
+    k = study_of(report).get("attempts_per_puzzle")
+    return int(k) if isinstance(k, (int, float)) and is_number(k) and k >= 1 else 1
+
+
 # --- tables shared by Markdown and HTML (plain text; escaped by the renderer) -------------------
 
 
-def type_row_cells(row: dict) -> list[str]:
-    """One puzzle type as table cells, in TYPE_TABLE_HEADERS order."""
+def type_row_cells(row: dict, k=1) -> list[str]:
+    """One puzzle type as table cells, in type_table_headers(k) order."""
     submitted = fmt_pct(row.get("submission_rate"))
     if submitted != DASH and is_number(row.get("submitted")) and is_number(row.get("started")):
         submitted += f" ({fmt_count(row['submitted'])}/{fmt_count(row['started'])})"
+    pass_k = [fmt_pass1(row.get("pass_k"), row.get("pass_k_ci_low"), row.get("pass_k_ci_high"))] if k > 1 else []
     return [
         type_name(row),
         fmt_pass1(row.get("pass1"), row.get("ci_low"), row.get("ci_high")),
+        *pass_k,
         fmt_count(row.get("correct")),
-        f"{fmt_count(row.get('attempts'))} / {fmt_count(row.get('puzzles'))}",
+        fmt_count(row.get("wrong")),
+        fmt_count(row.get("timed_out")),
+        f"{fmt_count(row.get('attempts'))} / {fmt_count(row.get('puzzles'))} / {fmt_count(row.get('annotators'))}",
         submitted,
         fmt_time(row.get("wall_median_ms"), row.get("wall_q1_ms"), row.get("wall_q3_ms")),
         fmt_time(row.get("active_median_ms"), row.get("active_q1_ms"), row.get("active_q3_ms")),
@@ -241,28 +310,67 @@ def type_row_cells(row: dict) -> list[str]:
     ]
 
 
-def overall_row_cells(report: dict) -> list[str]:
-    """The closing row of the type table: the mean over types and the pooled counts."""
+def overall_row_cells(report: dict, k=1) -> list[str]:
+    """The closing row of the type table: the means over types with their intervals, and the
+    counts over every type."""
     overall = report.get("overall") or {}
-    cells = [DASH] * len(TYPE_TABLE_HEADERS)
+    cells = [DASH] * len(type_table_headers(k))
+    mean = fmt_pass1(overall.get("mean_pass1_over_types"), overall.get("mean_ci_low"), overall.get("mean_ci_high"))
     cells[0] = "All types"
-    mean = fmt_pct(overall.get("mean_pass1_over_types"))
     cells[1] = f"mean {mean}" if mean != DASH else DASH
-    cells[2] = fmt_count(overall.get("correct"))
-    cells[3] = f"{fmt_count(overall.get('attempts'))} / {fmt_count(overall.get('puzzles'))}"
+    at = 2
+    if k > 1:
+        mean_k = fmt_pass1(
+            overall.get("mean_pass_k_over_types"), overall.get("mean_pass_k_ci_low"), overall.get("mean_pass_k_ci_high")
+        )
+        cells[2] = f"mean {mean_k}" if mean_k != DASH else DASH
+        at = 3
+    cells[at] = fmt_count(overall.get("correct"))
+    cells[at + 1] = fmt_count(overall.get("wrong"))
+    cells[at + 2] = fmt_count(overall.get("timed_out"))
+    counts = (overall.get("attempts"), overall.get("puzzles"), report.get("annotators"))
+    cells[at + 3] = " / ".join(fmt_count(c) for c in counts)
     return cells
 
 
 def overall_lines(report: dict) -> list[str]:
-    """The mean over types and the pooled Pass@1, as sentences."""
+    """The means over types and the pooled figures (Pass@1, and Pass@k with k > 1), the outcomes
+    and the answers left out, as sentences."""
     overall = report.get("overall") or {}
-    return [
-        f"Mean Pass@1 over types: {fmt_pct(overall.get('mean_pass1_over_types'))} (each type weighs the same).",
+    k = study_k(report)
+    lines = [
+        "Mean Pass@1 over types: "
+        f"{fmt_pass1(overall.get('mean_pass1_over_types'), overall.get('mean_ci_low'), overall.get('mean_ci_high'))}"
+        " (each type weighs the same).",
         f"Pooled Pass@1: {fmt_pass1(overall.get('pass1_pooled'), overall.get('ci_low'), overall.get('ci_high'))}"
-        f" — {fmt_count(overall.get('correct'))} of {fmt_count(overall.get('attempts'))} attempts "
+        f" — {fmt_count(overall.get('correct'))} of {fmt_count(overall.get('attempts'))} answers "
         f"on {fmt_count(overall.get('puzzles'))} puzzles.",
-        no_input_line(report),
     ]
+    if k > 1:
+        mean_k = fmt_pass1(
+            overall.get("mean_pass_k_over_types"), overall.get("mean_pass_k_ci_low"), overall.get("mean_pass_k_ci_high")
+        )
+        pooled_k = fmt_pass1(overall.get("pass_k_pooled"), overall.get("pass_k_ci_low"), overall.get("pass_k_ci_high"))
+        lines += [
+            f"Mean Pass@{k} over types: {mean_k} ({k} attempts allowed per puzzle; each type weighs the same).",
+            f"Pooled Pass@{k}: {pooled_k}.",
+        ]
+    lines += [outcomes_line(report), no_input_line(report)]
+    return lines
+
+
+def outcomes_line(report: dict) -> str:
+    """What became of the answers: correct, wrong, timed out, and started but not submitted."""
+    overall = report.get("overall") or {}
+    limit = study_of(report).get("time_limit_s")
+    timed_out = f"{fmt_count(overall.get('timed_out'))} timed out"
+    if not is_number(limit):
+        timed_out += " (no time limit)"
+    return (
+        f"Outcomes of {plural(overall.get('started'), 'answer')} started: "
+        f"{fmt_count(overall.get('correct'))} correct, {fmt_count(overall.get('wrong'))} wrong, {timed_out}, "
+        f"{fmt_count(overall.get('not_submitted'))} not submitted."
+    )
 
 
 def no_input_line(report: dict) -> str:
@@ -292,14 +400,18 @@ def public_truth_lines(report: dict) -> list[str]:
 
 
 def agreement_lines(report: dict) -> list[str]:
-    """Fleiss' kappa and Krippendorff's alpha with their n, or why there is none."""
+    """Percent agreement, Gwet's AC1, Fleiss' kappa and Krippendorff's alpha with their n, or why
+    there are none."""
     agreement = report.get("agreement")
     if not agreement:
         overlap = study_of(report).get("overlap")
         if overlap is None or (is_number(overlap) and overlap <= 1):
             return ["n/a (overlap 1)"]
         return [f"n/a (overlap {overlap}, but no puzzle was rated by two people)"]
+    n = agreement.get("agreement_n", agreement.get("alpha_n"))
     return [
+        f"Percent agreement = {fmt_pct(agreement.get('percent_agreement'))} (n = {fmt_count(n)} puzzles)",
+        f"Gwet's AC1 = {fmt_agreement(agreement.get('gwet_ac1'))} (n = {fmt_count(n)} puzzles)",
         f"Fleiss' κ = {fmt_agreement(agreement.get('fleiss_kappa'))} "
         f"(n = {fmt_count(agreement.get('fleiss_n'))} puzzles)",
         f"Krippendorff's α = {fmt_agreement(agreement.get('krippendorff_alpha'))} "
@@ -307,16 +419,23 @@ def agreement_lines(report: dict) -> list[str]:
     ]
 
 
+def people_pass_k(row: dict, k: int) -> dict[str, float]:
+    """People's Pass@k of a type or of the means, in the agents' {"k": value} form; {} when k is 1."""
+    value = row.get("pass_k")
+    return {str(k): float(value)} if k > 1 and value is not None and is_number(value) else {}
+
+
 def agents_table(report: dict) -> tuple[list[str], list[list[str]]]:
     """People against each agent per type (Pass@1, then any Pass@k), closing with the means."""
     agents = agents_of(report)
+    k = study_k(report)
     people = {type_name(row): row for row in types_of(report)}
     per_agent = [agent_types(agent) for agent in agents]
     headers = ["Type", "People", *(agent_name(a, i) for i, a in enumerate(agents))]
     rows = []
     for name in all_type_names(report):
         person = people.get(name, {})
-        cells = [name, fmt_pass_cell(person.get("pass1"), person.get("pass_k"))]
+        cells = [name, fmt_pass_cell(person.get("pass1"), people_pass_k(person, k))]
         for rows_by_type in per_agent:
             row = rows_by_type.get(name, {})
             cells.append(fmt_pass_cell(row.get("pass1"), row.get("pass_k")))
@@ -325,7 +444,10 @@ def agents_table(report: dict) -> tuple[list[str], list[list[str]]]:
     rows.append(
         [
             "Mean over types",
-            fmt_pct(overall.get("mean_pass1_over_types")),
+            fmt_pass_cell(
+                overall.get("mean_pass1_over_types"),
+                people_pass_k({"pass_k": overall.get("mean_pass_k_over_types")}, k),
+            ),
             *(fmt_pct(agent_overall_pass1(a)) for a in agents),
         ]
     )

@@ -1,15 +1,26 @@
-"""The study report rendered as CSV, Markdown and one self-contained HTML page. No database."""
+"""The study report rendered as CSV (per type, and the summary apart), Markdown, JSON and one
+self-contained HTML page. No database."""
 
 import copy
 import csv
 import io
+import json
 import random
 import re
 from html.parser import HTMLParser
 
 import pytest
 
-from annotation.reporting.render import CSV_TYPE_COLUMNS, MEAN_ROW_LABEL, to_csv, to_html, to_markdown
+from annotation.reporting.render import (
+    CSV_TYPE_COLUMNS,
+    FORMATS,
+    SUMMARY_COLUMNS,
+    render,
+    to_csv,
+    to_html,
+    to_markdown,
+    to_summary_csv,
+)
 
 TYPE_NAMES = [
     "Bingo",
@@ -38,19 +49,46 @@ TYPE_NAMES = [
 def sample_report() -> dict:
     """The report from the brief: one type, one agent."""
     return {
-        "study": {"id": 3, "name": "Pilot", "split": "test", "overlap": 2, "attempts_per_puzzle": 1},
+        "study": {
+            "id": 3,
+            "name": "Pilot",
+            "split": "test",
+            "overlap": 2,
+            "attempts_per_puzzle": 1,
+            "time_limit_s": 60,
+        },
         "generated_at": "2026-11-30T04:00:00+00:00",
         "annotators": 12,
         "excluded_annotators": 1,
+        "intervals": {
+            "method": "cluster bootstrap over annotators",
+            "level": 0.95,
+            "interval": "percentile",
+            "annotators": 12,
+            "exact": False,
+            "resamples": 2000,
+            "seed": 14,
+        },
         "types": [
             {
                 "type": "Bingo",
                 "attempts": 40,
                 "puzzles": 20,
+                "annotators": 12,
                 "correct": 35,
+                "wrong": 3,
+                "timed_out": 2,
+                "not_submitted": 1,
                 "pass1": 0.875,
                 "ci_low": 0.739,
                 "ci_high": 0.946,
+                "wilson_low": 0.7394,
+                "wilson_high": 0.9455,
+                "k": 1,
+                "correct_within_k": None,
+                "pass_k_ci_low": None,
+                "pass_k_ci_high": None,
+                "no_input": 0,
                 "submitted": 40,
                 "started": 41,
                 "submission_rate": 0.9756,
@@ -66,14 +104,32 @@ def sample_report() -> dict:
         ],
         "overall": {
             "mean_pass1_over_types": 0.875,
+            "mean_ci_low": 0.739,
+            "mean_ci_high": 0.946,
             "attempts": 40,
             "puzzles": 20,
             "correct": 35,
+            "wrong": 3,
+            "timed_out": 2,
+            "not_submitted": 1,
+            "started": 41,
             "pass1_pooled": 0.875,
             "ci_low": 0.739,
             "ci_high": 0.946,
+            "wilson_low": 0.7394,
+            "wilson_high": 0.9455,
+            "k": 1,
+            "no_input": 0,
         },
-        "agreement": {"fleiss_kappa": 0.41, "fleiss_n": 20, "krippendorff_alpha": 0.42, "alpha_n": 20},
+        "agreement": {
+            "percent_agreement": 0.9,
+            "gwet_ac1": 0.85,
+            "agreement_n": 20,
+            "fleiss_kappa": 0.41,
+            "fleiss_n": 20,
+            "krippendorff_alpha": 0.42,
+            "alpha_n": 20,
+        },
         "agents": [
             {
                 "name": "openai:gpt-x",
@@ -244,51 +300,180 @@ def parse(html: str) -> Tags:
 # --- CSV ----------------------------------------------------------------------------------------
 
 
-def test_csv_parses_back_with_the_header_values_agent_column_and_mean_row():
-    rows = list(csv.DictReader(io.StringIO(to_csv(sample_report()))))
+def k3_report() -> dict:
+    """The sample with three attempts allowed per puzzle: people's Pass@3 beside Pass@1."""
+    report = sample_report()
+    report["study"]["attempts_per_puzzle"] = 3
+    row = report["types"][0]
+    row.update({"k": 3, "correct_within_k": 38, "pass_k": 0.95, "pass_k_ci_low": 0.8721, "pass_k_ci_high": 0.99})
+    report["overall"].update(
+        {
+            "k": 3,
+            "mean_pass_k_over_types": 0.95,
+            "mean_pass_k_ci_low": 0.8721,
+            "mean_pass_k_ci_high": 0.99,
+            "pass_k_pooled": 0.95,
+            "pass_k_ci_low": 0.8721,
+            "pass_k_ci_high": 0.99,
+        }
+    )
+    return report
+
+
+def test_csv_parses_back_with_the_header_values_and_agent_columns_and_no_mean_row():
     reader = csv.DictReader(io.StringIO(to_csv(sample_report())))
-    assert reader.fieldnames == [*CSV_TYPE_COLUMNS, "agent:openai:gpt-x:pass1"]
-    assert reader.fieldnames[:5] == ["type", "attempts", "puzzles", "correct", "pass1"]
-    assert len(rows) == 2
-    bingo, mean = rows
+    rows = list(reader)
+    assert reader.fieldnames == [*CSV_TYPE_COLUMNS, "agent:openai:gpt-x:pass1", "agent:openai:gpt-x:pass5"]
+    assert reader.fieldnames[:5] == ["type", "attempts", "puzzles", "annotators", "correct"]
+    (bingo,) = rows  # data rows only: the means are the summary's
     assert bingo["type"] == "Bingo"
     assert bingo["attempts"] == "40" and bingo["puzzles"] == "20" and bingo["correct"] == "35"
-    assert float(bingo["pass1"]) == 0.875
-    assert float(bingo["ci_low"]) == 0.739 and float(bingo["ci_high"]) == 0.946
-    assert bingo["submission_rate"] == "0.9756"  # unrounded
-    assert float(bingo["wall_q3_ms"]) == 7100.0 and float(bingo["active_median_ms"]) == 5000.0
-    assert float(bingo["mean_actions"]) == 3.2
-    assert float(bingo["agent:openai:gpt-x:pass1"]) == 0.35
-    assert mean["type"] == MEAN_ROW_LABEL == "MEAN OVER TYPES"
-    assert float(mean["pass1"]) == 0.875
-    assert float(mean["agent:openai:gpt-x:pass1"]) == 0.35
-    assert mean["attempts"] == "" and mean["wall_median_ms"] == ""
+    assert (bingo["wrong"], bingo["timed_out"], bingo["not_submitted"]) == ("3", "2", "1")
+    assert bingo["pass1"] == "0.875" and bingo["ci_low"] == "0.739" and bingo["ci_high"] == "0.946"
+    assert bingo["wilson_low"] == "0.7394" and bingo["k"] == "1" and bingo["pass_k"] == ""
+    assert bingo["submission_rate"] == "0.9756"
+    assert bingo["wall_q3_ms"] == "7100" and bingo["active_median_ms"] == "5000"  # whole milliseconds
+    assert bingo["mean_actions"] == "3.2"
+    assert bingo["agent:openai:gpt-x:pass1"] == "0.35" and bingo["agent:openai:gpt-x:pass5"] == "0.6"
+    assert "MEAN OVER TYPES" not in to_csv(sample_report()).upper()
 
 
-def test_csv_keeps_floats_unrounded_and_writes_none_as_empty():
+def test_csv_rounds_every_number_and_writes_none_as_empty():
     report = sparse_report()
-    report["types"][0]["pass1"] = 2 / 3
-    bingo, mean = csv.DictReader(io.StringIO(to_csv(report)))
-    assert float(bingo["pass1"]) == 2 / 3
-    assert bingo["ci_low"] == "" and bingo["wall_median_ms"] == "" and bingo["mean_actions"] == ""
-    assert mean["type"] == "MEAN OVER TYPES"
+    row = report["types"][0]
+    row.update({"pass1": 2 / 3, "ci_high": 0.1 + 0.2, "wall_median_ms": 5234.56789, "mean_actions": 10 / 3})
+    (bingo,) = csv.DictReader(io.StringIO(to_csv(report)))
+    assert bingo["pass1"] == "0.6667"  # not 0.6666666666666666
+    assert bingo["ci_high"] == "0.3"  # not 0.30000000000000004
+    assert bingo["wall_median_ms"] == "5235" and bingo["mean_actions"] == "3.33"
+    assert bingo["ci_low"] == "" and bingo["wall_q1_ms"] == "" and bingo["active_median_ms"] == ""
+    realistic = to_csv(realistic_report()) + to_summary_csv(realistic_report())
+    longest = max(len(cell.split(".")[1]) for cell in re.findall(r"(?<![\w:])\d+\.\d+(?![\w.])", realistic))
+    assert longest <= 4
 
 
 def test_csv_puts_an_agent_that_misses_a_type_as_an_empty_cell_and_quotes_awkward_names():
     report = realistic_report()
     report["agents"][0]["name"] = 'odd, "quoted" name'
     rows = list(csv.DictReader(io.StringIO(to_csv(report))))
-    assert len(rows) == 21
-    assert [r["type"] for r in rows[:-1]] == TYPE_NAMES
+    assert [r["type"] for r in rows] == TYPE_NAMES  # one row per type, nothing after
     column = 'agent:odd, "quoted" name:pass1'
     assert rows[3][column] == ""  # skipped type
-    assert float(rows[-1][column]) == report["agents"][0]["mean_pass1_over_types"]
+    assert rows[0][column] == f"{report['agents'][0]['types'][0]['pass1']:.4f}".rstrip("0").rstrip(".")
 
 
-def test_csv_of_an_empty_report_is_a_header_and_the_mean_row():
+def test_csv_of_an_empty_report_is_its_header():
     rows = list(csv.reader(io.StringIO(to_csv({"types": [], "agents": []}))))
-    assert rows[0] == list(CSV_TYPE_COLUMNS)
-    assert rows[1][0] == "MEAN OVER TYPES" and set(rows[1][1:]) == {""}
+    assert rows == [list(CSV_TYPE_COLUMNS)]
+
+
+def summary_of(report: dict) -> dict[tuple[str, str], dict]:
+    rows = list(csv.DictReader(io.StringIO(to_summary_csv(report))))
+    return {(r["section"], r["measure"]): r for r in rows}
+
+
+def test_the_summary_csv_holds_the_means_with_intervals_outcomes_agreement_and_agents():
+    header = next(csv.reader(io.StringIO(to_summary_csv(sample_report()))))
+    assert header == list(SUMMARY_COLUMNS)
+    summary = summary_of(sample_report())
+    mean = summary[("people", "mean_pass1_over_types")]
+    assert (mean["value"], mean["ci_low"], mean["ci_high"], mean["n"]) == ("0.875", "0.739", "0.946", "1")
+    assert "clustered by annotator" in mean["method"]
+    assert summary[("people", "pass1_pooled_wilson")]["ci_low"] == "0.7394"
+    outcomes = {m: summary[("outcomes", m)]["value"] for m in ("correct", "wrong", "timed_out", "not_submitted")}
+    assert outcomes == {"correct": "35", "wrong": "3", "timed_out": "2", "not_submitted": "1"}
+    assert summary[("agreement", "percent_agreement")]["value"] == "0.9"
+    assert summary[("agreement", "gwet_ac1")]["value"] == "0.85"
+    assert summary[("agreement", "fleiss_kappa")]["value"] == "0.41"
+    assert summary[("agent:openai:gpt-x", "pass5")]["value"] == "0.6"
+    assert ("people", "mean_pass3_over_types") not in summary  # k = 1: no Pass@k rows
+
+
+def test_the_summary_is_a_format_of_its_own():
+    assert FORMATS["summary.csv"] == "text/csv" and FORMATS["csv"] == "text/csv"
+    assert render(sample_report(), "summary.csv") == to_summary_csv(sample_report())
+
+
+# --- Pass@k (k > 1) in every format --------------------------------------------------------------
+
+
+def test_people_pass_k_is_in_every_format():
+    report = k3_report()
+    assert set(FORMATS) == {"html", "csv", "summary.csv", "json", "md"}  # a new format needs its line here
+    (bingo,) = csv.DictReader(io.StringIO(render(report, "csv")))
+    assert (bingo["k"], bingo["correct_within_k"], bingo["pass_k"]) == ("3", "38", "0.95")
+    assert (bingo["pass_k_ci_low"], bingo["pass_k_ci_high"]) == ("0.8721", "0.99")
+    summary = summary_of(report)
+    assert summary[("people", "mean_pass3_over_types")]["value"] == "0.95"
+    assert summary[("people", "mean_pass3_over_types")]["ci_low"] == "0.8721"
+    assert summary[("people", "pass3_pooled")]["ci_high"] == "0.99"
+    data = json.loads(render(report, "json"))
+    assert data["types"][0]["pass_k"] == 0.95 and data["overall"]["mean_pass_k_over_types"] == 0.95
+    md = render(report, "md")
+    header = next(line for line in md.splitlines() if line.startswith("| Type | Pass@1"))
+    assert "| Pass@3 [95% CI] |" in header
+    assert "| Bingo | 87.5% [73.9, 94.6] | 95.0% [87.2, 99.0] |" in md
+    assert "Mean Pass@3 over types: 95.0% [87.2, 99.0]" in md
+    assert "| Bingo | 87.5% · pass@3 95.0% | 35.0% · pass@5 60.0% |" in md  # people beside the agents
+    html = render(report, "html")
+    assert "Pass@3 [95% CI]" in html and "95.0% [87.2, 99.0]" in html
+    assert "mean Pass@3 over types" in html and "87.5% · pass@3 95.0%" in html
+
+
+def test_with_one_attempt_allowed_there_is_no_pass_k_column():
+    md = to_markdown(sample_report())
+    header = next(line for line in md.splitlines() if line.startswith("| Type | Pass@1"))
+    assert header.count("[95% CI]") == 1 and "Pass@3" not in md
+    assert "Pass@1 [95% CI]</th><th>Correct" in to_html(sample_report())
+
+
+# --- time-outs apart from wrong answers -----------------------------------------------------------
+
+
+def test_time_outs_are_told_apart_from_wrong_answers_in_every_format():
+    report = sample_report()
+    md = to_markdown(report)
+    assert "| Wrong | Timed out |" in md
+    assert "| Bingo | 87.5% [73.9, 94.6] | 35 | 3 | 2 | 40 / 20 / 12 |" in md
+    assert "Outcomes of 41 answers started: 35 correct, 3 wrong, 2 timed out, 1 not submitted." in md
+    assert "time limit 60 s per puzzle" in md
+    html = to_html(report)
+    assert "<th>Timed out</th>" in html and "2 timed out" in html
+    assert "timed out (3 wrong), limit 60 s" in html  # the fact card
+    (bingo,) = csv.DictReader(io.StringIO(to_csv(report)))
+    assert (bingo["wrong"], bingo["timed_out"]) == ("3", "2")
+    assert summary_of(report)[("outcomes", "timed_out")]["value"] == "2"
+
+
+# --- agreement ---------------------------------------------------------------------------------
+
+
+def test_agreement_shows_percent_agreement_and_ac1_beside_kappa_and_alpha():
+    report = sample_report()
+    report["agreement"] = {  # the issue's case: 13 of 14 puzzles agreed
+        "percent_agreement": 13 / 14,
+        "gwet_ac1": 337 / 365,
+        "agreement_n": 14,
+        "fleiss_kappa": -1 / 27,
+        "fleiss_n": 14,
+        "krippendorff_alpha": 0.0,
+        "alpha_n": 14,
+    }
+    for text in (to_markdown(report), to_html(report).replace("&#x27;", "'")):
+        assert "Percent agreement = 92.9% (n = 14 puzzles)" in text
+        assert "Gwet's AC1 = 0.92 (n = 14 puzzles)" in text
+        assert "Fleiss' κ = −0.04 (n = 14 puzzles)" in text
+        assert "Krippendorff's α = 0.00 (n = 14 puzzles)" in text
+        assert "kappa paradox" in text
+
+
+def test_the_interval_method_is_said_in_the_notes():
+    md = to_markdown(sample_report())
+    assert "clustered by annotator" in md and "cluster bootstrap over annotators" in md
+    assert "2000 resamples of 12 annotators, seed 14" in md
+    report = sample_report()
+    report["intervals"].update({"exact": True, "resamples": 10, "annotators": 3, "seed": None})
+    assert "every one of the 10 distinct resamples of 3 annotators, exact" in to_html(report)
 
 
 # --- Markdown -----------------------------------------------------------------------------------
@@ -437,8 +622,8 @@ def test_html_box_plot_falls_back_to_the_recorded_times_and_to_the_report_quarti
     ],
 )
 def test_every_format_survives_a_nearly_empty_report(report):
-    for render in (to_csv, to_markdown, to_html):
-        assert render(copy.deepcopy(report))
+    for fmt in FORMATS:
+        assert render(copy.deepcopy(report), fmt)
     html = to_html(copy.deepcopy(report))
     assert "<svg" in html or "nothing to chart" in html
     assert parse(html).errors == []

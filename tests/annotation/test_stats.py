@@ -3,16 +3,21 @@
 import json
 from math import comb
 
+import numpy as np
 import pytest
 
 from annotation.agents.outputs import AgentOutputs, read_agent_outputs
 from annotation.reporting.stats import (
+    ClusterBootstrap,
     fleiss_kappa,
     fleiss_kappa_binary,
+    gwet_ac1,
     krippendorff_alpha_nominal,
     mean_pass_at_k,
     median_iqr,
     pass_at_k,
+    percent_agreement,
+    weighted_percentile_interval,
     wilson_interval,
 )
 
@@ -166,6 +171,115 @@ def test_krippendorff_alpha_is_close_to_fleiss_kappa_with_equal_raters():
     units = [[0, 1], [0, 0], [1, 1]]
     kappa = fleiss_kappa([[1, 1], [2, 0], [0, 2]])
     assert krippendorff_alpha_nominal(units) == approx(kappa + (1 - kappa) / 6)
+
+
+# --- percent agreement and Gwet's AC1 ----------------------------------------------------------
+
+
+def test_the_kappa_paradox_of_the_issue_by_hand():
+    # 14 puzzles, two people each, 13 puzzles both right, one split: 27 of 28 ratings right.
+    units = [[1, 1]] * 13 + [[1, 0]]
+    # Percent agreement: 13 of 14 pairs agree = 13/14 = 0.9286.
+    assert percent_agreement(units) == approx(13 / 14)
+    # Fleiss: pe = (27/28)^2 + (1/28)^2 = 730/784; kappa = (728/784 - 730/784) / (54/784) = -2/54 = -0.037.
+    assert fleiss_kappa_binary([[bool(v) for v in u] for u in units]) == (approx(-1 / 27), 14)
+    # Krippendorff: n = 28, agree = 13 * 2 = 26, by chance = 27*26 = 702: (27*26 - 702) / (756 - 702) = 0.
+    assert krippendorff_alpha_nominal(units) == approx(0.0)
+    # AC1: pi_right = 27/28, pe = 2 * (27/28)(1/28) = 54/784; (728 - 54) / (784 - 54) = 674/730 = 0.9233.
+    assert gwet_ac1(units, (0, 1)) == approx(337 / 365)
+
+
+def test_ac1_and_percent_agreement_with_three_raters_by_hand():
+    # Rows: puzzles; values: three people right (1) or not (0).
+    units = [[1, 1, 1], [1, 1, 0], [1, 1, 0], [1, 0, 0]]
+    # Agreeing pairs of 3: 3/3, then 1/3 three times: pa = (1 + 1/3 + 1/3 + 1/3) / 4 = 1/2.
+    assert percent_agreement(units) == approx(0.5)
+    # pi_1 = (1 + 2/3 + 2/3 + 1/3) / 4 = 2/3; pe = 2 * 2/3 * 1/3 = 4/9; AC1 = (1/2 - 4/9) / (5/9) = 1/10.
+    assert gwet_ac1(units, (0, 1)) == approx(0.1)
+    # Everyone right everywhere: pe = 0, AC1 = 1 where kappa and alpha are undefined.
+    assert gwet_ac1([[1, 1], [1, 1, 1]], (0, 1)) == approx(1.0)
+    assert krippendorff_alpha_nominal([[1, 1], [1, 1, 1]]) is None
+    # Units with one rating are left out; nothing pairable: None.
+    assert percent_agreement([[1, 0], [1]]) == approx(0.0) and gwet_ac1([[1], []], (0, 1)) is None
+    assert percent_agreement([]) is None
+    with pytest.raises(ValueError):
+        gwet_ac1([[1, 2]], (0, 1))
+
+
+# --- the cluster bootstrap ---------------------------------------------------------------------
+
+# 3 annotators x 2 types x 2 puzzles each (trials 2 per cell). Correct: A 2,2; B 2,1; C 1,0.
+TRIALS = [[2, 2], [2, 2], [2, 2]]
+SOLVED = [[2, 2], [2, 1], [1, 0]]
+
+
+def test_three_annotators_are_resampled_exactly_by_hand():
+    boot = ClusterBootstrap(TRIALS)
+    # C(5, 3) = 10 distinct resamples (multisets of 3 from 3), weighted 1, 3 or 6 in 27.
+    assert boot.exact and boot.resamples == 10
+    assert sorted(round(w * 27) for w in boot.weights) == [1, 1, 1, 3, 3, 3, 3, 3, 3, 6]
+    got = boot.intervals(SOLVED)
+    # Equal trials, so a resample's rate is the mean of its drawn annotators' rates. Each extreme
+    # (all A, all C) has weight 1/27 = 3.7% > 2.5%, so the 95% interval runs from the lowest
+    # annotator to the highest: type 1 rates 1, 1, 1/2 -> [1/2, 1]; type 2 rates 1, 1/2, 0 -> [0, 1].
+    assert got.columns == [approx((0.5, 1.0)), approx((0.0, 1.0))]
+    # Per annotator, the mean over types: A 1, B 3/4, C 1/4 -> [1/4, 1]; pooled the same here.
+    assert got.mean == approx((0.25, 1.0)) and got.pooled == approx((0.25, 1.0))
+
+
+def test_a_fifty_percent_interval_of_the_mean_over_types_by_hand():
+    # The mean of 3 draws from {A 1, B 3/4, C 1/4}, each multiset with its weight in 27:
+    #   CCC 1/4 (1) | BCC 5/12 (3) | ACC 1/2 (3) | BBC 7/12 (3) | ABC 2/3 (6)
+    #   AAC 3/4 (3) | BBB 3/4 (1)  | ABB 5/6 (3) | AAB 11/12 (3) | AAA 1 (1)
+    # cumulative: 1/4:1, 5/12:4, 1/2:7, 7/12:10, 2/3:16, 3/4:20, 5/6:23, 11/12:26, 1:27.
+    # 25%: first to reach 6.75/27 -> 1/2; 75%: first to reach 20.25/27 -> 5/6.
+    got = ClusterBootstrap(TRIALS, level=0.5).intervals(SOLVED)
+    assert got.mean == approx((0.5, 5 / 6))
+    # Type 2 alone, rates {1, 1/2, 0}: the same table over 1/2-steps: 25% -> 1/3, 75% -> 2/3.
+    assert got.columns[1] == approx((1 / 3, 2 / 3))
+
+
+def test_the_ratio_weighs_annotators_by_their_answers():
+    # A answered 4 (all right), B 1 (wrong). Resamples AA 1/4, AB 1/2, BB 1/4 give 1, 4/5 (not the
+    # mean of the rates, 1/2), 0; cumulative 0: 1/4, 4/5: 3/4, 1: 1. 25% -> 0, 75% -> 4/5.
+    got = ClusterBootstrap([[4], [1]], level=0.5).intervals([[4], [0]])
+    assert got.pooled == approx((0.0, 0.8))
+    assert ClusterBootstrap([[4], [1]]).intervals([[4], [0]]).columns == [approx((0.0, 1.0))]
+
+
+def test_no_interval_from_fewer_than_two_annotators():
+    assert ClusterBootstrap([[5, 0]]).intervals([[3, 0]]).columns == [(None, None), (None, None)]
+    one_type = ClusterBootstrap([[5, 0], [3, 0]]).intervals([[3, 0], [1, 0]])
+    assert one_type.columns[1] == (None, None) and one_type.columns[0] != (None, None)
+    empty = ClusterBootstrap(np.zeros((0, 2))).intervals(np.zeros((0, 2)))
+    assert empty.pooled == (None, None) and empty.columns == [(None, None)] * 2
+
+
+def test_many_annotators_are_drawn_with_a_fixed_seed_and_match_the_normal_theory():
+    # 40 annotators, 10 answers each in one type, rates 0.3 ... 0.975: balanced, so the bootstrap
+    # standard error of the mean is sd/sqrt(40) (population sd), and the 95% percentile interval
+    # is close to mean +- 1.96 of it.
+    rates = [0.3 + 0.0173 * i for i in range(40)]
+    trials = [[10] for _ in rates]
+    solved = [[round(10 * r)] for r in rates]
+    boot = ClusterBootstrap(trials)
+    assert not boot.exact and boot.resamples == 2000
+    got = boot.intervals(solved)
+    assert got == ClusterBootstrap(trials).intervals(solved)  # seeded: the same, run after run
+    values = np.array(solved).ravel() / 10
+    half = 1.959964 * values.std() / np.sqrt(40)
+    assert got.pooled[0] == approx(values.mean() - half, abs=0.2 * half)
+    assert got.pooled[1] == approx(values.mean() + half, abs=0.2 * half)
+    # Wider than Wilson's, which takes the 400 answers as independent: they are not.
+    wilson = wilson_interval(int(np.array(solved).sum()), 400)
+    assert got.pooled[1] - got.pooled[0] > 1.3 * (wilson[1] - wilson[0])
+
+
+def test_weighted_percentiles_use_the_inverted_cdf():
+    assert weighted_percentile_interval([3, 1, 2, 4], [1, 1, 1, 1], level=0.5) == (1.0, 3.0)
+    assert weighted_percentile_interval([0, 1], [0.975, 0.025]) == (0.0, 0.0)
+    with pytest.raises(ValueError):
+        weighted_percentile_interval([], [])
 
 
 # --- median and quartiles --------------------------------------------------------------------

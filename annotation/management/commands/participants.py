@@ -1,0 +1,31 @@
+"""`python manage.py participants --study S [--out FILE]`: one CSV row per participant of a study.
+
+Crowd ids of every kind (PROLIFIC_PID, workerId...), status, join and last-seen times, accuracy,
+gold accuracy, quality marks and completion: what approving and paying people on a crowd platform
+needs (docs/reports.md, "Per-participant export"). The staff download is
+annotation:study-participants (/studies/<id>/participants.csv)."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from annotation.management.commands.report import find_study
+from annotation.reporting.exports import participants_csv
+from annotation.studies.quality import attempt_marks
+
+
+class Command(BaseCommand):
+    help = "A study's participants as CSV: crowd ids, status, times, accuracy, gold, quality marks, completion."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", required=True, help="its id or name")
+        parser.add_argument("--out", help="file to write (default: standard output)")
+
+    def handle(self, *args, study, out, **options):
+        found = find_study(study)
+        text = participants_csv(study=found, marks_of=attempt_marks)
+        if out:
+            Path(out).write_text(text, encoding="utf-8")
+            self.stdout.write(f"participants: {text.count(chr(10)) - 1} rows written to {out}")
+        else:
+            self.stdout.write(text, ending="")
