@@ -158,6 +158,11 @@ KINDS: dict[str, dict[str, Check]] = {
     "act.submit": {},
 }
 _T: Check = _number(*T_RANGE)
+# Per kind, built once (not per event): the fields its events may hold, and the checks in order.
+_ALLOWED: dict[str, frozenset[str]] = {kind: frozenset(fields) | {"k", "t"} for kind, fields in KINDS.items()}
+_CHECKS: dict[str, tuple[tuple[str, Check], ...]] = {
+    kind: (("t", _T), *fields.items()) for kind, fields in KINDS.items()
+}
 
 
 def parse_frame(raw: str | bytes, limits: Limits) -> Batch:
@@ -195,7 +200,8 @@ def _deeper_than(value: Any, depth: int) -> bool:
         if isinstance(item, (dict, list)):
             if level > depth:
                 return True
-            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
     return False
 
 
@@ -221,15 +227,14 @@ def _parse_event(event: Any, index: int, limits: Limits, seq: int) -> dict[str, 
     if not isinstance(event, dict):
         raise FrameError("bad_frame", f"{where} is not an object", seq)
     kind = event.get("k")
-    fields = KINDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
+    if not isinstance(kind, str) or kind not in _CHECKS:
         raise FrameError("bad_frame", f"{where} has unknown kind {kind!r}", seq)
     where = f"{where} ({kind})"
-    unknown = set(event) - set(fields) - {"k", "t"}
+    unknown = event.keys() - _ALLOWED[kind]
     if unknown:
         raise FrameError("bad_frame", f"{where} has unknown field {sorted(unknown)[0]!r}", seq)
     clean: dict[str, Any] = {"k": kind}
-    for name, check in {"t": _T, **fields}.items():
+    for name, check in _CHECKS[kind]:
         if name not in event:
             raise FrameError("bad_frame", f"{where} lacks field {name!r}", seq)
         try:
