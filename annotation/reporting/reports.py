@@ -258,13 +258,17 @@ def _clustered(
     submitted = [a for a in answers if a["submitted"]]
     people = {p: i for i, p in enumerate(sorted({a["participant"] for a in submitted}))}
     columns = {row["type"]: j for j, row in enumerate(rows)}
-    trials = np.zeros((len(people), len(columns)))
-    solved, within_k = np.zeros_like(trials), np.zeros_like(trials)
-    for answer in submitted:
-        cell = people[answer["participant"]], columns[answer["type"]]
-        trials[cell] += 1
-        solved[cell] += answer["correct"]
-        within_k[cell] += answer["solved_within_k"]
+    shape = (len(people), len(columns))
+    cells = np.array([people[a["participant"]] * shape[1] + columns[a["type"]] for a in submitted], dtype=np.int64)
+
+    def table(weights: list[bool] | None = None) -> np.ndarray:
+        """Answers (or the weighted ones) per annotator and type."""
+        counted = np.bincount(cells, weights=weights, minlength=shape[0] * shape[1])
+        return counted.astype(float).reshape(shape)
+
+    trials = table()
+    solved = table([a["correct"] for a in submitted])
+    within_k = table([a["solved_within_k"] for a in submitted])
     boot = ClusterBootstrap(trials)
     pass1 = boot.intervals(solved)
     pass_k = boot.intervals(within_k) if k > 1 else None

@@ -113,11 +113,12 @@ def krippendorff_alpha_nominal(units: list[list[int]]) -> float | None:
 def percent_agreement(units: list[list[int]]) -> float | None:
     """Observed agreement: over units with 2 or more ratings, the mean share of pairs of ratings that
     agree (sum over values of c(c - 1), over m(m - 1), m ratings on the unit); None without such a unit."""
-    shares = [
-        sum(c * (c - 1) for c in Counter(unit).values()) / (len(unit) * (len(unit) - 1))
-        for unit in units
-        if len(unit) >= 2
-    ]
+    tallies = [Counter(unit) for unit in units if len(unit) >= 2]
+    return _pairs_agreeing(tallies)
+
+
+def _pairs_agreeing(tallies: list[Counter]) -> float | None:
+    shares = [sum(c * (c - 1) for c in tally.values()) / (m * (m - 1)) for tally in tallies for m in [tally.total()]]
     return sum(shares) / len(shares) if shares else None
 
 
@@ -129,16 +130,16 @@ def gwet_ac1(units: list[list[int]], categories: Sequence[int]) -> float | None:
     the share of the unit's ratings in category k. Unlike kappa and alpha, it stays near the observed
     agreement when nearly every rating falls in one category (the kappa paradox).
     """
-    rated = [unit for unit in units if len(unit) >= 2]
+    tallies = [Counter(unit) for unit in units if len(unit) >= 2]
     q = len(categories)
-    if not rated or q < 2:
+    if not tallies or q < 2:
         return None
-    unknown = {value for unit in rated for value in unit} - set(categories)
+    unknown = {value for tally in tallies for value in tally} - set(categories)
     if unknown:
         raise ValueError(f"ratings outside the categories: {sorted(unknown)}")
-    pa = percent_agreement(rated)
+    pa = _pairs_agreeing(tallies)
     assert pa is not None
-    shares = [sum(Counter(unit)[k] / len(unit) for unit in rated) / len(rated) for k in categories]
+    shares = [sum(tally[k] / tally.total() for tally in tallies) / len(tallies) for k in categories]
     pe = sum(pi * (1 - pi) for pi in shares) / (q - 1)
     return (pa - pe) / (1 - pe)
 
