@@ -35,6 +35,7 @@ from pathlib import Path
 from _setup import django_for_bench
 
 BENCH = Path(__file__).resolve().parent
+DRAIN_WAIT_S = 60  # after sending: how long a socket waits for the acknowledgement of everything it sent
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -152,10 +153,11 @@ async def stream(base: str, attempt, session: str, seconds: float, stats: dict):
                 await asyncio.sleep(max(0.0, start + seq * 0.1 - time.perf_counter()))
         except websockets.ConnectionClosed:
             pass
-        deadline = time.perf_counter() + 10
+        deadline = time.perf_counter() + DRAIN_WAIT_S  # a slow server's backlog is not a loss
         while acked < seq and time.perf_counter() < deadline and not receiver.done():
             await asyncio.sleep(0.05)
         receiver.cancel()
+        stats["unacked"] += seq - acked
 
 
 async def submit_once(base: str, attempt, session: str, point) -> float:
@@ -238,16 +240,24 @@ def profile_summary(path: Path, top: int = 60) -> list[str]:
     )
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far, all its threads (user + system, /proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_streams(args, base: str, pids: list[int], sockets: int) -> dict:
     from annotation.models import Event
 
     _, streams = make_attempts("Dice_Count", sockets, f"s{sockets}-")
-    stats = {"latencies": [], "client_lag": [], "sent": 0, "errors": 0, "closed": collections.Counter()}
+    stats = {"latencies": [], "client_lag": [], "sent": 0, "errors": 0, "unacked": 0, "closed": collections.Counter()}
     load_before = os.getloadavg()
     spies = profiled(pids, args.seconds, Path(args.profile), f"s{sockets}") if args.profile else []
+    cpu_before = [cpu_seconds(pid) for pid in pids]
     started = time.perf_counter()
     asyncio.run(_all_streams(base, streams, args.seconds, stats))
     elapsed = time.perf_counter() - started
+    cpu = sum(cpu_seconds(pid) for pid in pids) - sum(cpu_before)
     for spy in spies:
         spy.wait(30)
     stored = Event.objects.filter(attempt__in=[a for a, _ in streams]).count()
@@ -257,7 +267,8 @@ def run_streams(args, base: str, pids: list[int], sockets: int) -> dict:
         "processes": args.processes,
         "sent": stats["sent"],
         "stored": stored,
-        "lost": stats["sent"] - stored,
+        "lost": stats["sent"] - stored,  # sent, never stored (after waiting up to DRAIN_WAIT_S)
+        "unacked": stats["unacked"],  # batches never acknowledged (a page would resend them)
         "errors": stats["errors"],
         "closed": {str(k): v for k, v in stats["closed"].items() if k not in (1000, None)},
         "events_per_s": round(stored / elapsed),
@@ -265,6 +276,11 @@ def run_streams(args, base: str, pids: list[int], sockets: int) -> dict:
         "ack_p99_ms": round(percentile(lat, 0.99), 1),
         "acks": len(lat),
         "client_lag_p99_ms": round(percentile(stats["client_lag"], 0.99), 1),
+        # The web processes' own CPU per acknowledged batch (handshakes included): unlike latency,
+        # not inflated by other work on the machine. 1000 / it = batches/s one free core carries.
+        "web_cpu_ms_per_batch": round(1000 * cpu / max(1, len(lat)), 3),
+        "web_cpu_s": round(cpu, 1),
+        "elapsed_s": round(elapsed, 1),
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
     }
@@ -291,12 +307,19 @@ def main() -> None:
             print(f"{where}: {sockets} sockets x 60 events/s for {args.seconds:.0f} s")
             print(
                 f"  events sent {figures['sent']}, stored {figures['stored']}, lost {figures['lost']}, "
-                f"errors {figures['errors']}, closed by the server {figures['closed'] or 'none'}"
+                f"batches unacknowledged {figures['unacked']}, errors {figures['errors']}, "
+                f"closed by the server {figures['closed'] or 'none'}"
             )
             print(f"  sustained {figures['events_per_s']} events/s stored")
             print(
                 f"  batch to ack: p50 {figures['ack_p50_ms']} ms, p99 {figures['ack_p99_ms']} ms "
                 f"(n={figures['acks']}); the client's own send delay p99 {figures['client_lag_p99_ms']} ms"
+            )
+            print(
+                f"  web processes' CPU {figures['web_cpu_s']} s in {figures['elapsed_s']} s: "
+                f"{figures['web_cpu_ms_per_batch']} ms per batch (one free core: "
+                f"~{1000 / max(figures['web_cpu_ms_per_batch'], 1e-9):.0f} batches/s = "
+                f"{100 / max(figures['web_cpu_ms_per_batch'], 1e-9):.0f} sockets at 10 batches/s)"
             )
             print(f"  load average before {figures['load_before']}, after {figures['load_after']}")
             if args.profile:
