@@ -83,6 +83,10 @@ def test_web_and_workers_scale_out():
         service = SERVICES[name]
         assert not {"container_name", "ports", "hostname"} & set(service), name
         assert service.get("deploy", {}).get("replicas", 1) >= 1
+    # What dies comes back (tests/faults/ kills web processes mid-attempt); the one-shot migrate does not.
+    for name in ("postgres", "redis", "web", "nginx", "worker"):
+        assert SERVICES[name]["restart"] == "unless-stopped", name
+    assert "restart" not in SERVICES["migrate"]
     # Each process's PostgreSQL pool covers its database threads, and the README's example scale
     # (4 web processes, 2 workers of 2 processes each) fits PostgreSQL's default 100 connections.
     web, worker = SERVICES["web"]["environment"], SERVICES["worker"]["environment"]
