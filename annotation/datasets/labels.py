@@ -437,7 +437,7 @@ def _parquet(labels: LabelSet, out: Path) -> None:
         import pyarrow.parquet as pq  # type: ignore[import-not-found]
     except ImportError:
         raise FormatUnavailable(
-            "parquet needs pyarrow, which this project does not install (a 40 MB wheel for one format): "
+            "parquet needs pyarrow (a dependency of this project: run make setup): "
             "pip install pyarrow, or use --format jsonl or csv"
         ) from None
     columns = flat_columns(labels.meta)
