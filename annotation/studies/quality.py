@@ -25,7 +25,7 @@ from django.db.models import Count, JSONField, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotation.models import Attempt, AuditLog, Enrollment, Event, Flag, Study
-from annotation.studies.access import CROWD_IDS
+from annotation.studies.access import CROWD_IDS, PERSON_IDS
 from puzzles.answer_marks import answer_marks
 from puzzles.models import Asset
 from puzzles.registry import get_type
@@ -108,6 +108,8 @@ def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
                 "crowd": crowd_id_list(enrollment.external_ids),
                 "joined_at": enrollment.joined_at,
                 "last_seen": seen.get("last_seen") or enrollment.joined_at,
+                "seen_ago": ago(seen.get("last_seen") or enrollment.joined_at, now),
+                "person": enrollment.crowd_id or person_label(enrollment.external_ids),
                 "last_answer": seen.get("last_answer"),
                 "user_agent": enrollment.user_agent,
                 "device": device_summary(enrollment.user_agent),
@@ -173,6 +175,23 @@ def enrollment_activity(*, study: Study) -> dict[int, dict]:
         if isinstance(row["load"], dict):  # the newest attempt's window wins (rows come oldest first)
             entry["viewport"] = {k: row["load"].get(k) for k in ("w", "h", "scale")}
     return found
+
+
+def ago(then: datetime, now: datetime) -> str:
+    """How long ago, in a few characters: just now, 4 min ago, 3 h ago, 2 days ago."""
+    seconds = max(0.0, (now - then).total_seconds())
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return f"{int(seconds // 86400)} days ago"
+
+
+def person_label(external_ids: dict) -> str:
+    """The id that names the person (PROLIFIC_PID, else workerId), or ""."""
+    return next((str(external_ids[k]) for k in PERSON_IDS if external_ids.get(k)), "")
 
 
 def crowd_id_list(external_ids: dict) -> list[tuple[str, str]]:
@@ -252,6 +271,7 @@ def annotator_attempts(*, enrollment: Enrollment) -> list[dict]:
                 "marks": marks.get(attempt.pk, []),
                 "image_url": images.get((attempt.puzzle_id, public.get("image"))),
                 "size": public.get("image_size"),
+                "dot_r": max(8, round((public.get("image_size") or [0])[0] / 28)),  # seen at thumbnail size
                 "drawn": answer_marks(answers, public.get("grid_size"), public.get("image_size") or [0, 0]),
             }
         )

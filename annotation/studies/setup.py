@@ -460,3 +460,19 @@ def ranked(puzzles: list[Puzzle], *, order: str, seed: int) -> list[Puzzle]:
     if order == Study.Order.BLOCKED:
         return [p for group in groups for p in group]
     return [p for row in zip_longest(*groups) for p in row if p is not None]
+
+
+# --- the consent page ---------------------------------------------------------------------------
+STANDARD_CONSENT = (
+    "We record your clicks, movements, key presses and their timing on the puzzle page, to measure how "
+    "people solve these puzzles. We store no name or e-mail; an id from a crowd-work platform, if the link "
+    "carries one, is kept to credit your work.\n\n"
+    "The records are used for research and published only as anonymous aggregates. Taking part is "
+    "voluntary: you may stop at any time."
+)
+
+
+def consent_paragraphs(study: Study) -> list[str]:
+    """The study's consent text (or the standard one), one paragraph per blank-line-separated block."""
+    text = study.consent_text.strip() or STANDARD_CONSENT
+    return [" ".join(block.split()) for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()]

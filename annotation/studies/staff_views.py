@@ -26,6 +26,7 @@ from annotation.studies.quality import (
 )
 from annotation.studies.setup import (
     DETAILS,
+    STANDARD_CONSENT,
     TRANSITIONS,
     Staffing,
     StudySetupError,
@@ -83,7 +84,7 @@ class StudyDetailsForm(forms.Form):
     )
     consent_text = forms.CharField(
         required=False,
-        widget=forms.Textarea(attrs={"rows": 6}),
+        widget=forms.Textarea(attrs={"rows": 7, "placeholder": STANDARD_CONSENT}),
         label="Consent text",
         help_text="what people agree to, in paragraphs separated by a blank line; empty: the standard text",
     )

@@ -26,7 +26,7 @@ from annotation.studies.access import (
     resume_token,
 )
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next, enrollment_seen
-from annotation.studies.setup import completion_url
+from annotation.studies.setup import completion_url, consent_paragraphs
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
@@ -49,24 +49,10 @@ def study_join(request, token: str):
         "types": study.types or None,
         "returning": returning is not None,
         "practice_count": study.practice.count(),
+        "total": study.puzzles_total(),  # as the progress bar counts them: gold included
         "paragraphs": consent_paragraphs(study),
     }
     return render(request, "annotation/study_join.html", context)
-
-
-STANDARD_CONSENT = (
-    "We record your clicks, movements, key presses and their timing on the puzzle page, to measure how "
-    "people solve these puzzles. We store no name or e-mail; an id from a crowd-work platform, if the link "
-    "carries one, is kept to credit your work.\n\n"
-    "The records are used for research and published only as anonymous aggregates. Taking part is "
-    "voluntary: you may stop at any time."
-)
-
-
-def consent_paragraphs(study: Study) -> list[str]:
-    """The study's consent text (or the standard one), one paragraph per blank-line-separated block."""
-    text = study.consent_text.strip() or STANDARD_CONSENT
-    return [" ".join(block.split()) for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()]
 
 
 @require_http_methods(["GET"])
