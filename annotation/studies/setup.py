@@ -269,7 +269,7 @@ def pool_draw(
         if want <= 0:
             continue
         if want > len(available):
-            short.append(f"{name} has {len(available)}")
+            short.append(f"{name} has {len(available)} (asked {want})")
             continue
         pool += random.Random(f"{seed}:{name}").sample(available, want)
         drawn[name] = want

@@ -100,9 +100,11 @@ def test_quotas_per_type_override_n_and_zero_leaves_a_type_out(bank):
 
 
 def test_a_type_short_of_its_quota_is_named(bank):
-    with pytest.raises(StudySetupError, match=r"too few .*Bingo has 8; Dice_Count has 8; Object_Match has 8"):
+    with pytest.raises(
+        StudySetupError, match=r"too few .*Bingo has 8 \(asked 9\); Dice_Count has 8 \(asked 9\); Object_Match has 8"
+    ):
         study_create(name="x", split="test", puzzles_per_annotator=1, per_type=9)
-    with pytest.raises(StudySetupError, match=r"Dice_Count has 8$"):
+    with pytest.raises(StudySetupError, match=r"quota: Dice_Count has 8 \(asked 9\)$"):
         study_create(name="x", split="test", puzzles_per_annotator=1, per_type=2, quotas={"Dice_Count": 9})
 
 
@@ -382,7 +384,7 @@ def test_the_form_shows_each_error_once(bank, staff):
         },
     )
     page = response.content.decode()
-    assert response.status_code == 200 and page.count("Dice_Count has 8") == 1
+    assert response.status_code == 200 and page.count("Dice_Count has 8 (asked 20)") == 1
     missing = staff.post("/studies/new/", {"split": "test"}).content.decode()
     required = ("name", "puzzles_per_annotator", "overlap", "order", "seed", "attempts_per_puzzle")
     assert missing.count("This field is required.") == len(required)
