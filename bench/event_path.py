@@ -102,7 +102,7 @@ def web(processes: int, via_proxy: bool):
             assert proxy.stdout.readline().strip() == "listening"
             base = f"http://127.0.0.1:{port}"
         try:
-            yield base, [p.pid for p in started[:processes]]
+            yield base, [p.pid for p in started[:processes]], [p.pid for p in started[processes:]]
         finally:
             for process in started:
                 process.terminate()
@@ -246,7 +246,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_streams(args, base: str, pids: list[int], sockets: int) -> dict:
+def run_streams(args, base: str, pids: list[int], sockets: int, proxies: list[int]) -> dict:
     from annotation.models import Event
 
     _, streams = make_attempts("Dice_Count", sockets, f"s{sockets}-")
@@ -254,10 +254,12 @@ def run_streams(args, base: str, pids: list[int], sockets: int) -> dict:
     load_before = os.getloadavg()
     spies = profiled(pids, args.seconds, Path(args.profile), f"s{sockets}") if args.profile else []
     cpu_before = [cpu_seconds(pid) for pid in pids]
+    proxy_before = sum(cpu_seconds(pid) for pid in proxies)
     started = time.perf_counter()
     asyncio.run(_all_streams(base, streams, args.seconds, stats))
     elapsed = time.perf_counter() - started
     cpu = sum(cpu_seconds(pid) for pid in pids) - sum(cpu_before)
+    proxy_cpu = sum(cpu_seconds(pid) for pid in proxies) - proxy_before
     for spy in spies:
         spy.wait(30)
     stored = Event.objects.filter(attempt__in=[a for a, _ in streams]).count()
@@ -280,6 +282,7 @@ def run_streams(args, base: str, pids: list[int], sockets: int) -> dict:
         # not inflated by other work on the machine. 1000 / it = batches/s one free core carries.
         "web_cpu_ms_per_batch": round(1000 * cpu / max(1, len(lat)), 3),
         "web_cpu_s": round(cpu, 1),
+        "proxy_cpu_s": round(proxy_cpu, 1),  # the bench's stand-in for nginx, on the same cores
         "elapsed_s": round(elapsed, 1),
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
@@ -298,12 +301,12 @@ def main() -> None:
     args = parser.parse_args()
     django_for_bench()
     via_proxy = args.proxy or args.processes > 1
-    with web(args.processes, via_proxy) as (base, pids):
+    with web(args.processes, via_proxy) as (base, pids, proxies):
         where = f"{args.processes} web process{'es' if args.processes > 1 else ''}" + (
             " behind the round-robin proxy" if via_proxy else ", direct"
         )
         for sockets in args.sockets:
-            figures = run_streams(args, base, pids, sockets)
+            figures = run_streams(args, base, pids, sockets, proxies)
             print(f"{where}: {sockets} sockets x 60 events/s for {args.seconds:.0f} s")
             print(
                 f"  events sent {figures['sent']}, stored {figures['stored']}, lost {figures['lost']}, "
@@ -321,6 +324,8 @@ def main() -> None:
                 f"~{1000 / max(figures['web_cpu_ms_per_batch'], 1e-9):.0f} batches/s = "
                 f"{100 / max(figures['web_cpu_ms_per_batch'], 1e-9):.0f} sockets at 10 batches/s)"
             )
+            if proxies:
+                print(f"  the proxy's CPU {figures['proxy_cpu_s']} s")
             print(f"  load average before {figures['load_before']}, after {figures['load_after']}")
             if args.profile:
                 for i in range(len(pids)):
