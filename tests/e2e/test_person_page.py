@@ -40,6 +40,7 @@ def test_a_paused_puzzle_counts_no_active_time_while_paused(site, transactional_
             context = await browser.new_context(viewport=VIEWPORT, base_url=site)
             page = await context.new_page()
             await page.goto(f"/s/{study.token}/?PROLIFIC_PID=pp1")
+            await page.wait_for_selector("#device-check[data-state=ok]", state="attached")  # a desktop: nothing to say
             await page.get_by_role("button", name="I agree, start").click()
             attempt = await attempt_on(page)
             actions = reference_actions(attempt.puzzle)
@@ -209,6 +210,11 @@ def test_a_phone_held_upright_does_practice_and_two_puzzles_by_touch(site, trans
             )
             page = await context.new_page()
             await page.goto(f"/s/{study.token}/?PROLIFIC_PID=phone1")
+            # The device check: small puzzles on a phone held upright, so a hint, and no block.
+            await page.wait_for_selector("#device-check[data-state]", state="attached")
+            check = await page.locator("#device-check").get_attribute("data-state")
+            hint = await page.locator("#device-check").text_content()
+            assert check == "warn" and "turn your phone sideways" in hint, (check, hint)
             await page.get_by_role("button", name="I agree, start").tap()
             seen = []
             for _ in range(6):
