@@ -321,7 +321,7 @@ def test_the_staff_pages_warn_before_and_after_and_mark_the_study(public_and_pri
         follow=True,
     )
     page = created.content.decode()
-    assert created.status_code == 200 and "created: 6 places to fill" in page
+    assert created.status_code == 200 and "Draft “Published” saved." in page
     assert 'class="card warning"' in page and "Public truth on 3 puzzles" in page
     assert "public truth: 3 puzzles" in staff.get("/studies/").content.decode()
     assert 'style="' not in before + page  # a CSP is coming: classes only
