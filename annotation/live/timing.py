@@ -8,10 +8,9 @@ it: no event can have happened before the puzzle was served or after the server 
 first events must arrive soon after serving, and no duration is longer than the server saw pass
 from serving to submit. Otherwise the attempt is timed by the server (`clock_ok` false).
 
-Hidden time comes from the page's visibility events, from the time between one page and the next
-(a pause, a reload, a closed browser: every `load` after the first starts a new page), and, since
-a page can leave those out, from gaps in arrival: a visible page beats every BEAT_MS
-(live/frames.py), so a longer silence means it was hidden, throttled or not telling.
+Hidden time comes from the page's visibility events and, since a page can leave those out, from
+gaps in arrival: a visible page beats every BEAT_MS (live/frames.py), so a longer silence means it
+was hidden, throttled or not telling.
 """
 
 from __future__ import annotations
@@ -91,14 +90,9 @@ def _first_action_ms(action: LoggedEvent, start: LoggedEvent, opened_ms: float, 
 
 def _hidden_ms(events: Sequence[LoggedEvent], end_t: float) -> float:
     """Time the page says it spent hidden (another tab, minimised): from the visibility state at
-    load and every visibilitychange; and the time away between one page and the next (paused,
-    closed, reloaded), from the previous page's last event to the next page's load."""
-    hidden, since, last_t = 0.0, None, None
+    load and every visibilitychange."""
+    hidden, since = 0.0, None
     for event in events:
-        if event.kind == "load" and last_t is not None:  # a new page: away since the old one's last event
-            hidden += max(0.0, event.t - (last_t if since is None else since))
-            since = None
-        last_t = event.t
         state = event.data.get("state") if event.kind in ("load", "visibilitychange") else None
         if state == "hidden" and since is None:
             since = event.t

@@ -2,9 +2,10 @@
 // large enough to read? The puzzle page shows the published 1280x1080 page scaled to the window,
 // or on a small window the puzzle alone (stage.js fitStage, puzzleRegion); this computes the scale a
 // typical puzzle would get here, below the chrome, and says what to do about a small one.
-const CHROME_H = 48;
+import { READABLE_SCALE as READABLE } from "./stage.js";
+
+const CHROME_H = 48; // the person's chrome above the stage (play.css .chrome min-height)
 const TYPICAL_PUZZLE = { w: 700, h: 600 }; // most puzzles with their controls and instruction (stage.js puzzleRegion)
-const READABLE = 0.6; // stage.js READABLE_SCALE: the page's 16-18 px text at 10 px or more
 const TOO_SMALL = 0.3; // below this the text is under 5 px: the study cannot be done here
 
 const box = document.getElementById("device-check");
