@@ -10,7 +10,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.datasets.labels import FORMATS, FormatUnavailable, labels_write, puzzle_labels
-from annotation.models import Study
+from annotation.management.commands.report import find_study
 from puzzles.models import Puzzle
 
 
@@ -76,12 +76,4 @@ def _known(dataset: str, split: str) -> None:
 
 
 def _study(name: str | None) -> int | None:
-    if not name:
-        return None
-    found = Study.objects.filter(pk=int(name)) if name.isdigit() else Study.objects.filter(name=name)
-    ids = list(found.values_list("pk", flat=True))
-    if len(ids) != 1:
-        raise CommandError(
-            f"no study named {name!r}" if not ids else f"{len(ids)} studies are named {name!r}; give its id"
-        )
-    return ids[0]
+    return find_study(name).pk if name else None

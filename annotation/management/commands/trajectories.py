@@ -14,7 +14,7 @@ from typing import TextIO, cast
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.agents.prompts import TOOLS_PROMPT
-from annotation.models import Study
+from annotation.management.commands.report import find_study
 from puzzles.progress import Progress
 
 
@@ -42,7 +42,7 @@ class Command(BaseCommand):
     def do_export(self, *, study, out, workers, limit, system_prompt_file, **options):
         from annotation.datasets.trajectories import study_attempts, trajectories_export
 
-        found = _study(study)
+        found = find_study(study)
         reasoner = _reasoner(options)
         prompt = Path(system_prompt_file).read_text(encoding="utf-8") if system_prompt_file else TOOLS_PROMPT
         selection = study_attempts(
@@ -86,11 +86,3 @@ def _reasoner(options):
         judge_model=options["judge_model"] or options["model"],
         api_key=os.environ.get(options["api_key_env"], ""),
     )
-
-
-def _study(name: str) -> Study:
-    found = Study.objects.filter(pk=int(name)) if name.isdigit() else Study.objects.filter(name=name)
-    studies = list(found[:2])
-    if len(studies) != 1:
-        raise CommandError(f"no study named {name!r}" if not studies else f"several studies are named {name!r}")
-    return studies[0]
