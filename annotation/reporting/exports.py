@@ -16,7 +16,7 @@ from django.db.models import Count, Max
 
 from annotation.models import Attempt, Enrollment, Event, Flag, Slot, Study
 from annotation.reporting.render import csv_number
-from annotation.reporting.reports import timed_out
+from annotation.reporting.reports import submitted_late
 
 CHUNK = 2000  # rows per database round trip; a server-side cursor on PostgreSQL
 FIELDS = (
@@ -121,7 +121,7 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
 
     Attempts and accuracy count the person's scored attempts as the quality page does: every
     submitted scored attempt, retries and retired puzzles included (with one attempt per puzzle,
-    their first answers); wrong and timed out part the ones not correct (reports.timed_out);
+    their first answers); wrong and timed out part the ones not correct (reports.submitted_late);
     not_submitted: scored attempts started and never submitted. Gold: every submitted gold attempt.
     marks: the quality marks per attempt (attempt_marks), counted per mark over scored attempts.
     """
@@ -166,7 +166,7 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
         answered = [a for a in scored if a["submitted_at"] is not None]
         gold = [a for a in mine if a["purpose"] == Attempt.Purpose.GOLD and a["submitted_at"] is not None]
         correct = sum(bool(a["correct"]) for a in answered)
-        late = sum(timed_out(study.time_limit_s, a["submitted_at"], a["opened_at"], a["correct"]) for a in answered)
+        late = sum(bool(a["late"]) and not a["correct"] for a in answered)
         counted: dict[str, int] = defaultdict(int)
         for attempt in answered:
             for mark in marks.get(attempt["pk"], ()):
@@ -216,10 +216,12 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
 
 
 def _attempt_rows(study: Study) -> dict[int, list[dict]]:
-    """The study's scored and gold attempts by participant, oldest first."""
+    """The study's scored and gold attempts by participant, oldest first, each with whether its
+    submit came late (reports.submitted_late)."""
     rows = (
         Attempt.objects.filter(study=study, purpose__in=[Attempt.Purpose.SCORED, Attempt.Purpose.GOLD])
         .order_by("created_at", "pk")
+        .annotate(late=submitted_late(study.time_limit_s))
         .values(
             "pk",
             "participant_id",
@@ -230,6 +232,7 @@ def _attempt_rows(study: Study) -> dict[int, list[dict]]:
             "active_ms",
             "served_at",
             "created_at",
+            "late",
         )
     )
     by_participant: dict[int, list[dict]] = defaultdict(list)

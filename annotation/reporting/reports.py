@@ -118,22 +118,15 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
     }
 
 
-def timed_out(limit_s: int | None, submitted_at: datetime | None, opened_at: datetime, correct: bool | None) -> bool:
-    """Whether a submitted attempt timed out: the study has a time limit, the answer is not correct,
-    and its submit reached the server within TIME_UP_WINDOW_MS of the limit or after it, counted
-    from when the puzzle was served (opened_at: served_at, else created_at, as the scoring does)."""
-    if not limit_s or submitted_at is None or correct:
-        return False
-    return (submitted_at - opened_at).total_seconds() * 1000 >= limit_s * 1000 - TIME_UP_WINDOW_MS
-
-
 def _boolean(condition: Q) -> ExpressionWrapper:
     return ExpressionWrapper(condition, output_field=BooleanField())
 
 
-def _late(limit_s: int | None) -> ExpressionWrapper | Value:
-    """In the database: the submit reached the server within TIME_UP_WINDOW_MS of the limit or
-    after it, from when the puzzle was served (timed_out's test of the time)."""
+def submitted_late(limit_s: int | None) -> ExpressionWrapper | Value:
+    """In the database, whether an attempt's submit reached the server within TIME_UP_WINDOW_MS of
+    the study's time limit or after it, counted from when the puzzle was served (served_at, else
+    created_at, as the scoring does); never without a limit. A submitted answer that is late and
+    not correct timed out."""
     if not limit_s:
         return Value(False, output_field=BooleanField())
     after = timedelta(milliseconds=limit_s * 1000 - TIME_UP_WINDOW_MS)
@@ -158,7 +151,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
         .order_by("created_at", "pk")
         # Two booleans from the database rather than three timestamps per attempt: parsing them
         # would be a third of the report's time on a large study.
-        .annotate(was_submitted=_boolean(Q(submitted_at__isnull=False)), late=_late(study.time_limit_s))
+        .annotate(was_submitted=_boolean(Q(submitted_at__isnull=False)), late=submitted_late(study.time_limit_s))
         .values_list(
             "participant_id",
             "puzzle_id",
@@ -186,7 +179,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
                 "type": type_name,
                 "submitted": submitted,
                 "correct": bool(correct),
-                "timed_out": bool(submitted and late and not correct),  # as timed_out() says
+                "timed_out": bool(submitted and late and not correct),
                 "wall_ms": wall,
                 "active_ms": active,
                 "actions": actions,
