@@ -283,7 +283,7 @@ def study_line(report: dict) -> str:
 def study_k(report: dict):
     """The attempts each person had per puzzle (the k of human Pass@k), 1 when unknown."""
     k = study_of(report).get("attempts_per_puzzle")
-    return int(k) if isinstance(k, (int, float)) and is_number(k) and k >= 1 else 1
+    return int(k) if is_number(k) and k >= 1 else 1
 
 
 # --- tables shared by Markdown and HTML (plain text; escaped by the renderer) -------------------
@@ -310,27 +310,33 @@ def type_row_cells(row: dict, k=1) -> list[str]:
     ]
 
 
+def fmt_mean_pass1(overall: dict) -> str:
+    """People's mean Pass@1 over types with its interval; "–" when missing."""
+    return fmt_pass1(overall.get("mean_pass1_over_types"), overall.get("mean_ci_low"), overall.get("mean_ci_high"))
+
+
+def fmt_mean_pass_k(overall: dict) -> str:
+    """People's mean Pass@k over types with its interval; "–" when missing."""
+    return fmt_pass1(
+        overall.get("mean_pass_k_over_types"), overall.get("mean_pass_k_ci_low"), overall.get("mean_pass_k_ci_high")
+    )
+
+
 def overall_row_cells(report: dict, k=1) -> list[str]:
     """The closing row of the type table: the means over types with their intervals, and the
     counts over every type."""
     overall = report.get("overall") or {}
-    cells = [DASH] * len(type_table_headers(k))
-    mean = fmt_pass1(overall.get("mean_pass1_over_types"), overall.get("mean_ci_low"), overall.get("mean_ci_high"))
-    cells[0] = "All types"
-    cells[1] = f"mean {mean}" if mean != DASH else DASH
-    at = 2
-    if k > 1:
-        mean_k = fmt_pass1(
-            overall.get("mean_pass_k_over_types"), overall.get("mean_pass_k_ci_low"), overall.get("mean_pass_k_ci_high")
-        )
-        cells[2] = f"mean {mean_k}" if mean_k != DASH else DASH
-        at = 3
-    cells[at] = fmt_count(overall.get("correct"))
-    cells[at + 1] = fmt_count(overall.get("wrong"))
-    cells[at + 2] = fmt_count(overall.get("timed_out"))
+    means = [fmt_mean_pass1(overall), *([fmt_mean_pass_k(overall)] if k > 1 else [])]
     counts = (overall.get("attempts"), overall.get("puzzles"), report.get("annotators"))
-    cells[at + 3] = " / ".join(fmt_count(c) for c in counts)
-    return cells
+    cells = [
+        "All types",
+        *(f"mean {mean}" if mean != DASH else DASH for mean in means),
+        fmt_count(overall.get("correct")),
+        fmt_count(overall.get("wrong")),
+        fmt_count(overall.get("timed_out")),
+        " / ".join(fmt_count(c) for c in counts),
+    ]
+    return cells + [DASH] * (len(type_table_headers(k)) - len(cells))
 
 
 def overall_lines(report: dict) -> list[str]:
@@ -339,20 +345,16 @@ def overall_lines(report: dict) -> list[str]:
     overall = report.get("overall") or {}
     k = study_k(report)
     lines = [
-        "Mean Pass@1 over types: "
-        f"{fmt_pass1(overall.get('mean_pass1_over_types'), overall.get('mean_ci_low'), overall.get('mean_ci_high'))}"
-        " (each type weighs the same).",
+        f"Mean Pass@1 over types: {fmt_mean_pass1(overall)} (each type weighs the same).",
         f"Pooled Pass@1: {fmt_pass1(overall.get('pass1_pooled'), overall.get('ci_low'), overall.get('ci_high'))}"
         f" — {fmt_count(overall.get('correct'))} of {fmt_count(overall.get('attempts'))} answers "
         f"on {fmt_count(overall.get('puzzles'))} puzzles.",
     ]
     if k > 1:
-        mean_k = fmt_pass1(
-            overall.get("mean_pass_k_over_types"), overall.get("mean_pass_k_ci_low"), overall.get("mean_pass_k_ci_high")
-        )
         pooled_k = fmt_pass1(overall.get("pass_k_pooled"), overall.get("pass_k_ci_low"), overall.get("pass_k_ci_high"))
         lines += [
-            f"Mean Pass@{k} over types: {mean_k} ({k} attempts allowed per puzzle; each type weighs the same).",
+            f"Mean Pass@{k} over types: {fmt_mean_pass_k(overall)} ({k} attempts allowed per puzzle; each type "
+            "weighs the same).",
             f"Pooled Pass@{k}: {pooled_k}.",
         ]
     lines += [outcomes_line(report), no_input_line(report)]
