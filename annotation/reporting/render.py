@@ -94,14 +94,13 @@ def csv_cell(value, column: str = ""):
     return csv_number(value, CSV_DIGITS.get(column, PROPORTION_DIGITS))
 
 
-def agent_csv_columns(report: dict) -> list[tuple[int, str, str]]:
+def agent_csv_columns(report: dict) -> list[tuple[int, int, str]]:
     """(agent index, k, header) for each agent's per-type Pass@1 and every Pass@k it has."""
     columns = []
     for index, agent in enumerate(agents_of(report)):
         name = agent_name(agent, index)
         ks = sorted({k for row in agent.get("types") or [] for k, _ in pass_k_items(row.get("pass_k"))})
-        columns.append((index, "1", f"agent:{name}:pass1"))
-        columns += [(index, str(k), f"agent:{name}:pass{k}") for k in ks]
+        columns += [(index, k, f"agent:{name}:pass{k}") for k in [1, *ks]]
     return columns
 
 
@@ -123,7 +122,7 @@ def to_csv(report: dict) -> str:
         values = [csv_cell(row.get(column), column) for column in CSV_TYPE_COLUMNS]
         for index, k, _ in columns:
             agent_row = per_agent[index].get(name, {})
-            value = agent_row.get("pass1") if k == "1" else dict(pass_k_items(agent_row.get("pass_k"))).get(int(k))
+            value = agent_row.get("pass1") if k == 1 else dict(pass_k_items(agent_row.get("pass_k"))).get(k)
             values.append(csv_number(value))
         writer.writerow(values)
     return out.getvalue()
