@@ -56,126 +56,105 @@ class StudySetupError(ValueError):
     """A study that cannot be created as asked; the message says why."""
 
 
-def study_create(
-    *,
-    name: str,
-    split: str,
-    puzzles_per_annotator: int,
-    overlap: int = 1,
-    types: list[str] | None = None,
-    quotas: Mapping[str, int] | None = None,
-    per_type: int | None = None,
-    order: str = Study.Order.SHUFFLED,
-    seed: int = 0,
-    show_verdict: bool = False,
-    time_limit_s: int | None = None,
-    attempts_per_puzzle: int = 1,
-    practice: list[Puzzle] = (),
-    gold: list[Puzzle] = (),
-    require_crowd_id: bool = False,
-    dataset: str | None = None,
-    status: str = Study.Status.OPEN,
-    **details,
-) -> Study:
+def study_create(*, name: str, status: str = Study.Status.OPEN, **setup) -> Study:
     """A study over the split's replay-verified puzzles (practice and gold excluded from the pool),
-    of one dataset, or of every dataset of the split when none is given.
-
-    per_type: N puzzles of each type; quotas: a number per type (over per_type; 0 leaves a type
-    out). Either draws by seeded sampling (pool_draw). details: DETAILS (consent, completion)."""
-    _check_details(details)
-    names, drawn, pool = _pool(
-        split=split,
-        dataset=dataset,
-        types=types,
-        quotas=quotas,
-        per_type=per_type,
-        seed=seed,
-        special=[*practice, *gold],
-        puzzles_per_annotator=puzzles_per_annotator,
-    )
+    of one dataset, or of every dataset of the split when none is given; setup: study_setup's
+    keywords."""
+    drawn = study_setup(**setup)
     with transaction.atomic():
-        study = Study.objects.create(
-            name=name,
-            split=split,
-            dataset=dataset or "",
-            types=names,
-            quotas=drawn,
-            puzzles_per_annotator=puzzles_per_annotator,
-            overlap=overlap,
-            order=order,
-            seed=seed,
-            show_verdict=show_verdict,
-            time_limit_s=time_limit_s,
-            attempts_per_puzzle=attempts_per_puzzle,
-            require_crowd_id=require_crowd_id,
-            status=status,
-            is_open=status in LAUNCHED,
-            **details,
-        )
-        _fill(study, pool, practice, gold)
+        study = Study.objects.create(name=name, status=status, is_open=status in LAUNCHED, **drawn.fields)
+        drawn.fill(study)
     return study
 
 
-def study_update(
-    study: Study,
-    *,
-    split: str,
-    puzzles_per_annotator: int,
-    overlap: int = 1,
-    types: list[str] | None = None,
-    quotas: Mapping[str, int] | None = None,
-    per_type: int | None = None,
-    order: str = Study.Order.SHUFFLED,
-    seed: int = 0,
-    show_verdict: bool = False,
-    time_limit_s: int | None = None,
-    attempts_per_puzzle: int = 1,
-    practice: list[Puzzle] = (),
-    gold: list[Puzzle] = (),
-    require_crowd_id: bool = False,
-    dataset: str | None = None,
-    **details,
-) -> Study:
-    """Set a draft study up again: every setting, its pool drawn anew (nobody has joined a draft).
-    details: the name and DETAILS."""
-    name = details.pop("name", study.name)
-    _check_details(details)
-    names, drawn, pool = _pool(
-        split=split,
-        dataset=dataset,
-        types=types,
-        quotas=quotas,
-        per_type=per_type,
-        seed=seed,
-        special=[*practice, *gold],
-        puzzles_per_annotator=puzzles_per_annotator,
-    )
+def study_update(study: Study, *, name: str | None = None, **setup) -> Study:
+    """Set a draft study up again: every setting (study_setup's keywords), its pool drawn anew
+    (nobody has joined a draft); its name when given."""
+    drawn = study_setup(**setup)
+    fields = drawn.fields | ({"name": name} if name is not None else {})
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
         if locked.status != Study.Status.DRAFT:
             raise StudySetupError(f"only a draft's pool can change; this study is {locked.get_status_display()}")
-        fields = {
-            "name": name,
-            "split": split,
-            "dataset": dataset or "",
-            "types": names,
-            "quotas": drawn,
-            "puzzles_per_annotator": puzzles_per_annotator,
-            "overlap": overlap,
-            "order": order,
-            "seed": seed,
-            "show_verdict": show_verdict,
-            "time_limit_s": time_limit_s,
-            "attempts_per_puzzle": attempts_per_puzzle,
-            "require_crowd_id": require_crowd_id,
-            **details,
-        }
         for field, value in fields.items():
             setattr(locked, field, value)
         locked.save(update_fields=list(fields))
         Slot.objects.filter(study=locked).delete()
-        _fill(locked, pool, practice, gold)
+        drawn.fill(locked)
     return locked
+
+
+def study_setup(
+    *,
+    split: str,
+    puzzles_per_annotator: int,
+    overlap: int = 1,
+    types: list[str] | None = None,
+    quotas: Mapping[str, int] | None = None,
+    per_type: int | None = None,
+    order: str = Study.Order.SHUFFLED,
+    seed: int = 0,
+    show_verdict: bool = False,
+    time_limit_s: int | None = None,
+    attempts_per_puzzle: int = 1,
+    practice: list[Puzzle] = (),
+    gold: list[Puzzle] = (),
+    require_crowd_id: bool = False,
+    dataset: str | None = None,
+    **details,
+) -> Drawn:
+    """A study's settings checked and its pool drawn, or StudySetupError saying why not.
+
+    per_type: N puzzles of each type; quotas: a number per type (over per_type; 0 leaves a type
+    out). Either draws by seeded sampling (pool_draw). details: DETAILS (consent, completion)."""
+    _check_details(details)
+    names, drawn_quotas, pool = _pool(
+        split=split,
+        dataset=dataset,
+        types=types,
+        quotas=quotas,
+        per_type=per_type,
+        seed=seed,
+        special=[*practice, *gold],
+        puzzles_per_annotator=puzzles_per_annotator,
+    )
+    fields = {
+        "split": split,
+        "dataset": dataset or "",
+        "types": names,
+        "quotas": drawn_quotas,
+        "puzzles_per_annotator": puzzles_per_annotator,
+        "overlap": overlap,
+        "order": order,
+        "seed": seed,
+        "show_verdict": show_verdict,
+        "time_limit_s": time_limit_s,
+        "attempts_per_puzzle": attempts_per_puzzle,
+        "require_crowd_id": require_crowd_id,
+        **details,
+    }
+    return Drawn(fields=fields, pool=pool, practice=list(practice), gold=list(gold))
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A study's set-up as study_setup checked it: its own fields, and its pool, practice and gold
+    to fill it with."""
+
+    fields: dict
+    pool: list[Puzzle]
+    practice: list[Puzzle]
+    gold: list[Puzzle]
+
+    def fill(self, study: Study) -> None:
+        """Practice, gold, and `overlap` places per pool puzzle, in the study's order."""
+        study.practice.set(self.practice)
+        study.gold.set(self.gold)
+        Slot.objects.bulk_create(
+            Slot(study=study, puzzle=puzzle, copy=copy, rank=rank)
+            for rank, puzzle in enumerate(ranked(self.pool, order=study.order, seed=study.seed))
+            for copy in range(study.overlap)
+        )
 
 
 def study_details_update(study: Study, *, name: str | None = None, **details) -> Study:
@@ -194,16 +173,6 @@ def _check_details(details: Mapping[str, object]) -> None:
         raise TypeError(f"unknown study settings: {', '.join(sorted(unknown))}")
     if "completion_code" in details and not str(details["completion_code"]).strip():
         raise StudySetupError("the completion code must not be empty")
-
-
-def _fill(study: Study, pool: list[Puzzle], practice, gold) -> None:
-    study.practice.set(practice)
-    study.gold.set(gold)
-    Slot.objects.bulk_create(
-        Slot(study=study, puzzle=puzzle, copy=copy, rank=rank)
-        for rank, puzzle in enumerate(ranked(pool, order=study.order, seed=study.seed))
-        for copy in range(study.overlap)
-    )
 
 
 def _pool(
