@@ -166,6 +166,7 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
         answered = [a for a in scored if a["submitted_at"] is not None]
         gold = [a for a in mine if a["purpose"] == Attempt.Purpose.GOLD and a["submitted_at"] is not None]
         correct = sum(bool(a["correct"]) for a in answered)
+        gold_correct = sum(bool(a["correct"]) for a in gold)
         late = sum(bool(a["late"]) and not a["correct"] for a in answered)
         counted: dict[str, int] = defaultdict(int)
         for attempt in answered:
@@ -203,8 +204,8 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
             "accuracy": correct / len(answered) if answered else None,
             "puzzles_solved": len({a["puzzle_id"] for a in answered if a["correct"]}),
             "gold_answered": len(gold),
-            "gold_correct": sum(bool(a["correct"]) for a in gold),
-            "gold_accuracy": sum(bool(a["correct"]) for a in gold) / len(gold) if gold else None,
+            "gold_correct": gold_correct,
+            "gold_accuracy": gold_correct / len(gold) if gold else None,
             **{f"marks_{mark}": counted[mark] for mark in mark_kinds},
             "marked_attempts": sum(1 for a in answered if marks.get(a["pk"])),
             "flags": flags.get(enrollment.participant_id, 0),
