@@ -117,43 +117,9 @@ def _fields(event: dict) -> dict:
 # and the ORM's overhead were most of the cost of a batch. The events go as one JSON parameter that
 # PostgreSQL takes apart (kind, time, the other fields as the row's data): quoting four arrays
 # value by value on the client (psycopg's client-side binding) was the next largest cost.
-_NEXT_BATCH_SQL = """
-WITH advanced AS (
-    UPDATE annotation_attempt SET acked_seq = %(seq)s, max_seq = %(seq)s,
-      event_count = event_count + %(count)s, event_bytes = event_bytes + %(bytes)s
-    WHERE id = %(attempt)s AND acked_seq = %(seq)s - 1 AND max_seq < %(seq)s
-      AND submitted_at IS NULL AND abandoned_at IS NULL
-      AND event_count <= %(max_count)s - %(count)s AND event_bytes <= %(max_bytes)s - %(bytes)s
-    RETURNING id)
-INSERT INTO annotation_event (attempt_id, seq, "index", kind, t, received, data)
-SELECT advanced.id, %(seq)s, e.i - 1, e.event ->> 'k', (e.event ->> 't')::float8, %(received)s, e.event - 'k' - 't'
-FROM advanced, jsonb_array_elements(%(events)s::jsonb) WITH ORDINALITY AS e(event, i)
-"""
-
-
-def _append_next_in_one_statement(attempt_id: int, batch: Batch, received_ms: float, size: int) -> bool:
-    events = batch.events
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _NEXT_BATCH_SQL,
-            {
-                "seq": batch.seq,
-                "attempt": attempt_id,
-                "count": len(events),
-                "bytes": size,
-                "max_count": MAX_ATTEMPT_EVENTS,
-                "max_bytes": MAX_ATTEMPT_BYTES,
-                "received": received_ms,
-                "events": json.dumps(events),
-            },
-        )
-        return cursor.rowcount == len(events)
-
-
-# Many sockets' usual batches in one statement (the same conditions as above, one batch per
-# attempt): a busy web process stores them together, one round trip and one commit for all, instead
-# of a thread, a connection check and a commit per batch (annotation/live/consumers.py). Returns the
-# (attempt, seq) of the batches stored; the others take the usual path, one by one.
+# The statement takes many sockets' usual batches at once (one batch per attempt): a busy web
+# process stores them together, one round trip and one commit for all, instead of a thread, a
+# connection check and a commit per batch (annotation/live/consumers.py); events_append gives it one.
 _NEXT_BATCHES_SQL = """
 WITH input AS (
     SELECT * FROM jsonb_to_recordset(%(batches)s::jsonb)
@@ -175,6 +141,11 @@ SELECT id, seq FROM advanced
 """
 
 
+def _size(batch: Batch) -> int:
+    """The bytes a batch counts for against MAX_ATTEMPT_BYTES."""
+    return batch.size or len(json.dumps(batch.events))
+
+
 def batches_append_next(batches: list[tuple[int, Batch, float]]) -> set[tuple[int, int]]:
     """Store each (attempt id, batch, received ms) that is the next batch of its open attempt, with
     room for it and no submit, all in one statement (PostgreSQL; at most one batch per attempt).
@@ -187,7 +158,7 @@ def batches_append_next(batches: list[tuple[int, Batch, float]]) -> set[tuple[in
             "attempt": attempt_id,
             "seq": batch.seq,
             "count": len(batch.events),
-            "bytes": batch.size or len(json.dumps(batch.events)),
+            "bytes": _size(batch),
             "received": received_ms,
             "events": batch.events,
         }
@@ -204,9 +175,9 @@ def batches_append_next(batches: list[tuple[int, Batch, float]]) -> set[tuple[in
 
 def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appended:
     """Store a batch (idempotent on its number), advance the acknowledgement, score on submit."""
-    size = batch.size or len(json.dumps(batch.events))
+    size = _size(batch)
     one_statement = connection.vendor == "postgresql" and not batch.has_submit
-    if one_statement and _append_next_in_one_statement(attempt_id, batch, received_ms, size):
+    if one_statement and batches_append_next([(attempt_id, batch, received_ms)]):
         return Appended(batch.seq, False)
     with transaction.atomic():
         # The usual case, in one statement that also locks the row: the next batch of an open
