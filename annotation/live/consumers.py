@@ -39,26 +39,24 @@ TOO_FAST = 4013  # more batches waiting than the server keeps: reconnect and res
 POSTGRESQL = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 
 
+def _on_a_live_connection(write, *args, **kwargs):
+    """write(...), once more on a new connection if the database dropped the one this thread kept
+    (a restart, a failover): the failed try stored nothing, and storing is idempotent."""
+    try:
+        return write(*args, **kwargs)
+    except (OperationalError, InterfaceError):
+        logger.warning("the database connection was lost; reconnecting")
+        connection.close()  # this thread's own; the next query opens a fresh one
+        return write(*args, **kwargs)
+
+
 def _receive_on_a_live_connection(**batch):
-    """batch_receive, once more on a new connection if the database dropped the one this thread
-    kept (a restart, a failover): the failed try stored nothing, and storing is idempotent."""
-    return _on_a_live_connection(lambda: batch_receive(**batch))
+    return _on_a_live_connection(batch_receive, **batch)
 
 
 # Writes run in a thread pool, not the single shared thread: sockets must not queue behind
 # each other's database round trips. One writer per socket keeps each attempt's batches in order.
 _receive_batch = database_sync_to_async(_receive_on_a_live_connection, thread_sensitive=False)
-
-
-def _on_a_live_connection(write, *args):
-    """write(*args), once more on a new connection if the database dropped the one this thread
-    kept (a restart, a failover): the failed try stored nothing, and storing is idempotent."""
-    try:
-        return write(*args)
-    except (OperationalError, InterfaceError):
-        logger.warning("the database connection was lost; reconnecting")
-        connection.close()  # this thread's own; the next query opens a fresh one
-        return write(*args)
 
 
 Stored = tuple[list[dict], Batch]
