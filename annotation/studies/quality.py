@@ -27,7 +27,7 @@ from django.utils import timezone
 from annotation.models import Attempt, AuditLog, Enrollment, Event, Flag, Study
 from annotation.studies.access import CROWD_IDS, PERSON_IDS
 from puzzles.answer_marks import answer_marks
-from puzzles.models import Asset
+from puzzles.models import Asset, Puzzle
 from puzzles.registry import get_type
 
 FAST_FLOOR_MS = 800.0  # faster than a person can look, aim and click
@@ -252,11 +252,7 @@ def annotator_attempts(*, enrollment: Enrollment) -> list[dict]:
         .select_related("puzzle")
         .order_by("created_at")
     )
-    keys = {(a.puzzle_id, a.puzzle.public.get("image")) for a in attempts}
-    images = {
-        (asset.puzzle_id, asset.key): asset.file.url
-        for asset in Asset.objects.filter(puzzle_id__in={pid for pid, _ in keys}, key__in={k for _, k in keys if k})
-    }
+    images = thumbnail_urls([a.puzzle for a in attempts])
     rows = []
     for number, attempt in enumerate(attempts, start=1):
         public = attempt.puzzle.public
@@ -269,13 +265,20 @@ def annotator_attempts(*, enrollment: Enrollment) -> list[dict]:
                 "instruction": public.get("instruction") or get_type(attempt.puzzle.type).instruction,
                 "state": _attempt_state(attempt),
                 "marks": marks.get(attempt.pk, []),
-                "image_url": images.get((attempt.puzzle_id, public.get("image"))),
+                "image_url": images.get(attempt.puzzle_id),
                 "size": public.get("image_size"),
                 "dot_r": max(8, round((public.get("image_size") or [0])[0] / 28)),  # seen at thumbnail size
                 "drawn": answer_marks(answers, public.get("grid_size"), public.get("image_size") or [0, 0]),
             }
         )
     return rows
+
+
+def thumbnail_urls(puzzles: list[Puzzle]) -> dict[int, str]:
+    """Each puzzle's main image URL (the first option for option types), by puzzle id."""
+    wanted = {(p.pk, p.public.get("image")) for p in puzzles}
+    rows = Asset.objects.filter(puzzle_id__in={pk for pk, _ in wanted}, key__in={k for _, k in wanted if k})
+    return {a.puzzle_id: a.file.url for a in rows if (a.puzzle_id, a.key) in wanted}
 
 
 def _attempt_state(attempt: Attempt) -> str:

@@ -23,6 +23,7 @@ from annotation.studies.quality import (
     annotator_table,
     enrollment_exclude,
     enrollment_include,
+    thumbnail_urls,
 )
 from annotation.studies.setup import (
     DETAILS,
@@ -43,7 +44,7 @@ from annotation.studies.setup import (
 )
 from arena_site.staff import staff_required
 from puzzles.bank import SPLIT_SIZES
-from puzzles.models import Asset, Puzzle
+from puzzles.models import Puzzle
 from puzzles.registry import registry
 
 PICKER_PER_TYPE = 8  # candidates shown per type in the practice and gold pickers
@@ -290,13 +291,6 @@ class StudyForm(StudyDetailsForm):
         if self.is_bound:
             return [v for v in self.data.getlist(field) if v] if hasattr(self.data, "getlist") else []
         return [getattr(p, "uid", p) for p in self.initial.get(field, [])]
-
-
-def thumbnail_urls(puzzles: list[Puzzle]) -> dict[int, str]:
-    """Each puzzle's main image URL (the first option for option types), by puzzle id."""
-    wanted = {(p.pk, p.public.get("image")) for p in puzzles}
-    rows = Asset.objects.filter(puzzle_id__in={pk for pk, _ in wanted}, key__in={k for _, k in wanted if k})
-    return {a.puzzle_id: a.file.url for a in rows if (a.puzzle_id, a.key) in wanted}
 
 
 # --- the list and creating ------------------------------------------------------------------
