@@ -29,7 +29,6 @@ from annotation.studies.setup import (
     DETAILS,
     STANDARD_CONSENT,
     TRANSITIONS,
-    Staffing,
     StudySetupError,
     mixed_datasets_warning,
     prolific_completion_url,
@@ -402,8 +401,8 @@ def study_detail(request, study_id: int):
     pool_by_type = dict(
         study.slots.values("puzzle__type").annotate(n=Count("puzzle", distinct=True)).values_list("puzzle__type", "n")
     )
-    special = list(study.practice.all()) + list(study.gold.all())
-    urls = thumbnail_urls(special)
+    practice, gold = list(study.practice.all()), list(study.gold.all())
+    urls = thumbnail_urls(practice + gold)
     context = {
         "study": study,
         "invite_url": join,
@@ -411,13 +410,13 @@ def study_detail(request, study_id: int):
         "return_url": study.return_url or prolific_completion_url(study),
         "return_is_default": not study.return_url,
         "staffing": staffing,
-        "advice": Staffing.advice(staffing),
+        "advice": staffing.advice(),
         "progress": study_progress([study])[study.pk],
         "stuck": sum(row["stuck"] for row in annotator_table(study=study)),
         "types": sorted(pool_by_type.items()),
         "quotas": quotas,
-        "practice": [{"puzzle": p, "url": urls.get(p.pk)} for p in study.practice.all()],
-        "gold": [{"puzzle": p, "url": urls.get(p.pk)} for p in study.gold.all()],
+        "practice": [{"puzzle": p, "url": urls.get(p.pk)} for p in practice],
+        "gold": [{"puzzle": p, "url": urls.get(p.pk)} for p in gold],
         "actions": _actions(study),
         "history": AuditLog.objects.filter(study=study).select_related("by")[:20],
         "formats": list(REPORT_FORMATS),
