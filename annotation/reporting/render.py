@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from html import escape
 
 from django.template.loader import render_to_string
@@ -285,10 +286,19 @@ def to_markdown(report: dict) -> str:
 # --- HTML page: the context of templates/reporting/report.html ----------------------------------
 
 
+# Where a cell may wrap on a narrow page: before its interval or its detail in brackets ("47.1%" |
+# "[18.8, 72.2]", "5.2" | "(3.9–7.1)"), never inside one of them.
+CELL_BREAK = re.compile(r" (?=[\[(])")
+
+
 def html_table(headers, rows, colours: dict[int, str] | None = None) -> dict:
-    """A table for reporting/table.html: each header with the colour of its swatch, if any, and the rows."""
+    """A table for reporting/table.html: each header with the colour of its swatch, if any, and the
+    rows, each cell as the pieces it may wrap between (CELL_BREAK)."""
     colours = colours or {}
-    return {"headers": [{"text": h, "colour": colours.get(i)} for i, h in enumerate(headers)], "rows": rows}
+    return {
+        "headers": [{"text": h, "colour": colours.get(i)} for i, h in enumerate(headers)],
+        "rows": [[CELL_BREAK.split(cell) for cell in row] for row in rows],
+    }
 
 
 def fact_cards(report: dict) -> list[tuple[str, str]]:
