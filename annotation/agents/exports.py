@@ -51,7 +51,7 @@ def run_export(run: AgentRun, out: Path) -> int:
         if summary is not None:
             entries.append(summary)
     _write_summaries(run, out, entries)
-    _write_json(out / "arena_run.json", _run_record(run))
+    write_json(out / "arena_run.json", _run_record(run))
     return len(rollouts)
 
 
@@ -62,43 +62,73 @@ def _write_rollout(run: AgentRun, rollout: Rollout, place: Path, folder: str, st
     for step in screenshot_steps(rollout.pk):
         shutil.copyfile(screenshot_path(rollout.pk, step), place / "screenshots" / f"screenshot_step_{step}.png")
     turns = list(rollout.turns.all())
-    _write_json(
+    write_json(
         place / "arena_turns.json", {"rollout": _rollout_record(rollout), "turns": [_turn_record(t) for t in turns]}
     )
     if rollout.status == Rollout.Status.FAILED:
-        _write_json(place / "arena_failed.json", {"puzzle_type": folder, "puzzle_id": stem, **_arena(rollout)})
+        write_json(place / "arena_failed.json", {"puzzle_type": folder, "puzzle_id": stem, **_arena(rollout)})
         return None
     steps = metafile_steps(turns)
-    reward = 1.0 if rollout.submitted and rollout.correct else 0.0
+    summary = write_published(
+        place,
+        agent=run.model.split("/")[-1],
+        folder=folder,
+        stem=stem,
+        prompt=rollout.instruction or None,
+        steps=steps,
+        submitted=bool(rollout.submitted),
+        correct=bool(rollout.correct),
+        status=rollout.end or "submit_not_clicked",
+        arena=_arena(rollout),
+    )
     task_id = f"{folder}_{stem}"
-    _write_json(
+    write_json(place / "sft_data.json", _sft_data(rollout, turns, task_id, folder, summary["reward"]))
+    return {key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")} | {
+        "task_id": task_id
+    }
+
+
+def write_published(
+    place: Path,
+    *,
+    agent: str,
+    folder: str,
+    stem: str,
+    prompt: str | None,
+    steps: list[dict],
+    submitted: bool,
+    correct: bool,
+    status: str,
+    arena: dict,
+) -> dict:
+    """One rollout's metafile.json and summary.json as the published client writes them (ours add
+    only the arena_ keys); returns the summary. Also the human trajectories' (datasets/)."""
+    reward = 1.0 if submitted and correct else 0.0
+    write_json(
         place / "metafile.json",
         {
             "benchmark": BENCHMARK,
-            "agent": run.model.split("/")[-1],
-            "task_id": task_id,
+            "agent": agent,
+            "task_id": f"{folder}_{stem}",
             "summary_info": {"cum_reward": reward},
-            "goal": rollout.instruction or None,
+            "goal": prompt,
             "steps": steps,
         },
     )
     summary = {
         "puzzle_type": folder,
         "puzzle_id": stem,
-        "prompt": rollout.instruction or None,
-        "submitted": bool(rollout.submitted),
-        "correct": bool(rollout.correct),
+        "prompt": prompt,
+        "submitted": submitted,
+        "correct": correct,
         "reward": reward,
-        "status": rollout.end or "submit_not_clicked",
+        "status": status,
         "total_steps": len(steps),
-        "transitions": [_transition(i, step) for i, step in enumerate(steps)],
-        **_arena(rollout),
+        "transitions": [transition(i, step) for i, step in enumerate(steps)],
+        **arena,
     }
-    _write_json(place / "summary.json", summary)
-    _write_json(place / "sft_data.json", _sft_data(rollout, turns, task_id, folder, reward))
-    return {key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")} | {
-        "task_id": task_id
-    }
+    write_json(place / "summary.json", summary)
+    return summary
 
 
 def action_string(name: str, arguments: dict) -> str:
@@ -126,21 +156,22 @@ def metafile_steps(turns: list[Turn]) -> list[dict[str, Any]]:
     return steps
 
 
-def _transition(number: int, step: dict) -> dict:
-    transition: dict[str, Any] = {"step": number, "action": step["action"]}
+def transition(number: int, step: dict) -> dict:
+    """A step as summary.json lists it."""
+    entry: dict[str, Any] = {"step": number, "action": step["action"]}
     if step["screenshot_path"]:
-        transition["image"] = step["screenshot_path"]
+        entry["image"] = step["screenshot_path"]
     for key in ("reasoning", "result"):
         if step[key]:
-            transition[key] = step[key]
-    return transition
+            entry[key] = step[key]
+    return entry
 
 
 def _sft_data(rollout: Rollout, turns: list[Turn], task_id: str, folder: str, reward: float) -> dict:
     """The published SFT reconstruction: image before text, periods, <think> around the reply."""
     conversation: list[dict[str, Any]] = [
         {"role": "system", "content": rollout.system_prompt},
-        _sft_user(0, first_text(rollout.instruction)),
+        sft_user(0, first_text(rollout.instruction)),
     ]
     for turn in turns:
         reasoning = (turn.reply or {}).get("content") or ""
@@ -151,7 +182,7 @@ def _sft_data(rollout: Rollout, turns: list[Turn], task_id: str, folder: str, re
             action = action_string(call["name"], call.get("arguments") or {})
             conversation.append({"role": "assistant", "content": f"<think>{reasoning}</think>\n{action}"})
             if call.get("screenshot") is not None:
-                conversation.append(_sft_user(call["screenshot"], _sft_text(call)))
+                conversation.append(sft_user(call["screenshot"], _sft_text(call)))
     return {
         "id": task_id,
         "puzzle_type": folder,
@@ -168,7 +199,7 @@ def _sft_text(call: dict) -> str:
     return f"Action executed: {call.get('result', '')}. Here is the updated screenshot."
 
 
-def _sft_user(step: int, text: str) -> dict:
+def sft_user(step: int, text: str) -> dict:
     return {
         "role": "user",
         "content": [
@@ -179,18 +210,23 @@ def _sft_user(step: int, text: str) -> dict:
 
 
 def _write_summaries(run: AgentRun, out: Path, entries: list[dict]) -> None:
-    _write_json(out / "run_summary.json", _run_summary(run, entries, mode="per_puzzle"))
+    agent = run.model.split("/")[-1]
+    write_json(out / "run_summary.json", run_summary(agent, entries, mode="per_puzzle"))
     by_type: dict[str, list[dict]] = defaultdict(list)
     for entry in entries:
         by_type[entry["puzzle_type"]].append(entry)
     for folder, rows in by_type.items():
-        _write_json(out / folder.lower() / "run_summary.json", {**_run_summary(run, rows), "puzzle_type": folder})
+        write_json(out / folder.lower() / "run_summary.json", {**run_summary(agent, rows), "puzzle_type": folder})
 
 
-def _run_summary(run: AgentRun, entries: list[dict], mode: str | None = None) -> dict:
+SUMMARY_KEYS = ("task_id", "puzzle_type", "submitted", "correct", "reward", "status")
+
+
+def run_summary(agent: str, entries: list[dict], mode: str | None = None, extra: tuple[str, ...] = ()) -> dict:
+    """run_summary.json over the entries, each listed with SUMMARY_KEYS and the extra keys."""
     submitted = sum(e["submitted"] for e in entries)
     correct = sum(e["correct"] for e in entries)
-    summary: dict[str, Any] = {"benchmark": BENCHMARK, "agent": run.model.split("/")[-1]}
+    summary: dict[str, Any] = {"benchmark": BENCHMARK, "agent": agent}
     if mode:
         summary["mode"] = mode
     return summary | {
@@ -198,9 +234,7 @@ def _run_summary(run: AgentRun, entries: list[dict], mode: str | None = None) ->
         "total_submitted": submitted,
         "total_correct": correct,
         "accuracy": round(100 * correct / len(entries), 2) if entries else 0.0,
-        "puzzles": [
-            {k: e[k] for k in ("task_id", "puzzle_type", "submitted", "correct", "reward", "status")} for e in entries
-        ],
+        "puzzles": [{k: e[k] for k in (*SUMMARY_KEYS, *extra)} for e in entries],
     }
 
 
@@ -257,6 +291,6 @@ def _turn_record(turn: Turn) -> dict:
     return {field: getattr(turn, field) for field in TURN_FIELDS}
 
 
-def _write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")

@@ -40,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
 import math
 import shutil
 import time
@@ -55,7 +54,7 @@ from asgiref.sync import sync_to_async
 from django.db.models import QuerySet
 
 from annotation.agents.browser import on_pages, open_attempt
-from annotation.agents.exports import BENCHMARK, action_string
+from annotation.agents.exports import action_string, run_summary, sft_user, write_json, write_published
 from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.agents.protocols.base import first_text
 from annotation.agents.published import id_stem, puzzle_file_id, type_folder
@@ -314,8 +313,7 @@ def trajectories_export(
     order = {pk: place for place, pk in enumerate(selection.attempts.values_list("pk", flat=True))}
     results.sort(key=lambda r: order[r.attempt_id])  # the summary in the study's order: by type, puzzle
     entries = [r.entry for r in results if r.entry]
-    summary = _run_summary(entries)
-    _write_json(out / "run_summary.json", summary)
+    write_json(out / "run_summary.json", run_summary(AGENT, entries, mode="per_puzzle", extra=("arena_attempt",)))
     record = {
         "study": {"id": study.pk, "name": study.name, "split": study.split},
         "attempts": len(ids),
@@ -328,7 +326,7 @@ def trajectories_export(
         "reasoning": reasoner.describe() if reasoner else None,
         "rules": __doc__,
     }
-    _write_json(out / "arena_export.json", record)
+    write_json(out / "arena_export.json", record)
     return record
 
 
@@ -508,19 +506,6 @@ def _files(job: Job, prepared: Prepared, shots: list[bytes], actions: list, repl
         }
         for number, ((name, args, result), step) in enumerate(zip(actions, prepared.steps), start=1)
     ]
-    reward = 1.0 if attempt.correct else 0.0
-    task_id = f"{folder}_{stem}"
-    _write_json(
-        place / "metafile.json",
-        {
-            "benchmark": BENCHMARK,
-            "agent": AGENT,
-            "task_id": task_id,
-            "summary_info": {"cum_reward": reward},
-            "goal": instruction,
-            "steps": steps,
-        },
-    )
     arena = {
         "arena_attempt": attempt.uid,
         "arena_participant": attempt.participant_id,
@@ -532,26 +517,26 @@ def _files(job: Job, prepared: Prepared, shots: list[bytes], actions: list, repl
         "arena_presses_outside_stage": prepared.outside,
         "arena_replay": replay,
     }
-    summary = {
-        "puzzle_type": folder,
-        "puzzle_id": stem,
-        "prompt": instruction,
-        "submitted": True,
-        "correct": bool(attempt.correct),
-        "reward": reward,
-        "status": "done",
-        "total_steps": len(steps),
-        "transitions": [_transition(i, s) for i, s in enumerate(steps)],
-        **arena,
-    }
-    _write_json(place / "summary.json", summary)
-    _write_json(place / "sft_data.json", _sft(job.system_prompt, instruction, task_id, folder, reward, attempt, steps))
+    summary = write_published(
+        place,
+        agent=AGENT,
+        folder=folder,
+        stem=stem,
+        prompt=instruction,
+        steps=steps,
+        submitted=True,
+        correct=bool(attempt.correct),
+        status="done",
+        arena=arena,
+    )
+    reward, task_id = summary["reward"], f"{folder}_{stem}"
+    write_json(place / "sft_data.json", _sft(job.system_prompt, instruction, task_id, folder, reward, attempt, steps))
     _pointer_file(place / "arena_pointer.npz", prepared, t0)
     if reasons:
-        _write_json(place / "arena_reasoning.json", {"steps": reasons})
-    return {"task_id": task_id, "puzzle_type": folder, "submitted": True, "correct": bool(attempt.correct)} | {
-        "reward": reward,
-        "status": "done",
+        write_json(place / "arena_reasoning.json", {"steps": reasons})
+    return {
+        "task_id": task_id,
+        **{key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")},
         "arena_attempt": attempt.uid,
         "arena_replay": replay,
     }
@@ -584,21 +569,13 @@ def _pointer_file(path: Path, prepared: Prepared, t0: float) -> None:
     )
 
 
-def _transition(number: int, step: dict) -> dict:
-    transition: dict[str, Any] = {"step": number, "action": step["action"], "image": step["screenshot_path"]}
-    for key in ("reasoning", "result"):
-        if step[key]:
-            transition[key] = step[key]
-    return transition
-
-
 def _sft(system: str, instruction, task_id: str, folder: str, reward: float, attempt: Attempt, steps: list) -> dict:
     """As the agent export reconstructs it: the system prompt, the first screenshot with the task,
     then per action the reply (reasoning in <think>) and the screenshot after it."""
-    conversation: list[dict[str, Any]] = [{"role": "system", "content": system}, _user(0, first_text(instruction))]
+    conversation: list[dict[str, Any]] = [{"role": "system", "content": system}, sft_user(0, first_text(instruction))]
     for number, step in enumerate(steps, start=1):
         conversation.append({"role": "assistant", "content": f"<think>{step['reasoning']}</think>\n{step['action']}"})
-        conversation.append(_user(number, f"Action executed: {step['result']}. Here is the updated screenshot."))
+        conversation.append(sft_user(number, f"Action executed: {step['result']}. Here is the updated screenshot."))
     return {
         "id": task_id,
         "puzzle_type": folder,
@@ -608,35 +585,3 @@ def _sft(system: str, instruction, task_id: str, folder: str, reward: float, att
         "arena_attempt": attempt.uid,
         "conversations": conversation,
     }
-
-
-def _user(step: int, text: str) -> dict:
-    return {
-        "role": "user",
-        "content": [
-            {"type": "image", "image": f"screenshots/screenshot_step_{step}.png"},
-            {"type": "text", "text": text},
-        ],
-    }
-
-
-def _run_summary(entries: list[dict]) -> dict:
-    correct = sum(e["correct"] for e in entries)
-    return {
-        "benchmark": BENCHMARK,
-        "agent": AGENT,
-        "mode": "per_puzzle",
-        "total_puzzles": len(entries),
-        "total_submitted": len(entries),
-        "total_correct": correct,
-        "accuracy": round(100 * correct / len(entries), 2) if entries else 0.0,
-        "puzzles": [
-            {k: e[k] for k in ("task_id", "puzzle_type", "submitted", "correct", "reward", "status", "arena_attempt")}
-            for e in entries
-        ],
-    }
-
-
-def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
