@@ -410,17 +410,9 @@ def labels_write(labels: LabelSet, out, fmt: str) -> Path:
     the sidecar's path."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "jsonl":
-        with out.open("w", encoding="utf-8") as stream:
-            for row in labels.rows:
-                stream.write(json.dumps(row, ensure_ascii=False) + "\n")
-    elif fmt == "csv":
-        columns = flat_columns(labels.meta)
+    if fmt in ("jsonl", "csv"):
         with out.open("w", encoding="utf-8", newline="") as stream:
-            writer = csv.DictWriter(stream, fieldnames=columns, extrasaction="raise")
-            writer.writeheader()
-            for row in labels.rows:
-                writer.writerow({k: "" if v is None else v for k, v in flat_row(row).items()})
+            rows_write(stream, labels.rows, labels.meta, fmt)
     elif fmt == "parquet":
         _parquet(labels, out)
     else:
@@ -428,6 +420,18 @@ def labels_write(labels: LabelSet, out, fmt: str) -> Path:
     sidecar = out.with_name(out.name + ".rules.json")
     sidecar.write_text(json.dumps({**labels.meta, "format": fmt, "file": out.name}, indent=2, ensure_ascii=False))
     return sidecar
+
+
+def rows_write(stream, rows: list[dict], meta: dict, fmt: str) -> None:
+    """Rows to a text stream: JSON lines, or CSV in the flat columns (None as empty)."""
+    if fmt == "jsonl":
+        for row in rows:
+            stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return
+    writer = csv.DictWriter(stream, fieldnames=flat_columns(meta), extrasaction="raise")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if v is None else v for k, v in flat_row(row).items()})
 
 
 def _parquet(labels: LabelSet, out: Path) -> None:

@@ -4,21 +4,11 @@ name review outcomes and annotators' consensus answers)."""
 
 from __future__ import annotations
 
-import csv
-import json
-
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse
 from django.shortcuts import render
 
-from annotation.datasets.labels import (
-    DIFFICULTIES,
-    REVIEWS,
-    RULES,
-    flat_columns,
-    flat_row,
-    puzzle_labels,
-)
+from annotation.datasets.labels import DIFFICULTIES, REVIEWS, RULES, puzzle_labels, rows_write
 from annotation.datasets.motion import RULE, motion_table
 from puzzles.models import Puzzle
 
@@ -84,15 +74,9 @@ def labels(request):
 
 def _download(rows: list[dict], meta: dict, fmt: str) -> HttpResponse:
     name = f"labels-{meta['dataset']}-{meta['split']}.{fmt}".replace(":", "_")
-    if fmt == "jsonl":
-        body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        response = HttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
-    else:
-        response = HttpResponse(content_type="text/csv; charset=utf-8")
-        writer = csv.DictWriter(response, fieldnames=flat_columns(meta))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: "" if v is None else v for k, v in flat_row(row).items()})
+    media = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
+    response = HttpResponse(content_type=f"{media}; charset=utf-8")
+    rows_write(response, rows, meta, fmt)
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
