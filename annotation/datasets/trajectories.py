@@ -61,13 +61,13 @@ from annotation.agents.published import id_stem, puzzle_file_id, type_folder
 from annotation.datasets.motion import KIND_CODES, POINTER_TYPES, pointer_path
 from annotation.live.attempts import attempt_start, system_participant
 from annotation.models import Attempt, Enrollment, Event, Participant, Study
+from puzzles.layout import STAGE_H, STAGE_W
 
 AGENT = "human"
 DRAG_PX = 6.0  # a press that travels further is a drag
 HOLD_MS = 500.0  # a press held this long is a hold
 PAGE_SUBMIT_MS = 1000.0  # a submit this long after the last action is the page's own (time up)
 DRAG_SAMPLES = 12  # a replayed drag passes through at most this many of the person's samples
-STAGE = (1280, 1080)
 MODIFIERS = {"Shift", "Control", "Alt", "Meta", "CapsLock", "AltGraph", "Fn", "OS"}
 KEYS = {
     "Enter",
@@ -124,7 +124,7 @@ def attempt_steps(events: list[tuple[str, float, dict]]) -> tuple[list[Step], in
     for kind, t, data in events:
         if kind == "pointerdown" and pressed is None:
             x, y = float(data["x"]), float(data["y"])
-            if not (0 <= x < STAGE[0] and 0 <= y < STAGE[1]):
+            if not (0 <= x < STAGE_W and 0 <= y < STAGE_H):
                 outside += 1
                 continue
             pressed = Step("click", t, t, points=[(x, y)], button=int(data.get("button", 0)))
