@@ -53,7 +53,7 @@ import numpy as np
 from asgiref.sync import sync_to_async
 from django.db.models import QuerySet
 
-from annotation.agents.browser import on_pages, open_attempt
+from annotation.agents.browser import NotSubmitted, on_pages, open_attempt, wait_submitted
 from annotation.agents.exports import action_string, run_summary, sft_user, write_json, write_published
 from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.agents.protocols.base import first_text
@@ -372,12 +372,15 @@ async def _replay(page, prepared: Prepared) -> tuple[list[bytes], list[tuple[str
 
     shots = [await _shot(page)]
     actions = []
-    submits = any(a["k"] == "act.submit" for s in prepared.steps for a in s.acts)
+    last_submit = _last_submit(prepared.steps)
     for number, step in enumerate(prepared.steps, start=1):
         actions.append(published_action(step, to_page))
         await _act(page, step, at)
-        if submits and number == _last_submit(prepared.steps):
-            await _settled(page)
+        if number == last_submit:
+            # the verdict before the screenshot; if the replay did not submit where the person
+            # did, the screenshot shows where it is
+            with contextlib.suppress(NotSubmitted):
+                await wait_submitted(page, VERDICT_TIMEOUT_S)
         shots.append(await _shot(page))
     submitted = await page.locator(SUBMITTED).count() > 0
     if not submitted:  # the next attempt loads afresh rather than waiting for this one to drain
@@ -385,17 +388,9 @@ async def _replay(page, prepared: Prepared) -> tuple[list[bytes], list[tuple[str
     return shots, actions, await sync_to_async(_replay_outcome)(prepared, submitted)
 
 
-def _last_submit(steps: list[Step]) -> int:
-    return max(n for n, s in enumerate(steps, start=1) if any(a["k"] == "act.submit" for a in s.acts))
-
-
-async def _settled(page) -> None:
-    try:
-        await page.wait_for_selector(
-            '#status[data-state="submitted"]', state="attached", timeout=VERDICT_TIMEOUT_S * 1000
-        )
-    except Exception:  # the replay did not submit where the person did: the screenshot shows where it is
-        return
+def _last_submit(steps: list[Step]) -> int | None:
+    """The number of the last step with a submit, if any."""
+    return max((n for n, s in enumerate(steps, start=1) if any(a["k"] == "act.submit" for a in s.acts)), default=None)
 
 
 async def _act(page, step: Step, at: Callable[[tuple[float, float]], tuple[float, float]]) -> None:
