@@ -43,10 +43,13 @@ import csv
 import json
 import statistics
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from django.db.models import QuerySet
 
 from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Flag, Participant, Rollout
 from annotation.reporting.stats import wilson_interval
@@ -166,28 +169,39 @@ def puzzle_labels(*, dataset: str, split: str, study_id: int | None = None) -> L
 
 
 # --- people ----------------------------------------------------------------------------------
-def _human_answers(ids: list[int], study_id: int | None) -> dict[int, list[tuple]]:
-    """Per puzzle, each counted person's first attempt: (submitted, correct, answer, active_ms, input_ok)."""
-    excluded = set(Enrollment.objects.filter(excluded=True).values_list("study_id", "participant_id"))
+def people_attempts(study_id: int | None = None, **filters) -> QuerySet[Attempt]:
+    """People's attempts as the labels count them: human participants' scored or gold attempts made
+    in a study (in that study only, when given)."""
     rows = Attempt.objects.filter(
-        puzzle_id__in=ids,
         participant__kind=Participant.Kind.HUMAN,
         study__isnull=False,
         purpose__in=[Attempt.Purpose.SCORED, Attempt.Purpose.GOLD],
+        **filters,
     )
-    if study_id is not None:
-        rows = rows.filter(study_id=study_id)
-    values = rows.order_by("created_at", "pk").values_list(
-        "puzzle_id", "participant_id", "study_id", "submitted_at", "correct", "answer", "active_ms", "input_ok"
-    )
-    first: dict[tuple[int, int], tuple] = {}
-    for puzzle, participant, study, submitted_at, correct, answer, active, input_ok in values.iterator(chunk_size=5000):
-        if (study, participant) in excluded or (puzzle, participant) in first:
+    return rows if study_id is None else rows.filter(study_id=study_id)
+
+
+def first_per_person(attempts: QuerySet[Attempt], *fields: str) -> Iterator[tuple]:
+    """(puzzle_id, *fields) of each person's first attempt on each puzzle among these, annotators
+    excluded from that study left out."""
+    excluded = set(Enrollment.objects.filter(excluded=True).values_list("study_id", "participant_id"))
+    seen: set[tuple[int, int]] = set()
+    rows = attempts.order_by("created_at", "pk").values_list("puzzle_id", "participant_id", "study_id", *fields)
+    for puzzle, participant, study, *rest in rows.iterator(chunk_size=5000):
+        if (study, participant) in excluded or (puzzle, participant) in seen:
             continue
-        first[(puzzle, participant)] = (submitted_at is not None, bool(correct), answer, active, input_ok)
+        seen.add((puzzle, participant))
+        yield (puzzle, *rest)
+
+
+def _human_answers(ids: list[int], study_id: int | None) -> dict[int, list[tuple]]:
+    """Per puzzle, each counted person's first attempt: (submitted, correct, answer, active_ms, input_ok)."""
     out: dict[int, list[tuple]] = defaultdict(list)
-    for (puzzle, _), row in first.items():
-        out[puzzle].append(row)
+    attempts = people_attempts(study_id, puzzle_id__in=ids)
+    for puzzle, submitted_at, correct, answer, active, input_ok in first_per_person(
+        attempts, "submitted_at", "correct", "answer", "active_ms", "input_ok"
+    ):
+        out[puzzle].append((submitted_at is not None, bool(correct), answer, active, input_ok))
     return out
 
 

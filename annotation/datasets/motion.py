@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 from django.db.models import Q
 
-from annotation.models import Attempt, Enrollment, Event, Participant, Rollout
+from annotation.datasets.labels import first_per_person, people_attempts
+from annotation.models import Event, Rollout
 
 RULE = (
     "a quarter each for: curved (straightness under 0.99), dense (at least 2 samples per 100 px of path), "
@@ -229,24 +230,10 @@ def motion_table(*, dataset: str, split: str, study_id: int | None = None, per_g
     medians of the features, the mean human-likeness, and the share scoring 0.75 or more. At most
     per_group attempts per type and group (the earliest)."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-    excluded = set(Enrollment.objects.filter(excluded=True).values_list("study_id", "participant_id"))
-    people = Attempt.objects.filter(
-        puzzle__dataset=dataset,
-        puzzle__split=split,
-        participant__kind=Participant.Kind.HUMAN,
-        study__isnull=False,
-        submitted_at__isnull=False,
-        purpose__in=[Attempt.Purpose.SCORED, Attempt.Purpose.GOLD],
+    people = people_attempts(
+        study_id, puzzle__dataset=dataset, puzzle__split=split, submitted_at__isnull=False
     ).exclude(input_ok=False)
-    if study_id is not None:
-        people = people.filter(study_id=study_id)
-    seen = set()
-    for pk, puzzle, participant, study, type_name in people.order_by("created_at", "pk").values_list(
-        "pk", "puzzle_id", "participant_id", "study_id", "puzzle__type"
-    ):
-        if (study, participant) in excluded or (puzzle, participant) in seen:
-            continue
-        seen.add((puzzle, participant))
+    for _, pk, type_name in first_per_person(people, "pk", "puzzle__type"):
         if len(groups[(type_name, "people")]) < per_group:
             groups[(type_name, "people")].append(pk)
     rollouts = (
