@@ -593,7 +593,8 @@ class OptionType(PuzzleType[OptionTruth]):
         if index == correct:
             return right(f"option {index}")
         steps = min((index - correct) % count, (correct - index) % count)
-        return wrong(1 - steps / max(1, count // 2), f"option {index}, {steps} arrow steps away")
+        plural = "" if steps == 1 else "s"
+        return wrong(1 - steps / max(1, count // 2), f"option {index}, {steps} arrow step{plural} away")
 
     def solution(self, truth: OptionTruth) -> int:
         return truth["correct_option_index"]
