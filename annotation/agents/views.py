@@ -6,23 +6,23 @@ from __future__ import annotations
 
 import json
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, render
 
 from annotation.agents.trajectories import screenshot_path, screenshot_steps
 from annotation.models import AgentRun, Rollout
+from arena_site.staff import staff_required
 
 VIEWBOX = (1280, 1080)
 
 
-@staff_member_required
+@staff_required
 def runs(request):
     rows = [{"run": run, "counts": run.counts()} for run in AgentRun.objects.order_by("-created_at", "-pk")]
     return render(request, "agents/runs.html", {"rows": rows})
 
 
-@staff_member_required
+@staff_required
 def run(request, run_id: int):
     agent_run = get_object_or_404(AgentRun, pk=run_id)
     rollouts = agent_run.rollouts.select_related("puzzle").order_by("puzzle__type", "puzzle_id", "index")
@@ -35,7 +35,7 @@ def run(request, run_id: int):
     return render(request, "agents/run.html", context)
 
 
-@staff_member_required
+@staff_required
 def rollout(request, rollout_id: int):
     found = get_object_or_404(Rollout.objects.select_related("run", "puzzle", "attempt"), pk=rollout_id)
     steps = [_step(turn) for turn in found.turns.all()]
@@ -44,7 +44,7 @@ def rollout(request, rollout_id: int):
     return render(request, "agents/rollout.html", context)
 
 
-@staff_member_required
+@staff_required
 def screenshot(request, rollout_id: int, step: int):
     """A rollout's screenshot (it may show a solved page): staff only, never a public file."""
     path = screenshot_path(rollout_id, step)

@@ -4,7 +4,6 @@ reach none of these."""
 
 from functools import wraps
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import never_cache
@@ -15,6 +14,7 @@ from annotation.reporting.dashboard import dashboard_summary
 from annotation.reporting.exports import MarksOf, event_lines, participants_csv
 from annotation.reporting.reports import study_report
 from annotation.url_templates import url_template
+from arena_site.staff import staff_required
 
 
 def _staff_json(view):
@@ -30,7 +30,7 @@ def _staff_json(view):
     return wrapped
 
 
-@staff_member_required
+@staff_required
 @never_cache
 def dashboard(request):
     """The page, with a first summary in it, so it shows numbers before the socket opens."""
@@ -52,7 +52,7 @@ def dashboard_json(request):
     return JsonResponse({"type": "summary", **dashboard_summary()})
 
 
-@staff_member_required
+@staff_required
 def report_download(request, study_id: int, fmt: str):
     if fmt not in report_render.FORMATS:
         raise Http404(f"no {fmt} report; one of {', '.join(report_render.FORMATS)}")
@@ -63,7 +63,7 @@ def report_download(request, study_id: int, fmt: str):
     return response
 
 
-@staff_member_required
+@staff_required
 def events_download(request, study_id: int):
     """Every event of a study's attempts as JSON lines, streamed (constant memory at any size)."""
     study = get_object_or_404(Study, pk=study_id)
@@ -72,7 +72,7 @@ def events_download(request, study_id: int):
     return response
 
 
-@staff_member_required
+@staff_required
 @never_cache
 def participants_download(request, study_id: int, marks_of: MarksOf):
     """One CSV row per participant (crowd ids, status, times, accuracy, gold, quality marks,

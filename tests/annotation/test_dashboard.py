@@ -199,7 +199,7 @@ def test_staff_get_the_page_and_json_and_others_do_not(person):
     assert boss.get("/dashboard/summary.json").json()["type"] == "summary"
     annotator = signed_in(person("ann")[0])
     for client in (annotator, Client()):
-        assert client.get("/dashboard/").status_code == 302  # to the admin sign-in
+        assert client.get("/dashboard/").status_code == 302  # to the site's sign-in page
         assert client.get("/dashboard/summary.json").status_code == 403
 
 

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import Attempt, AuditLog, Enrollment, Study
+from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Rollout, Study
 from annotation.studies.access import AccessRefused, join_check
 from annotation.studies.quality import annotator_table, device_summary, is_stuck
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
@@ -315,6 +315,29 @@ def test_staff_pages_send_others_to_the_sites_sign_in_page(bank, person):
     assert "signed in as an annotator" in page and "createsuperuser" in page
     assert Client().post(f"/studies/{study.pk}/status/", {"status": "closed"}).status_code == 302
     assert Study.objects.get(pk=study.pk).status == "open"
+
+
+def test_reporting_and_agent_pages_send_others_to_the_sites_sign_in_page(bank, person, staff):
+    study = study_create(name="s", split="test", puzzles_per_annotator=1)
+    run = AgentRun.objects.create(name="r", model="m", protocol="openai-tools", puzzles=[bank[0].pk])
+    rollout = Rollout.objects.create(run=run, puzzle=bank[0], index=0)
+    needs_arguments = [
+        f"/studies/{study.pk}/report.json",
+        f"/studies/{study.pk}/events.jsonl",
+        f"/studies/{study.pk}/participants.csv",
+        f"/agents/runs/{run.pk}/",
+        f"/agents/rollouts/{rollout.pk}/",
+        f"/agents/rollouts/{rollout.pk}/screenshots/0.png",
+    ]
+    no_arguments = ["/dashboard/", "/agents/"]
+    annotator_client = Client()
+    annotator_client.force_login(person("ann")[0])
+    for client in (Client(), annotator_client):
+        for url in no_arguments + needs_arguments:
+            response = client.get(url)
+            assert (response.status_code, response["Location"]) == (302, f"/accounts/login/?next={url}"), url
+    for url in no_arguments:
+        assert staff.get(url).status_code == 200, url
 
 
 def test_staff_create_a_draft_with_quotas_and_picks_then_open_it(bank, staff):
