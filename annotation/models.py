@@ -224,6 +224,11 @@ class Attempt(models.Model):
     missing_batches = models.JSONField(
         default=list, blank=True, help_text="batch numbers that never arrived before it was scored (incomplete)"
     )
+    motion = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="pointer motion features through the submit, measured when scored (live/motion.py)",
+    )
 
     class Meta:
         indexes = [models.Index(fields=["puzzle", "submitted_at"])]

@@ -2,7 +2,9 @@
 
 Setup (not timed as the figure): the test split's puzzles are generated (--per-type each of the 20
 types), marked verified, a study with overlap 10 is created, 10 annotators enrolled, and every
-annotator's submitted, scored attempt on every puzzle is inserted directly (bulk_create).
+annotator's submitted, scored attempt on every puzzle is inserted directly (bulk_create), each
+with the motion features scoring keeps (Attempt.motion); then --agent-runs agent runs, one
+rollout per puzzle each, with their attempts and motion.
 Then study_report() is timed --runs times (best and median) and each format's rendering separately.
 
     python bench/report.py [--per-type 200] [--annotators 10] [--runs 3] [--seed 1]
@@ -22,7 +24,66 @@ from _setup import django_for_bench
 BATCH = 5000
 
 
-def setup(per_type: int, annotators: int, seed: int):
+def motion(rng: random.Random, *, hand: bool) -> dict:
+    """Motion features as scoring keeps them: a hand's curved, densely sampled path, or a pointer
+    that jumps and presses."""
+    if not hand:
+        return {
+            "samples": 6,
+            "path_px": 900.0,
+            "straightness": 1.0,
+            "peak_speed": 450000.0,
+            "pause_ms": 0.5,
+            "density": 0.67,
+            "human_likeness": 0.25,
+        }
+    path = rng.uniform(300, 2000)
+    return {
+        "samples": int(path / 8),
+        "path_px": round(path, 1),
+        "straightness": round(rng.uniform(0.8, 0.98), 4),
+        "peak_speed": round(rng.uniform(1500, 6000), 1),
+        "pause_ms": round(rng.uniform(60, 400), 1),
+        "density": 12.5,
+        "human_likeness": 1.0,
+    }
+
+
+def agent_rollouts(study, runs: int, rng: random.Random) -> None:
+    """Each run: one rollout per puzzle of the study, with its scored attempt."""
+    from django.utils import timezone
+
+    from annotation.live.attempts import system_participant
+    from annotation.models import AgentRun, Attempt, Participant, Rollout, Slot
+
+    puzzles = list(Slot.objects.filter(study=study, copy=0).values_list("puzzle_id", flat=True))
+    now = timezone.now()
+    for number in range(runs):
+        agent = system_participant(kind=Participant.Kind.AGENT, label=f"bench-{number}")
+        run = AgentRun.objects.create(name=f"bench run {number}", rollouts_per_puzzle=1, participant=agent)
+        attempts = Attempt.objects.bulk_create(
+            [
+                Attempt(
+                    participant=agent,
+                    puzzle_id=puzzle,
+                    submitted_at=now,
+                    correct=rng.random() < 0.4,
+                    motion=motion(rng, hand=False),
+                )
+                for puzzle in puzzles
+            ],
+            batch_size=BATCH,
+        )
+        Rollout.objects.bulk_create(
+            [
+                Rollout(run=run, puzzle_id=a.puzzle_id, index=0, attempt=a, status="done", correct=a.correct)
+                for a in attempts
+            ],
+            batch_size=BATCH,
+        )
+
+
+def setup(per_type: int, annotators: int, seed: int, runs: int):
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
@@ -78,9 +139,11 @@ def setup(per_type: int, annotators: int, seed: int):
                 action_count=rng.randint(1, 8),
                 clock_ok=True,
                 answer={"point": [rng.randint(0, 400), rng.randint(0, 400)]},
+                motion=motion(rng, hand=True),
             )
         )
     Attempt.objects.bulk_create(attempts, batch_size=BATCH)
+    agent_rollouts(study, runs, rng)
     stored = time.perf_counter() - started
     return study, puzzles, len(attempts), generated, stored
 
@@ -91,6 +154,7 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=10, help="the study's overlap: everyone does every puzzle")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--agent-runs", type=int, default=2, help="agent runs, one rollout per puzzle each")
     args = parser.parse_args()
     scratch = django_for_bench()
     from django.db import connection
@@ -98,7 +162,7 @@ def main() -> None:
     from annotation.management.commands.report import render
     from annotation.reporting.reports import study_report
 
-    study, puzzles, attempts, generated, stored = setup(args.per_type, args.annotators, args.seed)
+    study, puzzles, attempts, generated, stored = setup(args.per_type, args.annotators, args.seed, args.agent_runs)
     print(f"database: {connection.vendor}")
     print(
         f"setup: {puzzles} puzzles generated in {generated:.1f} s; study, {args.annotators} annotators and "
@@ -114,7 +178,8 @@ def main() -> None:
     print(
         f"report saw: {overall['attempts']} attempts, {overall['puzzles']} puzzles, "
         f"{report['annotators']} annotators, {len(report['types'])} types "
-        f"(pooled Pass@1 {overall['pass1_pooled']:.3f})"
+        f"(pooled Pass@1 {overall['pass1_pooled']:.3f}); {len(report['agents'])} agent runs; motion rows "
+        f"{len(report['motion']['rows'])} over {sum(r['attempts'] for r in report['motion']['overall'])} attempts"
     )
     print(
         f"study_report x{args.runs}: best {min(times):.3f} s, median {statistics.median(times):.3f} s "

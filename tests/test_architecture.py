@@ -20,7 +20,7 @@ ALLOWED = {
     "live": set(),
     "studies": {"live", "reporting"},
     "review": {"live"},
-    "reporting": set(),
+    "reporting": {"live"},  # read-only: the scoring's windows and measures
     "agents": {"live"},
     "datasets": {"live", "review", "agents", "reporting"},  # read-only: labels, trajectories
 }

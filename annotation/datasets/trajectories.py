@@ -58,8 +58,8 @@ from annotation.agents.exports import action_string, run_summary, sft_user, writ
 from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.agents.protocols.base import first_text
 from annotation.agents.published import id_stem, puzzle_file_id, type_folder
-from annotation.datasets.motion import KIND_CODES, POINTER_TYPES, pointer_path
 from annotation.live.attempts import attempt_start, system_participant
+from annotation.live.motion import KIND_CODES, POINTER_TYPES, pointer_path
 from annotation.models import Attempt, Enrollment, Event, Participant, Study
 from puzzles.layout import STAGE_H, STAGE_W
 

@@ -4,16 +4,16 @@ name review outcomes and annotators' consensus answers)."""
 
 from __future__ import annotations
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse
 from django.shortcuts import render
 
 from annotation.datasets.labels import DIFFICULTIES, REVIEWS, RULES, puzzle_labels, rows_write
-from annotation.datasets.motion import RULE, motion_table
+from annotation.datasets.motion import motion_table
+from annotation.live.motion import RULE
+from arena_site.staff import staff_required
 from puzzles.models import Puzzle
 
 SHOWN = 1000  # rows on the page; the download has them all
-MOTION_PER_GROUP = 200  # attempts per type and group on the motion page (the command takes more)
 YES_NO = {"yes": True, "no": False}
 YES_NO_FILTERS = ("valid", "suspect", "mining")
 
@@ -43,7 +43,7 @@ def _keep(row: dict, filters: dict) -> bool:
     return not (filters["type"] and row["type"] != filters["type"])
 
 
-@staff_member_required
+@staff_required
 def labels(request):
     chosen = _choices(request)
     dataset, split = chosen["dataset"], chosen["split"]
@@ -81,15 +81,11 @@ def _download(rows: list[dict], meta: dict, fmt: str) -> HttpResponse:
     return response
 
 
-@staff_member_required
+@staff_required
 def motion(request):
     chosen = _choices(request)
     dataset, split = chosen["dataset"], chosen["split"]
-    table = motion_table(dataset=dataset, split=split, per_group=MOTION_PER_GROUP) if dataset and split else None
-    context = {
-        **chosen,
-        "rows": table["rows"] if table else [],
-        "rule": RULE,
-        "per_group": MOTION_PER_GROUP,
-    }
+    table = motion_table(dataset=dataset, split=split) if dataset and split else None
+    rows = table["rows"] + table["overall"] if table else []  # each type's, then over all types
+    context = {**chosen, "rows": rows, "rule": RULE}
     return render(request, "datasets/motion.html", context)

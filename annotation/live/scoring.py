@@ -5,7 +5,8 @@ behind the actions.
 Nothing here trusts the page: the answer comes from the semantic actions the server stored, the
 verdict from the verifier, the times from the events bounded by the server's clock (the time limit
 by the server's clock alone, from serving to the submit's arrival), and whether raw input backs
-the actions from the events too (live/evidence.py).
+the actions from the events too (live/evidence.py). The pointer's motion is measured from the same
+events (live/motion.py) and kept on the attempt.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from django.utils import timezone
 from annotation.live.attempts import attempt_opened_ms
 from annotation.live.evidence import input_evidence
 from annotation.live.frames import MAX_ATTEMPT_EVENTS
+from annotation.live.motion import attempt_motion
 from annotation.live.timing import LoggedEvent, measure
 from annotation.models import Attempt, Event, Slot
 from puzzles.models import Puzzle
@@ -47,6 +49,7 @@ def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
     attempt.wall_ms, attempt.active_ms = timing.wall_ms, timing.active_ms
     attempt.first_action_ms, attempt.action_count = timing.first_action_ms, timing.action_count
     attempt.clock_ok = timing.clock_ok
+    attempt.motion = attempt_motion(events)
     _note_input(attempt, events, server_ms=timing.server_ms)
     if attempt.slot_id:
         _slot_after_submit(attempt, slot_id=attempt.slot_id)
@@ -70,6 +73,20 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
     )
     attempt.save(update_fields=["answer", "correct", "reward", "reason", "input_ok", "input_problem"])
     return changed
+
+
+def attempts_without_motion() -> list[int]:
+    """Submitted attempts scored before motion was kept (Attempt.motion empty)."""
+    return list(Attempt.objects.filter(submitted_at__isnull=False, motion__isnull=True).values_list("pk", flat=True))
+
+
+def attempt_measure_motion(*, attempt_id: int) -> None:
+    """Motion measured afterwards, as scoring would have: from the events through the first submit."""
+    try:
+        events, _ = _submitted_events(Attempt.objects.get(pk=attempt_id))
+    except StopIteration:  # no submit stored (an imported answer): no path to measure
+        events = []
+    Attempt.objects.filter(pk=attempt_id).update(motion=attempt_motion(events))
 
 
 def _missing(attempt: Attempt, *, through: int) -> list[int]:

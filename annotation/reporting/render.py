@@ -32,6 +32,8 @@ from annotation.reporting.wording import (
     CSV_DIGITS,
     CSV_TYPE_COLUMNS,
     DASH,
+    MOTION_HEADERS,
+    MOTION_NOTE,
     OUTCOME_NOTE,
     PASS1_NOTE,
     PEOPLE_COLOUR,
@@ -54,6 +56,10 @@ from annotation.reporting.wording import (
     fmt_pct,
     interval_note,
     is_number,
+    motion_of,
+    motion_rule_line,
+    motion_table_rows,
+    motion_who,
     overall_lines,
     overall_row_cells,
     pass_k_items,
@@ -209,6 +215,21 @@ def summary_rows(report: dict) -> list[list]:
                 "",
             ],
         ]
+    for row in motion_of(report).get("overall") or []:
+        section = f"motion:{motion_who(row['group'])}"
+        n = row.get("with_path")
+        rows += [
+            [
+                section,
+                "human_likeness",
+                row.get("human_likeness"),
+                None,
+                None,
+                n,
+                "mean per-attempt score; n: attempts",
+            ],
+            [section, "humanlike_share", row.get("humanlike_share"), None, None, n, "share scoring 0.75 or more"],
+        ]
     for index, agent in enumerate(agents_of(report)):
         section = f"agent:{agent_name(agent, index)}"
         puzzles = sum(row.get("puzzles") or 0 for row in agent.get("types") or [])
@@ -280,6 +301,10 @@ def to_markdown(report: dict) -> str:
             )
     else:
         lines.append("_No agents on these puzzles._")
+    lines += ["", "## Pointer motion: people beside agents", "", md_text(MOTION_NOTE), ""]
+    motion = motion_table_rows(report)
+    lines += md_table(MOTION_HEADERS, motion) if motion else ["_No submitted attempts._"]
+    lines += ["", md_text(motion_rule_line(report))] if motion else []
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -388,6 +413,9 @@ def html_context(report: dict) -> dict:
         "agreement_lines": agreement_lines(report),
         "agents_table": agents_html_table(report),
         "agents": agent_items(report),
+        "motion_note": MOTION_NOTE,
+        "motion_table": html_table(MOTION_HEADERS, rows) if (rows := motion_table_rows(report)) else None,
+        "motion_rule": motion_rule_line(report),
         "generated": str(report.get("generated_at") or DASH),
     }
 

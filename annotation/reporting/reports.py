@@ -1,5 +1,6 @@
 """Study reports: human Pass@1 and Pass@k per type with intervals clustered by annotator, outcomes
-(correct, wrong, timed out, not submitted), times, agreement, agents beside people.
+(correct, wrong, timed out, not submitted), times, agreement, agents beside people, and pointer
+motion, people beside agents.
 
 Counting rules (written into every report's `rules`):
 - a person's answer to a puzzle is their first attempt on it in the study (Pass@1); with k
@@ -25,6 +26,11 @@ Counting rules (written into every report's `rules`):
   (the model server or the page failed after retries) is left out and counted per type, and a
   puzzle with fewer than k rollouts left is left out and counted; an unsubmitted rollout, or one
   whose model never produced a usable action, counts as wrong;
+- pointer motion (`motion`) is per type and group: people's counted, submitted answers (their
+  first attempts, as for Pass@1) beside each agent run's rollouts on the same puzzles that reached
+  the page; each figure is a median over the attempts that kept motion when scored (`measured`;
+  `with_path`: those with pointer samples), the human-likeness score a mean, with its rule in
+  `motion.rule`; it describes how the pointer moved and proves nothing about who moved it;
 - puzzles whose truth is public (imported from a published dataset) count like the others, and
   the report states how many of the scored and gold puzzles they are (`public_truth_puzzles`):
   anyone can look their answers up, so results on them, an agent's above all, prove no skill.
@@ -39,7 +45,9 @@ import numpy as np
 from django.db.models import BooleanField, ExpressionWrapper, F, Q, Value
 from django.db.models.functions import Coalesce
 
+from annotation.live.scoring import TIME_UP_EARLY_MS
 from annotation.models import AgentRun, Attempt, Enrollment, Rollout, Slot, Study
+from annotation.reporting.motion import PEOPLE, Groups, add_agents, motion_section
 from annotation.reporting.stats import (
     BOOTSTRAP_SEED,
     ClusterBootstrap,
@@ -57,10 +65,6 @@ from puzzles.selectors import dataset_counts
 
 RULES = __doc__.split("Counting rules (written into every report's `rules`):\n", 1)[1].strip()
 TIME_SAMPLE = 5000  # per type, for the distribution charts
-# A submit this close to the time limit, or after it, may be the page's own at the limit: the
-# window of annotation.live.scoring.TIME_UP_EARLY_MS (reporting may not import live; a test keeps
-# the two equal).
-TIME_UP_WINDOW_MS = 5000.0
 INTERVAL_METHOD = "cluster bootstrap over annotators"
 
 
@@ -108,6 +112,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
         },
         "agreement": _agreement(counted) if study.overlap >= 2 else None,
         "agents": agents_on(pool),
+        "motion": _motion(counted, pool),
         "times": {
             name: {
                 "wall_ms": [r["wall_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
@@ -123,13 +128,14 @@ def _boolean(condition: Q) -> ExpressionWrapper:
 
 
 def submitted_late(limit_s: int | None) -> ExpressionWrapper | Value:
-    """In the database, whether an attempt's submit reached the server within TIME_UP_WINDOW_MS of
-    the study's time limit or after it, counted from when the puzzle was served (served_at, else
+    """In the database, whether an attempt's submit reached the server within TIME_UP_EARLY_MS of
+    the study's time limit or after it (the window in which scoring takes a submit for the page's
+    own at the limit), counted from when the puzzle was served (served_at, else
     created_at, as the scoring does); never without a limit. A submitted answer that is late and
     not correct timed out."""
     if not limit_s:
         return Value(False, output_field=BooleanField())
-    after = timedelta(milliseconds=limit_s * 1000 - TIME_UP_WINDOW_MS)
+    after = timedelta(milliseconds=limit_s * 1000 - TIME_UP_EARLY_MS)
     return _boolean(Q(submitted_at__gte=Coalesce(F("served_at"), F("created_at")) + after))
 
 
@@ -163,6 +169,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
             "action_count",
             "input_ok",
             "late",
+            "motion",
         )
     )
     tries: dict[tuple[int, int], list[tuple]] = defaultdict(list)
@@ -171,7 +178,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
     k = study.attempts_per_puzzle
     answers = []
     for (participant, puzzle), attempts in tries.items():
-        _, _, type_name, submitted, correct, wall, active, actions, input_ok, late = attempts[0]
+        _, _, type_name, submitted, correct, wall, active, actions, input_ok, late, motion = attempts[0]
         answers.append(
             {
                 "participant": participant,
@@ -185,6 +192,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
                 "actions": actions,
                 "solved_within_k": any(a[4] and a[8] is not False for a in attempts[:k]),
                 "no_input": input_ok is False,  # None: not submitted, or scored before evidence was kept
+                "motion": motion,  # None: not submitted, or scored before motion was kept
             }
         )
     return answers
@@ -319,6 +327,17 @@ def _overall(rows: list[dict], k: int, pass1: ClusterIntervals, pass_k: ClusterI
             }
         )
     return overall
+
+
+def _motion(answers: list[dict], pool: set[int]) -> dict:
+    """People's pointer motion per type (their counted, submitted answers) beside each agent run's
+    rollouts on the same puzzles (reporting/motion.py)."""
+    groups: Groups = defaultdict(list)
+    for answer in answers:
+        if answer["submitted"]:
+            groups[(answer["type"], PEOPLE)].append(answer["motion"])
+    add_agents(groups, Rollout.objects.filter(puzzle_id__in=pool))
+    return motion_section(groups)
 
 
 def _agreement(answers: list[dict]) -> dict:

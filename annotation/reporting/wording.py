@@ -499,3 +499,63 @@ def agent_pass_at_text(agent: dict) -> str:
     if not items:
         return f"Pass@1 {fmt_pct(agent_overall_pass1(agent))}"
     return " · ".join(f"Pass@{k} {fmt_pct(v)}" for k, v in sorted(items))
+
+
+# --- pointer motion ---------------------------------------------------------------------------
+MOTION_NOTE = (
+    "Per type, medians over attempts of the pointer's path on the 1280x1080 page: its length, its "
+    "straightness towards each press (1.0 is a ruler-straight line), the peak speed over 16 ms and the "
+    "pause before the first action; then the mean human-likeness score and the share of attempts scoring "
+    "0.75 or more. People: their answers as counted above (first attempts); agents: each run's rollouts "
+    "that reached the page. With a path: attempts with pointer samples, of those measured when scored."
+)
+MOTION_HEADERS = [
+    "Type",
+    "Who",
+    "With a path",
+    "Path, px",
+    "Straightness",
+    "Peak speed, px/s",
+    "Pause before first action, ms",
+    "Human-likeness",
+    "Share ≥ 0.75",
+]
+
+
+def motion_of(report: dict) -> dict:
+    return report.get("motion") or {}
+
+
+def motion_who(group: str) -> str:
+    """'People', or the agent run's name."""
+    return "People" if group == "people" else str(group).removeprefix("agent: ")
+
+
+def motion_row_cells(row: dict) -> list[str]:
+    """A row of the motion table (MOTION_HEADERS)."""
+    return [
+        "All types" if row.get("type") == "all types" else str(row.get("type") or DASH),
+        motion_who(row.get("group") or ""),
+        f"{fmt_count(row.get('with_path'))} of {fmt_count(row.get('attempts'))}",
+        fmt_number(row.get("path_px"), 0),
+        fmt_number(row.get("straightness"), 3),
+        fmt_number(row.get("peak_speed"), 0),
+        fmt_number(row.get("pause_ms"), 0),
+        fmt_number(row.get("human_likeness"), 2),
+        fmt_pct(row.get("humanlike_share")),
+    ]
+
+
+def motion_table_rows(report: dict) -> list[list[str]]:
+    """Each type's rows, then the rows over all types; [] without any attempt."""
+    motion = motion_of(report)
+    return [motion_row_cells(row) for row in (motion.get("rows") or []) + (motion.get("overall") or [])]
+
+
+def motion_rule_line(report: dict) -> str:
+    rule = motion_of(report).get("rule")
+    return (
+        f"Human-likeness: {rule}. It describes how the pointer moved; it proves nothing about who moved it."
+        if rule
+        else ""
+    )

@@ -10,10 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotation.live import scoring
 from annotation.live.attempts import participant_for_user
 from annotation.models import Attempt, Enrollment
-from annotation.reporting import reports
 from annotation.reporting.render import render, to_summary_csv
 from annotation.reporting.reports import study_report
 from annotation.studies.setup import study_create
@@ -22,11 +20,6 @@ from puzzles.models import Puzzle
 pytestmark = pytest.mark.django_db
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 R, W = True, False  # right, not right
-
-
-def test_the_time_up_window_is_the_scorings():
-    """Reporting may not import live: its copy of the window must stay the scoring's."""
-    assert reports.TIME_UP_WINDOW_MS == scoring.TIME_UP_EARLY_MS
 
 
 def enrol(study, name: str):

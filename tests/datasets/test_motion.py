@@ -1,18 +1,26 @@
-"""Motion features and the human-likeness score: a hand's path against a scripted pointer's."""
+"""Motion features and the human-likeness score: a hand's path against a scripted pointer's,
+measured when the attempt is scored and shown beside agents on the motion page, in the command
+and in the study report."""
 
+import csv
 import io
 import math
+import time
 
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
-from django.utils import timezone
 
-from annotation.datasets.motion import features, first_action_press, motion_table, pointer_path
+from annotation.datasets.motion import motion_table
 from annotation.live.attempts import participant_for_user, system_participant
-from annotation.models import AgentRun, Attempt, Event, Participant, Rollout, Study
+from annotation.live.motion import features, first_action_press, pointer_path
+from annotation.models import AgentRun, Attempt, Enrollment, Participant, Rollout
+from annotation.reporting.render import render
+from annotation.reporting.reports import study_report
+from annotation.studies.setup import study_create
+from tests.annotation.conftest import deliver, served_at
 
 
 def hand(start=(200.0, 900.0), end=(700.0, 400.0), t0=1000.0) -> list[tuple[str, float, dict]]:
@@ -75,48 +83,117 @@ def test_the_path_keeps_time_order_buttons_and_pointer_types():
     assert list(path.pointer) == [2, 2, 1, 2]
 
 
-@pytest.mark.django_db
-def test_people_beside_an_agent_run_per_type(dice):
+def as_page_logs(events: list[tuple[str, float, dict]], *, answer: str) -> list[dict]:
+    """The events as the page sends them, moved to end now, with the answer typed and submitted
+    after the click (Dice_Count's text box): what the intake stores and scoring measures."""
+    shift = time.time() * 1000 - events[-1][1] - 400
+    logged = [{"k": "load", "t": events[0][1] + shift, "w": 1280, "h": 1080, "scale": 1, "state": "visible"}]
+    logged += [{"k": kind, "t": t + shift, **data} for kind, t, data in events[1:] if kind != "act.click"]
+    t = logged[-1]["t"]
+    logged += [
+        {"k": "keydown", "t": t + 100, "key": answer[-1], "code": f"Digit{answer[-1]}"},
+        {"k": "act.type", "t": t + 101, "text": answer},
+        {"k": "keyup", "t": t + 140, "key": answer[-1], "code": f"Digit{answer[-1]}"},
+        {"k": "keydown", "t": t + 300, "key": "Enter", "code": "Enter"},
+        {"k": "act.submit", "t": t + 301},
+    ]
+    return logged
+
+
+def answered(participant, puzzle, events, study=None) -> Attempt:
+    """An attempt made with these events through the real intake, scored by it."""
+    attempt = Attempt.objects.create(participant=participant, puzzle=puzzle, study=study)
+    logged = as_page_logs(events, answer=str(puzzle.truth["sum"]))
+    served_at(attempt, logged[0]["t"] - 100)
+    deliver(attempt, logged)
+    attempt.refresh_from_db()
+    assert attempt.submitted_at is not None
+    return attempt
+
+
+@pytest.fixture
+def people_and_agent(dice):
+    """Two people whose hands curve and settle, and an agent run whose pointer jumps and presses,
+    on the same Dice_Count puzzle of a study."""
     (puzzle,) = dice(1)
-    study = Study.objects.create(name="Motion", split="test", puzzles_per_annotator=1)
-    person = participant_for_user(user=get_user_model().objects.create_user("moe"))
+    study = study_create(name="Motion", split="test", puzzles_per_annotator=1)
+    people = []
+    for name, start in (("moe", (200.0, 900.0)), ("flo", (1000.0, 950.0))):
+        person = participant_for_user(user=get_user_model().objects.create_user(name))
+        Enrollment.objects.create(study=study, participant=person)
+        people.append(answered(person, puzzle, hand(start=start), study))
     agent = system_participant(kind=Participant.Kind.AGENT, label="m")
     run = AgentRun.objects.create(name="run M", rollouts_per_puzzle=1, participant=agent)
-    rows = []
-    for who, events in ((person, hand()), (agent, script())):
-        attempt = Attempt.objects.create(
-            participant=who,
-            puzzle=puzzle,
-            study=study if who is person else None,
-            submitted_at=timezone.now(),
-            correct=True,
-            input_ok=True,
-        )
-        rows += [
-            Event(attempt=attempt, seq=1, index=i, kind=k, t=t, received=t, data=d)
-            for i, (k, t, d) in enumerate(events)
-        ]
-        if who is agent:
-            Rollout.objects.create(run=run, puzzle=puzzle, index=0, attempt=attempt, status="done", correct=True)
-    Event.objects.bulk_create(rows)
+    rollout = answered(agent, puzzle, script())
+    Rollout.objects.create(run=run, puzzle=puzzle, index=0, attempt=rollout, status="done", correct=True)
+    return study, people, rollout
+
+
+@pytest.mark.django_db
+def test_scoring_keeps_each_attempts_motion(people_and_agent):
+    _, (moe, flo), rollout = people_and_agent
+    assert moe.motion["human_likeness"] == flo.motion["human_likeness"] == 1.0
+    # The first action is the typed answer: from the last move, 180 ms resting, 90 ms pressed, then
+    # 100 ms to the key.
+    assert moe.motion["pause_ms"] == pytest.approx(180 + 90 + 100, abs=1)
+    assert moe.motion["samples"] == 63 and 0.5 < moe.motion["straightness"] < 0.99
+    assert rollout.motion["human_likeness"] <= 0.25 and rollout.motion["straightness"] == 1.0
+    assert rollout.motion["samples"] == 6  # a move, a press and a release at each of two points
+
+
+@pytest.mark.django_db
+def test_people_beside_an_agent_run_on_the_page_and_in_the_command(people_and_agent):
+    _, (moe, _), _ = people_and_agent
     table = motion_table(dataset="generated:41", split="test")
     people, machine = table["rows"]
-    assert (people["type"], people["group"], people["attempts"], people["human_likeness"]) == (
+    assert (people["type"], people["group"], people["attempts"], people["with_path"], people["human_likeness"]) == (
         "Dice_Count",
         "people",
-        1,
+        2,
+        2,
         1.0,
     )
-    assert machine["group"] == "agent: run M" and machine["human_likeness"] <= 0.25
+    assert machine["group"] == "agent: run M" and machine["attempts"] == 1 and machine["human_likeness"] <= 0.25
+    assert [row["group"] for row in table["overall"]] == ["people", "agent: run M"]
+
+    # Attempts scored before motion was kept are measured by the command, as scoring would have.
+    kept = moe.motion
+    Attempt.objects.filter(pk=moe.pk).update(motion=None)
+    assert motion_table(dataset="generated:41", split="test")["rows"][0]["measured"] == 1
     said = io.StringIO()
-    call_command("labels", "motion", "--dataset", "generated:41", "--split", "test", stdout=said)
+    call_command("labels", "motion", "--dataset", "generated:41", "--split", "test", "--measure", stdout=said)
+    assert Attempt.objects.get(pk=moe.pk).motion == kept
     lines = said.getvalue().splitlines()
-    assert lines[0].startswith("type\tgroup\tattempts") and lines[1].startswith("Dice_Count\tpeople\t1\t1")
+    assert lines[0] == "1 attempts scored before motion was kept, measured"
+    assert lines[1].startswith("type\tgroup\tattempts\tmeasured") and lines[2].startswith("Dice_Count\tpeople\t2\t2\t2")
     assert "human-likeness: a quarter each" in said.getvalue()
+
     staff = Client()
     staff.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     page = staff.get("/datasets/motion/?dataset=generated:41&split=test").content.decode()
-    assert "agent: run M" in page and "people" in page and "a quarter each" in page
-    moe = Client()
-    moe.force_login(person.user)
-    assert moe.get("/datasets/motion/").status_code == 302  # staff only
+    assert "run M" in page and "People" in page and "a quarter each" in page
+    visitor = Client()
+    visitor.force_login(moe.participant.user)
+    assert visitor.get("/datasets/motion/").url.startswith("/accounts/login/")  # staff only
+
+
+@pytest.mark.django_db
+def test_the_study_report_shows_motion_people_beside_the_agent(people_and_agent):
+    study, _, _ = people_and_agent
+    report = study_report(study=study)
+    rows = {row["group"]: row for row in report["motion"]["rows"]}
+    assert rows["people"]["attempts"] == 2 and rows["people"]["human_likeness"] == 1.0
+    assert rows["people"]["pause_ms"] == pytest.approx(370, abs=1)
+    assert rows["agent: run M"]["straightness"] == 1.0 and rows["agent: run M"]["human_likeness"] <= 0.25
+    assert "a quarter each" in report["motion"]["rule"]
+
+    markdown = render(report, "md")
+    section = markdown.split("## Pointer motion: people beside agents", 1)[1]
+    assert "| Dice_Count | People | 2 of 2 |" in section and "| Dice_Count | run M | 1 of 1 | " in section
+    assert "| All types | People | 2 of 2 |" in section and "Human-likeness: a quarter each" in section
+    page = render(report, "html")
+    assert "Pointer motion: people beside agents" in page and "run M" in page
+    summary = {(r["section"], r["measure"]): r for r in csv.DictReader(io.StringIO(render(report, "summary.csv")))}
+    assert summary[("motion:People", "human_likeness")]["value"] == "1"
+    assert summary[("motion:People", "human_likeness")]["n"] == "2"
+    assert float(summary[("motion:run M", "human_likeness")]["value"]) <= 0.25

@@ -6,12 +6,17 @@ motion  per type, people's pointer motion beside each agent run's, with the huma
 """
 
 import time
+from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.datasets.labels import FORMATS, FormatUnavailable, labels_write, puzzle_labels
+from annotation.datasets.motion import motion_table
+from annotation.live.scoring import attempt_measure_motion, attempts_without_motion
 from annotation.management.commands.report import find_study
+from annotation.reporting.motion import COLUMNS
 from puzzles.models import Puzzle
+from puzzles.progress import Progress
 
 
 class Command(BaseCommand):
@@ -29,7 +34,9 @@ class Command(BaseCommand):
         motion.add_argument("--dataset", required=True)
         motion.add_argument("--split", required=True)
         motion.add_argument("--study", help="people of this study only (name or id)")
-        motion.add_argument("--per-group", type=int, default=500, help="attempts per type and group, at most")
+        motion.add_argument(
+            "--measure", action="store_true", help="first measure attempts scored before motion was kept"
+        )
 
     def handle(self, *args, action, **options):
         getattr(self, f"do_{action}")(**options)
@@ -50,16 +57,25 @@ class Command(BaseCommand):
             f"({counts['mining_and_valid']} valid); rules in {sidecar}"
         )
 
-    def do_motion(self, *, dataset, split, study, per_group, **_):
-        from annotation.datasets.motion import MOTION_COLUMNS, motion_table
-
+    def do_motion(self, *, dataset, split, study, measure, **_):
         _known(dataset, split)
-        table = motion_table(dataset=dataset, split=split, study_id=_study(study), per_group=per_group)
-        header = ["type", "group", *MOTION_COLUMNS]
+        if measure:
+            self._measure()
+        table = motion_table(dataset=dataset, split=split, study_id=_study(study))
+        header = ["type", "group", *COLUMNS]
         self.stdout.write("\t".join(header))
-        for row in table["rows"]:
+        for row in table["rows"] + table["overall"]:
             self.stdout.write("\t".join(_cell(row.get(name)) for name in header))
         self.stdout.write(f"\nhuman-likeness: {table['rule']}")
+
+    def _measure(self) -> None:
+        waiting = attempts_without_motion()
+        progress = Progress(len(waiting), "motion", stream=cast(TextIO, self.stderr._out))
+        for attempt_id in waiting:
+            attempt_measure_motion(attempt_id=attempt_id)
+            progress.advance()
+        progress.close()
+        self.stdout.write(f"{len(waiting)} attempts scored before motion was kept, measured")
 
 
 def _cell(value) -> str:
