@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from annotation.datasets.labels import first_per_person, people_attempts
 from annotation.models import Rollout
-from annotation.reporting.motion import PEOPLE, Groups, add_agents, motion_section
+from annotation.reporting.motion import PEOPLE, Groups, add_agents, motion_from, motion_section, motion_values
 
 
 def motion_table(*, dataset: str, split: str, study_id: int | None = None) -> dict:
@@ -19,7 +19,8 @@ def motion_table(*, dataset: str, split: str, study_id: int | None = None) -> di
     people = people_attempts(
         study_id, puzzle__dataset=dataset, puzzle__split=split, submitted_at__isnull=False
     ).exclude(input_ok=False)
-    for _, type_name, motion in first_per_person(people, "puzzle__type", "motion"):
-        groups[(type_name, PEOPLE)].append(motion)
+    values = motion_values()
+    for _, type_name, *motion in first_per_person(people.annotate(**values), "puzzle__type", *values):
+        groups[(type_name, PEOPLE)].append(motion_from(motion))
     add_agents(groups, Rollout.objects.filter(puzzle__dataset=dataset, puzzle__split=split))
     return motion_section(groups)

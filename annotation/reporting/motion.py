@@ -14,17 +14,31 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import FloatField, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 
 from annotation.live.motion import RULE
 from annotation.models import Rollout
 
 FEATURES = ("path_px", "straightness", "peak_speed", "pause_ms", "density")
+KEPT = ("samples", *FEATURES, "human_likeness")  # what summaries read of Attempt.motion
 COLUMNS = ("attempts", "measured", "with_path", *FEATURES, "human_likeness", "humanlike_share")
 HUMANLIKE_AT = 0.75
 PEOPLE = "people"
 
 Groups = dict[tuple[str, str], list[dict | None]]  # (type, group) -> each attempt's kept motion
+
+
+def motion_values(field: str = "motion") -> dict[str, Cast]:
+    """Annotations that read the kept numbers of a motion field (`motion`, `attempt__motion`) in the
+    database, as floats: parsing each attempt's JSON in Python took most of a report's time."""
+    return {f"motion_{name}": Cast(KeyTextTransform(name, field), FloatField()) for name in KEPT}
+
+
+def motion_from(values: tuple | list) -> dict | None:
+    """A motion dict from the values of motion_values() in their order; None when not measured."""
+    return None if values[0] is None else dict(zip(KEPT, values, strict=True))
 
 
 def agent_group(run_name: str) -> str:
@@ -33,14 +47,15 @@ def agent_group(run_name: str) -> str:
 
 def add_agents(groups: Groups, rollouts: QuerySet[Rollout]) -> Groups:
     """The rollouts' attempts added to the groups, one group per run."""
+    values = motion_values("attempt__motion")
     reached = (
         rollouts.filter(attempt__isnull=False)
         .exclude(status__in=[Rollout.Status.PENDING, Rollout.Status.FAILED])
-        .order_by("run__created_at", "run_id", "puzzle_id", "index")
-        .values_list("puzzle__type", "run__name", "attempt__motion")
+        .annotate(**values)
+        .values_list("puzzle__type", "run__name", *values)
     )
-    for type_name, run_name, motion in reached.iterator(chunk_size=5000):
-        groups[(type_name, agent_group(run_name))].append(motion)
+    for type_name, run_name, *motion in reached.iterator(chunk_size=5000):
+        groups[(type_name, agent_group(run_name))].append(motion_from(motion))
     return groups
 
 

@@ -39,15 +39,16 @@ Counting rules (written into every report's `rules`):
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from django.db.models import BooleanField, ExpressionWrapper, F, Q, Value
+from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 
 from annotation.live.scoring import TIME_UP_EARLY_MS
 from annotation.models import AgentRun, Attempt, Enrollment, Rollout, Slot, Study
-from annotation.reporting.motion import PEOPLE, Groups, add_agents, motion_section
+from annotation.reporting.motion import PEOPLE, Groups, add_agents, motion_from, motion_section, motion_values
 from annotation.reporting.stats import (
     BOOTSTRAP_SEED,
     ClusterBootstrap,
@@ -66,6 +67,8 @@ from puzzles.selectors import dataset_counts
 RULES = __doc__.split("Counting rules (written into every report's `rules`):\n", 1)[1].strip()
 TIME_SAMPLE = 5000  # per type, for the distribution charts
 INTERVAL_METHOD = "cluster bootstrap over annotators"
+MOTION = motion_values()
+Pool = Collection[int] | QuerySet  # the puzzles reported on: their ids, or a query of them
 
 
 def study_report(*, study: Study, dataset: str | None = None) -> dict:
@@ -73,9 +76,12 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
     dataset, over the study's puzzles of that dataset only (`study.datasets` lists its pool's)."""
     slots = Slot.objects.filter(study=study)
     datasets = dataset_counts(Puzzle.objects.filter(pk__in=slots.values("puzzle_id")))
-    pool = set((slots.filter(puzzle__dataset=dataset) if dataset else slots).values_list("puzzle_id", flat=True))
-    retired = set(Puzzle.objects.filter(pk__in=pool, status=Puzzle.Status.RETIRED).values_list("pk", flat=True))
-    pool -= retired
+    drawn = Puzzle.objects.filter(
+        pk__in=(slots.filter(puzzle__dataset=dataset) if dataset else slots).values("puzzle_id")
+    )
+    retired = drawn.filter(status=Puzzle.Status.RETIRED).count()
+    # A subquery, not a list of ids: 4,000 ids bound on the client cost more than the queries using them.
+    pool = drawn.exclude(status=Puzzle.Status.RETIRED).values("pk")
     answers = _first_answers(study, pool)
     counted = [a for a in answers if not a["no_input"]]  # the type rows and overall count the rest themselves
     excluded = Enrollment.objects.filter(study=study, excluded=True).count()
@@ -97,7 +103,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
         "rules": RULES,
         "annotators": len({a["participant"] for a in counted}),
         "excluded_annotators": excluded,
-        "retired_puzzles": len(retired),
+        "retired_puzzles": retired,
         "public_truth_puzzles": _public_truth(study, pool),
         "types": types,
         "overall": _overall(types, k, pass1, pass_k),
@@ -139,13 +145,13 @@ def submitted_late(limit_s: int | None) -> ExpressionWrapper | Value:
     return _boolean(Q(submitted_at__gte=Coalesce(F("served_at"), F("created_at")) + after))
 
 
-def _public_truth(study: Study, pool: set[int]) -> int:
+def _public_truth(study: Study, pool: Pool) -> int:
     """Scored and gold puzzles whose answers are published: a lookup away for any bot."""
-    gold = set(study.gold.values_list("pk", flat=True))
-    return Puzzle.objects.filter(pk__in=pool | gold, truth_public=True).count()
+    scored_or_gold = Q(pk__in=pool) | Q(pk__in=study.gold.values("pk"))
+    return Puzzle.objects.filter(scored_or_gold, truth_public=True).count()
 
 
-def _first_answers(study: Study, pool: set[int]) -> list[dict]:
+def _first_answers(study: Study, pool: Pool) -> list[dict]:
     """Each included person's answer per puzzle: their first attempt, plus whether one of the
     first k was correct."""
     excluded = set(Enrollment.objects.filter(study=study, excluded=True).values_list("participant_id", flat=True))
@@ -157,7 +163,9 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
         .order_by("created_at", "pk")
         # Two booleans from the database rather than three timestamps per attempt: parsing them
         # would be a third of the report's time on a large study.
-        .annotate(was_submitted=_boolean(Q(submitted_at__isnull=False)), late=submitted_late(study.time_limit_s))
+        .annotate(
+            was_submitted=_boolean(Q(submitted_at__isnull=False)), late=submitted_late(study.time_limit_s), **MOTION
+        )
         .values_list(
             "participant_id",
             "puzzle_id",
@@ -169,7 +177,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
             "action_count",
             "input_ok",
             "late",
-            "motion",
+            *MOTION,
         )
     )
     tries: dict[tuple[int, int], list[tuple]] = defaultdict(list)
@@ -178,7 +186,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
     k = study.attempts_per_puzzle
     answers = []
     for (participant, puzzle), attempts in tries.items():
-        _, _, type_name, submitted, correct, wall, active, actions, input_ok, late, motion = attempts[0]
+        _, _, type_name, submitted, correct, wall, active, actions, input_ok, late, *motion = attempts[0]
         answers.append(
             {
                 "participant": participant,
@@ -192,7 +200,7 @@ def _first_answers(study: Study, pool: set[int]) -> list[dict]:
                 "actions": actions,
                 "solved_within_k": any(a[4] and a[8] is not False for a in attempts[:k]),
                 "no_input": input_ok is False,  # None: not submitted, or scored before evidence was kept
-                "motion": motion,  # None: not submitted, or scored before motion was kept
+                "motion": motion_from(motion),  # None: not submitted, or scored before motion was kept
             }
         )
     return answers
@@ -329,7 +337,7 @@ def _overall(rows: list[dict], k: int, pass1: ClusterIntervals, pass_k: ClusterI
     return overall
 
 
-def _motion(answers: list[dict], pool: set[int]) -> dict:
+def _motion(answers: list[dict], pool: Pool) -> dict:
     """People's pointer motion per type (their counted, submitted answers) beside each agent run's
     rollouts on the same puzzles (reporting/motion.py)."""
     groups: Groups = defaultdict(list)
@@ -362,14 +370,14 @@ def _agreement(answers: list[dict]) -> dict:
 
 
 # --- agents --------------------------------------------------------------------------------
-def agents_on(pool: set[int]) -> list[dict]:
+def agents_on(pool: Pool) -> list[dict]:
     """Every agent run with rollouts on these puzzles, each on its own: harness and imported runs."""
     types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
     runs = AgentRun.objects.filter(rollouts__puzzle_id__in=pool).distinct().order_by("created_at", "pk")
     return [_run_summary(run, pool, types) for run in runs]
 
 
-def _run_summary(run: AgentRun, pool: set[int], types: dict[int, str]) -> dict:
+def _run_summary(run: AgentRun, pool: Pool, types: dict[int, str]) -> dict:
     """One run's Pass@k on the pool, from exactly k rollouts per puzzle (the first k that did not fail)."""
     k = run.rollouts_per_puzzle
     counted: dict[int, list[bool]] = defaultdict(list)
