@@ -65,13 +65,7 @@ def make_attempts(puzzle_type: str, count: int, prefix: str):
 def web(processes: int, via_proxy: bool):
     """N daphne processes as deployed (annotation/agents/server.py's command and environment), and
     the proxy in front of them when asked; yields (base URL, the web processes' pids)."""
-    from annotation.agents.server import (
-        ROOT,
-        WEBSOCKET_MAX_BYTES,
-        _environment,
-        _free_port,
-        _wait_until_listening,
-    )
+    from annotation.agents.server import ROOT, _free_port, _wait_until_listening, daphne_command
 
     started: list[subprocess.Popen] = []
     with contextlib.ExitStack() as stack:
@@ -79,14 +73,8 @@ def web(processes: int, via_proxy: bool):
         for _ in range(processes):
             port = _free_port("127.0.0.1")
             log = stack.enter_context(tempfile.TemporaryFile("w+"))
-            command = [
-                str(Path(sys.executable).with_name("daphne")),
-                *("-b", "127.0.0.1", "-p", str(port)),
-                *("--websocket-max-message-size", str(WEBSOCKET_MAX_BYTES)),
-                *("--websocket-max-frame-size", str(WEBSOCKET_MAX_BYTES)),
-                "arena_site.asgi:application",
-            ]
-            process = subprocess.Popen(command, cwd=ROOT, env=_environment(), stdout=log, stderr=subprocess.STDOUT)
+            command, env = daphne_command("127.0.0.1", port)
+            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
             started.append(process)
             _wait_until_listening(process, "127.0.0.1", port, log)
             ports.append(port)

@@ -54,6 +54,21 @@ def _environment() -> dict[str, str]:
     }
 
 
+def daphne_command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
+    """One web process as deployed, serving the site on host:port: daphne's command line and the
+    environment that carries this process's settings (database, folders, secret key) to it.
+    The page server, the event-path bench and the fault tests all start theirs with this."""
+    daphne = Path(sys.executable).with_name("daphne")  # this environment's daphne, whatever PATH holds
+    command = [
+        str(daphne),
+        *("-b", host, "-p", str(port)),
+        *("--websocket-max-message-size", str(WEBSOCKET_MAX_BYTES)),
+        *("--websocket-max-frame-size", str(WEBSOCKET_MAX_BYTES)),
+        "arena_site.asgi:application",
+    ]
+    return command, _environment()
+
+
 def _free_port(host: str) -> int:
     with socket.socket() as probe:
         probe.bind((host, 0))
@@ -76,23 +91,9 @@ def _wait_until_listening(process: subprocess.Popen, host: str, port: int, log) 
 def live_server(host: str = "127.0.0.1") -> Iterator[str]:
     """Serve the site on a free port for the duration of the block; yields its base URL."""
     port = _free_port(host)
-    daphne = Path(sys.executable).with_name("daphne")
-    command = [
-        str(daphne),
-        "-b",
-        host,
-        "-p",
-        str(port),
-        "--websocket-max-message-size",
-        str(WEBSOCKET_MAX_BYTES),
-        "--websocket-max-frame-size",
-        str(WEBSOCKET_MAX_BYTES),
-        "arena_site.asgi:application",
-    ]
+    command, env = daphne_command(host, port)
     with tempfile.TemporaryFile("w+") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=_environment(), stdout=log, stderr=subprocess.STDOUT, text=True
-        )
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
         try:
             _wait_until_listening(process, host, port, log)
             yield f"http://{host}:{port}"

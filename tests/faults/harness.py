@@ -10,17 +10,15 @@ import contextlib
 import itertools
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from django.conf import settings
 from playwright.async_api import Browser
 
 from annotation.agents.browser import VIEWPORT, open_attempt, session_for
-from annotation.agents.server import ROOT, WEBSOCKET_MAX_BYTES, _environment, _free_port, _wait_until_listening
+from annotation.agents.server import ROOT, _free_port, _wait_until_listening, daphne_command
 from annotation.models import Event
 
 # --- web processes ----------------------------------------------------------------------------
@@ -33,7 +31,8 @@ class Daphne:
     def __init__(self, host: str = "127.0.0.1"):
         self.host = host
         self.port = _free_port(host)
-        self.env = _environment()  # the test database, media, secret key: read once, here
+        # the test database, media, secret key: read once, here; every restart runs the same
+        self.command, self.env = daphne_command(host, self.port)
         self.process: subprocess.Popen | None = None
         self.log = tempfile.TemporaryFile("w+")  # noqa: SIM115  (closed by stop(), after the last restart)
 
@@ -42,15 +41,8 @@ class Daphne:
         return f"http://{self.host}:{self.port}"
 
     def start(self) -> Daphne:
-        command = [
-            str(Path(sys.executable).with_name("daphne")),
-            *("-b", self.host, "-p", str(self.port)),
-            *("--websocket-max-message-size", str(WEBSOCKET_MAX_BYTES)),
-            *("--websocket-max-frame-size", str(WEBSOCKET_MAX_BYTES)),
-            "arena_site.asgi:application",
-        ]
         self.process = subprocess.Popen(
-            command, cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, text=True
+            self.command, cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, text=True
         )
         _wait_until_listening(self.process, self.host, self.port, self.log)
         return self
