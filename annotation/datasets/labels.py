@@ -53,7 +53,7 @@ from django.db.models import QuerySet
 
 from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Flag, Participant, Rollout
 from annotation.reporting.stats import wilson_interval
-from annotation.review.labels import _canonical as answer_key  # the consensus audit's answer equality
+from annotation.review.labels import answer_key  # the consensus audit's answer equality
 from puzzles.models import Puzzle
 
 RULES = __doc__.split("Counting rules (written into every sidecar):\n", 1)[1].strip()

@@ -142,7 +142,7 @@ def consensus_suspects(*, min_people: int = 2) -> list[Suspect]:
     people: dict[tuple[int, str], set[int]] = defaultdict(set)
     names, answers = {}, {}
     for puzzle_id, uid, puzzle_type, participant, answer in wrong.iterator(chunk_size=5000):
-        key = (puzzle_id, _canonical(answer))
+        key = (puzzle_id, answer_key(answer))
         people[key].add(participant)
         names[puzzle_id], answers[key] = (uid, puzzle_type), answer
     found = [
@@ -153,7 +153,7 @@ def consensus_suspects(*, min_people: int = 2) -> list[Suspect]:
     return sorted(found, key=lambda s: (-s.people, s.puzzle_type, s.puzzle_id))
 
 
-def _canonical(answer) -> str:
+def answer_key(answer) -> str:
     """Equal answers compare equal: sorted cell sets, points snapped to a 10 px grid, trimmed text."""
 
     def snap(value):
