@@ -217,7 +217,7 @@ def recorded_study(puzzles: list, per_type: int, copies: int, rng: random.Random
     Enrollment.objects.bulk_create([Enrollment(study=study, participant=p) for p in crowd])
     fields: tuple[str, ...] = ("puzzle_id", "submitted_at", "answer", "correct", "reward", "reason", "wall_ms")
     fields += ("active_ms", "first_action_ms", "action_count", "clock_ok", "served_at", "input_ok")
-    fields += ("acked_seq", "max_seq")
+    fields += ("acked_seq", "max_seq", "event_count", "event_bytes", "motion")
     copies_of = []
     for original in recorded:
         for p in crowd:
