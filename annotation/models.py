@@ -4,6 +4,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.urls import reverse
 
 from puzzles.models import Puzzle
@@ -261,6 +262,15 @@ class Event(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["attempt", "seq", "index"], name="event_unique_in_batch")]
+        # The few events quality control and the submit look up among an attempt's hundreds: its
+        # page loads (the window it showed in) and visibility changes (times hidden). Partial, so
+        # the pointer samples that make up most events cost nothing more to store.
+        indexes = [
+            models.Index(fields=["attempt", "seq"], condition=Q(kind="load"), name="event_load_by_attempt"),
+            models.Index(
+                fields=["attempt", "seq"], condition=Q(kind="visibilitychange"), name="event_visibility_by_attempt"
+            ),
+        ]
         ordering = ["attempt", "seq", "index"]
 
     def __str__(self) -> str:

@@ -21,7 +21,8 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, JSONField, OuterRef, Q, Subquery
+from django.db.models import Count, IntegerField, JSONField, Max, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Attempt, AuditLog, Enrollment, Event, Flag, Study
@@ -41,7 +42,7 @@ def attempt_marks(*, study: Study) -> dict[int, list[str]]:
     """Marks per scored, submitted attempt of the study: fast, hidden, tabs, no_input."""
     rows = list(
         Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, submitted_at__isnull=False)
-        .annotate(hidden_count=Count("events", filter=Q(events__kind="visibilitychange", events__data__state="hidden")))
+        .annotate(hidden_count=times_hidden())
         .values("pk", "puzzle__type", "wall_ms", "active_ms", "hidden_count", "input_ok")
     )
     medians = _median_active_by_type(rows)
@@ -60,6 +61,19 @@ def attempt_marks(*, study: Study) -> dict[int, list[str]]:
         if found:
             marks[row["pk"]] = found
     return marks
+
+
+def times_hidden() -> Coalesce:
+    """How often an attempt's page was hidden: its visibility changes to "hidden", counted per
+    attempt through their partial index (a join with every event of the study read them all)."""
+    hidden = (
+        Event.objects.filter(attempt=OuterRef("pk"), kind="visibilitychange", data__state="hidden")
+        .order_by()
+        .values("attempt")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(hidden, output_field=IntegerField()), 0)
 
 
 def _median_active_by_type(rows: list[dict]) -> dict[str, float]:
@@ -149,6 +163,20 @@ def is_stuck(enrollment: Enrollment, *, last_answer: datetime | None, now: datet
         return False
     since = max(filter(None, (enrollment.consented_at, enrollment.joined_at, last_answer)))
     return now - since >= STUCK_AFTER
+
+
+def stuck_count(*, study: Study, now: datetime | None = None) -> int:
+    """How many annotators are stuck (is_stuck), as the QC table counts them, without building it:
+    the study page shows this one number."""
+    now = now or timezone.now()
+    last_answers = dict(
+        Attempt.objects.filter(study=study, submitted_at__isnull=False)
+        .values("participant_id")
+        .annotate(last=Max("submitted_at"))
+        .values_list("participant_id", "last")
+    )
+    waiting = study.enrollments.filter(excluded=False, finished_at__isnull=True)
+    return sum(is_stuck(e, last_answer=last_answers.get(e.participant_id), now=now) for e in waiting)
 
 
 def enrollment_activity(*, study: Study) -> dict[int, dict]:

@@ -23,6 +23,7 @@ from annotation.studies.quality import (
     annotator_table,
     enrollment_exclude,
     enrollment_include,
+    stuck_count,
     thumbnail_urls,
 )
 from annotation.studies.setup import (
@@ -412,7 +413,7 @@ def study_detail(request, study_id: int):
         "staffing": staffing,
         "advice": staffing.advice(),
         "progress": study_progress([study])[study.pk],
-        "stuck": sum(row["stuck"] for row in annotator_table(study=study)),
+        "stuck": stuck_count(study=study),
         "types": sorted(pool_by_type.items()),
         "quotas": quotas,
         "practice": [{"puzzle": p, "url": urls.get(p.pk)} for p in practice],

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Rollout, Study
 from annotation.studies.access import AccessRefused, join_check
-from annotation.studies.quality import annotator_table, device_summary, is_stuck
+from annotation.studies.quality import annotator_table, device_summary, is_stuck, stuck_count
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import (
     Staffing,
@@ -250,14 +250,17 @@ def test_stuck_is_enrolled_unfinished_and_no_answer_for_ten_minutes(bank, person
     rows = {r["name"]: r for r in annotator_table(study=study, now=later)}
     assert rows["slow"]["stuck"] and rows["slow"]["state"] == "stuck"
     assert rows["quick"]["stuck"]  # eleven minutes after their last answer too
+    assert stuck_count(study=study, now=later) == 2  # the study page's count, without the table
     rows = {r["name"]: r for r in annotator_table(study=study, now=now + timedelta(minutes=5))}
     assert not rows["slow"]["stuck"] and not rows["quick"]["stuck"]
+    assert stuck_count(study=study, now=now + timedelta(minutes=5)) == 0
     submit_answer(enrollment_next(enrollment=quick).attempt)
     assert enrollment_next(enrollment=quick).kind == "finished"
     study_set_status(study, Study.Status.PAUSED, by=None)
     rows = {r["name"]: r for r in annotator_table(study=Study.objects.get(pk=study.pk), now=later)}
     assert rows["quick"]["state"] == "finished" and not rows["quick"]["stuck"]
     assert not rows["slow"]["stuck"]  # a paused study: nobody can move on
+    assert stuck_count(study=Study.objects.get(pk=study.pk), now=later) == 0
 
 
 def test_qc_shows_every_crowd_id_the_device_and_the_window(bank, person, staff):
