@@ -55,6 +55,7 @@ bench: setup
 	$(BIN)/python bench/report.py
 	$(BIN)/python bench/export.py
 	$(BIN)/python bench/dashboard.py
+	$(BIN)/python bench/staff_pages.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
