@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import io
 import json
-import multiprocessing
 import os
 import shutil
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,9 +31,9 @@ from puzzles.interop_files import SPLIT_DIRS, rotation_file, stem_of, tile_path,
 from puzzles.models import Puzzle, masks_from_bytes
 from puzzles.registry import get_type, type_names
 from puzzles.types.base import PuzzleType
+from puzzles.workers import in_workers
 
 PNG_LEVEL = 1  # files the published page needs as PNG: written fast, read once
-SMALL = 20  # fewer puzzles than this are written in this process
 
 
 @dataclass
@@ -98,20 +96,11 @@ def _export_type(puzzles: list[Puzzle], folder: Path, workers: int) -> None:
     ]
     ground_truth: dict[str, dict[str, Any]] = {}
     ground_truth_cu: dict[str, dict[str, Any]] = {}
-    for puzzle_id, entry, cu in _written(jobs, workers):
+    for puzzle_id, entry, cu in in_workers(_write_puzzle, jobs, workers=workers):
         ground_truth[puzzle_id] = entry
         ground_truth_cu[puzzle_id] = cu
     (folder / "ground_truth.json").write_text(json.dumps(ground_truth, indent=1))
     (folder / "ground_truth_cu.json").write_text(json.dumps(ground_truth_cu, indent=1))
-
-
-def _written(jobs: list[_Job], workers: int) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    if workers <= 1 or len(jobs) < SMALL:
-        yield from map(_write_puzzle, jobs)
-        return
-    # fork, as puzzles.services does: the workers only read files and write files, never the database.
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield from pool.imap(_write_puzzle, jobs, chunksize=4)
 
 
 def _write_puzzle(job: _Job) -> tuple[str, dict[str, Any], dict[str, Any]]:

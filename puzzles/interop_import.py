@@ -23,9 +23,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,9 +50,9 @@ from puzzles.models import Asset, Puzzle, asset_upload_to, masks_to_bytes
 from puzzles.registry import UnknownPuzzleType, get_type
 from puzzles.types.base import PublishedContext, PuzzleType
 from puzzles.types.contract import Masks
+from puzzles.workers import batched, in_workers
 
 BATCH = 200  # puzzles stored per transaction
-SMALL = 20  # fewer entries than this are read in this process: starting workers costs more
 JPEG_QUALITY = 92  # as generated images (puzzles/encoding.py): the imprint's bound relies on it
 PNG_LEVEL = 1  # zlib's fastest: imports of lossless sources are bound by encoding time
 
@@ -169,7 +168,9 @@ def import_run(
     for message in plan.broken:
         if warn:
             warn(f"skipped: {message}")
-    for batch in _batched(_read_all(plan.jobs, plan.target, workers or os.cpu_count() or 1), BATCH):
+    tasks = [(job, plan.target) for job in plan.jobs]
+    read = in_workers(_read_task, tasks, workers=workers or os.cpu_count() or 1, ordered=False)
+    for batch in batched(read, BATCH):
         ready = [item for item in batch if isinstance(item, _Read)]
         for message in (item for item in batch if isinstance(item, str)):
             result.broken.append(message)
@@ -194,28 +195,6 @@ def import_captchaarena(
     """Plan and run an import of root (see import_plan and import_run)."""
     plan = import_plan(root, name=name, truth_public=truth_public)
     return import_run(plan, workers=workers, on_progress=on_progress, warn=warn)
-
-
-def _read_all(jobs: list[_Job], target: _Target, workers: int) -> Iterator[_Read | str]:
-    tasks = [(job, target) for job in jobs]
-    if workers <= 1 or len(tasks) < SMALL:
-        yield from map(_read_task, tasks)
-        return
-    # fork: workers inherit the loaded registry and fonts. They never touch the database, and
-    # they end with os._exit, so the inherited connection is never used or closed by them.
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield from pool.imap_unordered(_read_task, tasks, chunksize=4)
-
-
-def _batched(items: Iterable, size: int) -> Iterator[list]:
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 @dataclass

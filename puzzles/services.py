@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.files.base import ContentFile
 from django.db import transaction
 
-from puzzles.bank import SPLIT_SIZES, BankKey, bank_key, split_code
+from puzzles.bank import SPLIT_SIZES, bank_key, split_code
 from puzzles.encoding import EncodedPuzzle, encode_puzzle
 from puzzles.models import Asset, Puzzle, ReplayCheck
 from puzzles.registry import type_names
+from puzzles.workers import batched, in_workers
 
 BATCH = 200
 
@@ -22,27 +22,6 @@ BATCH = 200
 class GenerateResult:
     created: int
     skipped: int
-
-
-def _encoded(jobs: list[tuple[str, str, int, BankKey]], workers: int) -> Iterator[EncodedPuzzle]:
-    if workers <= 1 or len(jobs) < 20:
-        yield from map(encode_puzzle, jobs)
-        return
-    # fork: workers inherit the loaded registry and fonts. They never touch the database, and
-    # they end with os._exit, so the inherited connection is never used or closed by them.
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield from pool.imap(encode_puzzle, jobs, chunksize=8)
-
-
-def _batched(items: Iterable, size: int) -> Iterator[list]:
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _store(batch: list[EncodedPuzzle], dataset: str) -> None:
@@ -98,7 +77,7 @@ def bank_generate(
     if on_progress and skipped:
         on_progress(skipped)
     workers = workers or min(os.cpu_count() or 1, 8)
-    for batch in _batched(_encoded(jobs, workers), BATCH):
+    for batch in batched(in_workers(encode_puzzle, jobs, workers=workers, chunksize=8), BATCH):
         _store(batch, dataset)
         if on_progress:
             on_progress(len(batch))

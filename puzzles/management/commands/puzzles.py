@@ -3,7 +3,6 @@
 Replay on the live page is the annotation side's `python manage.py replay`: the bank never imports annotation."""
 
 import json
-import multiprocessing
 import os
 from collections import Counter, defaultdict
 from typing import TextIO, cast
@@ -16,6 +15,7 @@ from puzzles.models import Puzzle
 from puzzles.progress import Progress
 from puzzles.registry import UnknownPuzzleType, get_type, registry, type_names
 from puzzles.types.kinds import MaskPointType
+from puzzles.workers import in_workers
 
 SEED_HELP = (
     "another bank of this deployment, for tests and benches: the seed is mixed with PUZZLE_BANK_SECRET, "
@@ -129,11 +129,10 @@ class Command(BaseCommand):
         progress = Progress(len(jobs), "selfcheck", stream=_unwrapped(self.stderr))
         failures: dict[str, list[str]] = defaultdict(list)
         checked: Counter = Counter()
-        with multiprocessing.get_context("fork").Pool(workers or os.cpu_count() or 1) as pool:
-            for name, problems in pool.imap_unordered(check_job, jobs, chunksize=4):
-                checked[name] += 1
-                failures[name].extend(problems)
-                progress.advance()
+        for name, problems in in_workers(check_job, jobs, workers=workers or os.cpu_count() or 1, ordered=False):
+            checked[name] += 1
+            failures[name].extend(problems)
+            progress.advance()
         progress.close()
         ok_total = 0
         self.stdout.write(f"{'type':<20} {'puzzles':>7} {'ok':>5}  first problem")

@@ -1,0 +1,48 @@
+"""One function over many jobs, in forked worker processes: how the bank generates, imports,
+exports and self-checks puzzles. The functions are pure as far as the database goes: they read
+and write files and return what the caller stores."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
+Item = TypeVar("Item")
+
+SMALL = 20  # fewer jobs than this run in this process: starting workers would cost more
+
+
+def in_workers(
+    function: Callable[[Job], Result],
+    jobs: Sequence[Job],
+    *,
+    workers: int,
+    ordered: bool = True,
+    chunksize: int = 4,
+) -> Iterator[Result]:
+    """function(job) for every job, in job order (or as they finish, when not `ordered`): in this
+    process for one worker or a few jobs, else in `workers` forked processes.
+
+    fork: workers inherit the loaded registry and fonts. They never touch the database, and they
+    end with os._exit, so the inherited connection is never used or closed by them."""
+    if workers <= 1 or len(jobs) < SMALL:
+        yield from map(function, jobs)
+        return
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        mapped = pool.imap if ordered else pool.imap_unordered
+        yield from mapped(function, jobs, chunksize=chunksize)
+
+
+def batched(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
+    """Lists of `size` items in order, the last one shorter (itertools.batched, Python 3.12)."""
+    batch: list[Item] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
