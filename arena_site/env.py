@@ -1,6 +1,7 @@
 """Typed readers for settings that come from the environment; bad values fail loudly."""
 
 import os
+from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from django.core.exceptions import ImproperlyConfigured
@@ -50,6 +51,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
 POOL_MIN, POOL_MAX, POOL_TIMEOUT_S = 2, 8, 10
 
 
+def sqlite_database(name: str | Path) -> dict:
+    """Django DATABASES entry for an SQLite file, shared by the site's processes (the page server,
+    a replay's, the tests'): a write waits out another process's for up to 20 s instead of failing
+    with "database is locked", and a writing transaction takes the lock up front (IMMEDIATE)
+    rather than failing midway."""
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": name,
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+    }
+
+
 def database_from_url(
     url: str,
     *,
@@ -93,7 +106,7 @@ def database_from_url(
         }
     if parsed.scheme == "sqlite":
         # sqlite:///relative.db and sqlite:////absolute/path.db, as dj-database-url reads them.
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": unquote(parsed.path[1:]) or ":memory:"}
+        return sqlite_database(unquote(parsed.path[1:]) or ":memory:")
     raise ImproperlyConfigured(
         f"DATABASE_URL scheme {parsed.scheme!r} is not supported (use postgres:// or sqlite:///)"
     )

@@ -11,7 +11,17 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import POOL_MAX, POOL_MIN, POOL_TIMEOUT_S, database_from_url, env_bool, env_int, env_list, env_str
+from .env import (
+    POOL_MAX,
+    POOL_MIN,
+    POOL_TIMEOUT_S,
+    database_from_url,
+    env_bool,
+    env_int,
+    env_list,
+    env_str,
+    sqlite_database,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ARENA_VAR_DIR", str(BASE_DIR / "var")))
@@ -109,11 +119,7 @@ else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "arena.sqlite3",
-            # Waits out the other process's write instead of failing (the page server, the replay).
-            # IMMEDIATE: a writing transaction takes the lock up front rather than failing midway.
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            **sqlite_database(VAR_DIR / "arena.sqlite3"),
             # A file, not memory, so a live page server in a child process sees the test data.
             "TEST": {"NAME": str(VAR_DIR / "test.sqlite3")},
         }

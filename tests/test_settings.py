@@ -140,3 +140,21 @@ def test_https_settings_follow_the_proxy_flag(tmp_path):
     assert behind["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
     assert behind["SESSION_COOKIE_SECURE"] is behind["CSRF_COOKIE_SECURE"] is True
     assert behind["SECURE_HSTS_SECONDS"] >= 31536000
+
+
+def test_an_sqlite_file_is_opened_for_several_processes(tmp_path, django_db_blocker):
+    """An SQLite DATABASE_URL opens as the embedded default does: a 20 s wait for another process's
+    write rather than "database is locked", and writing transactions that take the lock up front
+    (an SQLite URL used to get neither, so the benches' SQLite databases could fail with it)."""
+    from django.db.utils import ConnectionHandler
+
+    entry = database_from_url(f"sqlite:///{tmp_path / 'probe.sqlite3'}")
+    probe = ConnectionHandler({"default": entry})["default"]  # a handler of its own, not the suite's
+    with django_db_blocker.unblock():
+        try:
+            with probe.cursor() as cursor:
+                cursor.execute("PRAGMA busy_timeout")
+                assert cursor.fetchone()[0] == 20_000
+            assert probe.transaction_mode == "IMMEDIATE"
+        finally:
+            probe.close()
