@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _setup import django_for_bench
+from _setup import django_for_bench, planner_statistics
 
 
 def load() -> str:
@@ -312,6 +312,7 @@ def main() -> None:
     puzzles = bank(args.per_type)
     labels_data(puzzles, rng)
     study = recorded_study(puzzles, args.recorded_per_type, args.people, rng)
+    planner_statistics()
     time_labels(out)
     for workers in args.workers:
         time_trajectories(study, out / f"w{workers}", args.sample, workers)

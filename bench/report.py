@@ -19,7 +19,7 @@ import statistics
 import time
 from datetime import timedelta
 
-from _setup import django_for_bench
+from _setup import django_for_bench, planner_statistics
 
 BATCH = 5000
 
@@ -163,6 +163,7 @@ def main() -> None:
     from annotation.reporting.reports import study_report
 
     study, puzzles, attempts, generated, stored = setup(args.per_type, args.annotators, args.seed, args.agent_runs)
+    planner_statistics()
     print(f"database: {connection.vendor}")
     print(
         f"setup: {puzzles} puzzles generated in {generated:.1f} s; study, {args.annotators} annotators and "

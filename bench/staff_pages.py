@@ -19,7 +19,7 @@ import statistics
 import time
 from datetime import timedelta
 
-from _setup import django_for_bench
+from _setup import django_for_bench, planner_statistics
 
 BATCH = 5000
 
@@ -127,6 +127,7 @@ def setup(per_type: int, annotators: int, samples: int, seed: int):
             events, chunk = events + len(chunk), []
     Event.objects.bulk_create(chunk, batch_size=BATCH)
     events += len(chunk)
+    planner_statistics()
     print(
         f"setup: {puzzles} puzzles, {annotators} annotators, {len(attempts)} attempts, {events} events "
         f"in {time.perf_counter() - started:.0f} s",
