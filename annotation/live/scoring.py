@@ -75,6 +75,16 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
     return changed
 
 
+def places_solved(*, puzzle: Puzzle) -> int:
+    """After a puzzle's attempts are scored again (a truth correction): each study place on it
+    that an attempt now solves is done, so its holder is not asked a puzzle they solved (with k
+    attempts allowed, a wrong answer had left it open). Returns how many. A place done before
+    stays done even if its answer is now wrong: a person who moved on, or finished and was paid,
+    is never called back."""
+    solved = Attempt.objects.filter(puzzle=puzzle, correct=True, slot__isnull=False).values("slot_id")
+    return Slot.objects.filter(pk__in=solved, done=False).update(done=True)
+
+
 def attempts_without_motion() -> list[int]:
     """Submitted attempts scored before motion was kept (Attempt.motion empty)."""
     return list(Attempt.objects.filter(submitted_at__isnull=False, motion__isnull=True).values_list("pk", flat=True))

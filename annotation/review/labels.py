@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.live.scoring import attempt_rescore
+from annotation.live.scoring import attempt_rescore, places_solved
 from annotation.models import Attempt, AuditLog, Enrollment, Flag
 from arena_site.middleware import CONTROL_CHARACTERS
 from puzzles.models import Puzzle
@@ -99,6 +99,7 @@ def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by, note: str = "") -> 
         puzzle.save(update_fields=["truth"])
         attempts = Attempt.objects.filter(puzzle=puzzle, submitted_at__isnull=False).select_related("puzzle")
         changed = sum(attempt_rescore(attempt=a) for a in attempts)
+        solved = places_solved(puzzle=puzzle)
         resolved = _resolve(puzzle.flags.all(), Flag.Status.CORRECTED, by)
         AuditLog.objects.create(
             action=AuditLog.Action.TRUTH_CORRECTED,
@@ -109,6 +110,7 @@ def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by, note: str = "") -> 
                 "new_truth": truth,
                 "attempts_rescored": attempts.count(),
                 "attempts_changed": changed,
+                "places_solved": solved,
                 "flags_resolved": resolved,
                 "note": note,
             },

@@ -93,6 +93,30 @@ def test_k_attempts_allow_retries_until_solved(verified, person):
     assert enrollment_next(enrollment=enrollment).kind == "finished"
 
 
+def test_a_truth_correction_that_solves_an_open_place_moves_its_holder_on(verified, person):
+    from annotation.models import AuditLog
+    from annotation.review.labels import puzzle_correct_truth
+
+    verified(types=("Dice_Count",), per_type=2)
+    study = study_create(name="s", split="test", puzzles_per_annotator=2, overlap=2, attempts_per_puzzle=3)
+    kim, lee = annotator(person, study, "kim"), annotator(person, study, "lee")
+    wrong = enrollment_next(enrollment=kim).attempt
+    submit(wrong, correct=False)  # the sum plus one: one of three tries used, the place stays open
+    right = enrollment_next(enrollment=lee).attempt
+    assert right.puzzle_id == wrong.puzzle_id
+    submit(right, correct=True)
+    assert not Slot.objects.get(pk=wrong.slot_id).done and Slot.objects.get(pk=right.slot_id).done
+
+    puzzle = Puzzle.objects.get(pk=wrong.puzzle_id)
+    puzzle_correct_truth(puzzle=puzzle, truth={**puzzle.truth, "sum": puzzle.truth["sum"] + 1}, by=None)
+    assert Attempt.objects.get(pk=wrong.pk).correct and not Attempt.objects.get(pk=right.pk).correct
+    assert Slot.objects.get(pk=wrong.slot_id).done  # solved now: kim is not asked it again
+    assert Slot.objects.get(pk=right.slot_id).done  # done before, still done: lee is not called back
+    assert AuditLog.objects.get(puzzle=puzzle).details["places_solved"] == 1
+    following = enrollment_next(enrollment=kim).attempt
+    assert following.puzzle_id != puzzle.pk
+
+
 @pytest.mark.django_db(transaction=True)
 def test_overlap_is_never_exceeded_with_many_annotators_at_once(verified, person):
     verified(types=("Dice_Count",), per_type=3)
