@@ -3,14 +3,15 @@ close, what a study needs and how far it is, the staff's study pages and form, q
 (every crowd id, devices, stuck annotators, one annotator's answers drawn), and the review
 page's own question and structured truth corrections."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db.models import Max
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Rollout, Study
+from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Event, Rollout, Study
 from annotation.studies.access import AccessRefused, join_check
 from annotation.studies.quality import annotator_table, device_summary, is_stuck, stuck_count
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
@@ -271,6 +272,10 @@ def test_qc_shows_every_crowd_id_the_device_and_the_window(bank, person, staff):
     rows = {r["name"]: r for r in annotator_table(study=study)}
     assert rows["turker"]["crowd"] == [("workerId", "A1TURKER"), ("assignmentId", "3ASSIGN"), ("hitId", "3HIT")]
     assert rows["turker"]["viewport"] == {"w": 1280, "h": 1080, "scale": 1}  # the page's load event
+    heard = Event.objects.filter(attempt__participant=mturk.participant).aggregate(last=Max("received"))["last"]
+    assert rows["turker"]["last_seen"] == datetime.fromtimestamp(heard / 1000, tz=UTC)  # its page's newest event
+    assert rows["turker"]["last_answer"] == Attempt.objects.get(participant=mturk.participant).submitted_at
+    assert rows["prolific"]["last_seen"] == prolific.joined_at and rows["prolific"]["last_answer"] is None
     assert rows["turker"]["device"] == "Chrome 131 · Android · phone"
     assert rows["prolific"]["viewport"] is None
     page = staff.get(f"/studies/{study.pk}/annotators/").content.decode()
