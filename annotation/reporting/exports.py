@@ -12,8 +12,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 
-from django.db.models import Count, Max
+from django.db.models import Count
 
+from annotation.live.attempts import last_heard_ms
 from annotation.models import Attempt, Enrollment, Event, Flag, Slot, Study
 from annotation.reporting.render import csv_number
 from annotation.reporting.reports import submitted_late
@@ -152,12 +153,7 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
         .annotate(n=Count("id"))
         .values_list("participant_id", "n")
     )
-    events_seen = dict(
-        Event.objects.filter(attempt__study=study)
-        .values("attempt__participant_id")
-        .annotate(last=Max("received"))
-        .values_list("attempt__participant_id", "last")
-    )
+    events_seen = last_heard_ms(Attempt.objects.filter(study=study))
     total = study.puzzles_total()
     rows = []
     for enrollment in enrollments:
