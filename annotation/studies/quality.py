@@ -45,6 +45,7 @@ def attempt_marks(*, study: Study) -> dict[int, list[str]]:
         Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, submitted_at__isnull=False)
         .annotate(hidden_count=times_hidden())
         .values("pk", "puzzle__type", "wall_ms", "active_ms", "hidden_count", "input_ok")
+        .order_by()
     )
     medians = _median_active_by_type(rows)
     marks: dict[int, list[str]] = {}
@@ -104,7 +105,8 @@ def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
         .values_list("participant_id", "n")
     )
     table = []
-    for enrollment in Enrollment.objects.filter(study=study).select_related("participant__user").order_by("joined_at"):
+    # Through the study: every enrolment's .study is this object, not a query each (is_stuck reads it).
+    for enrollment in study.enrollments.select_related("participant__user").order_by("joined_at"):
         rows = by_participant.get(enrollment.participant_id, [])
         scored = [r for r in rows if r["purpose"] == Attempt.Purpose.SCORED]
         gold = [r for r in rows if r["purpose"] == Attempt.Purpose.GOLD]
@@ -169,6 +171,8 @@ def is_stuck(enrollment: Enrollment, *, last_answer: datetime | None, now: datet
 def stuck_count(*, study: Study, now: datetime | None = None) -> int:
     """How many annotators are stuck (is_stuck), as the QC table counts them, without building it:
     the study page shows this one number."""
+    if not study.accepts_work:
+        return 0
     now = now or timezone.now()
     last_answers = dict(
         Attempt.objects.filter(study=study, submitted_at__isnull=False)

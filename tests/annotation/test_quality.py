@@ -6,9 +6,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.models import Attempt, AuditLog, Enrollment, Study
+from annotation.models import Attempt, AuditLog, Enrollment, Event, Study
 from annotation.reporting.reports import study_report
-from annotation.studies.quality import annotator_table, attempt_marks
+from annotation.studies.quality import annotator_table, attempt_marks, times_hidden
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
@@ -60,6 +60,42 @@ def test_marks_find_fast_hidden_and_tab_switching_attempts(study, person):
     marks = attempt_marks(study=study)
     assert marks[quick.pk] == ["fast"]
     assert marks[slow.pk] == ["hidden", "tabs"]
+
+
+def test_times_hidden_counts_a_pages_changes_to_hidden_and_nothing_else(study, person):
+    """The tabs mark reads this count: a change back to visible, or another kind of event that
+    carries a state of "hidden", is not a time hidden."""
+    never, twice, thrice = (enrollment_next(enrollment=join(study, person, n)).attempt for n in ("n", "t", "h"))
+
+    def log(attempt, *events):
+        Event.objects.bulk_create(
+            Event(attempt=attempt, seq=1, index=i, kind=kind, t=float(i), received=float(i), data=data)
+            for i, (kind, data) in enumerate(events)
+        )
+
+    hidden, shown = ("visibilitychange", {"state": "hidden"}), ("visibilitychange", {"state": "visible"})
+    log(never, ("load", {"state": "hidden"}), shown)
+    log(twice, hidden, shown, hidden, shown)
+    log(thrice, hidden, shown, hidden, shown, hidden)
+    counted = dict(Attempt.objects.annotate(n=times_hidden()).values_list("pk", "n"))
+    assert (counted[never.pk], counted[twice.pk], counted[thrice.pk]) == (0, 2, 3)
+
+
+def test_the_annotator_table_asks_the_same_queries_however_many_are_at_work(study, person):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            annotator_table(study=study)
+        return len(captured.captured_queries)
+
+    for name in ("a", "b"):
+        enrollment_next(enrollment=join(study, person, name))
+    two = queries()
+    for name in ("c", "d", "e"):
+        enrollment_next(enrollment=join(study, person, name))
+    assert queries() == two  # none per annotator (each row's stuck check reads the study)
 
 
 def test_the_annotator_table_and_a_reversible_logged_exclusion(study, person, staff):

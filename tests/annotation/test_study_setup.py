@@ -13,7 +13,14 @@ from django.utils import timezone
 
 from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Event, Rollout, Study
 from annotation.studies.access import AccessRefused, join_check
-from annotation.studies.quality import annotator_table, device_summary, is_stuck, stuck_count
+from annotation.studies.quality import (
+    annotator_table,
+    device_summary,
+    enrollment_exclude,
+    enrollment_include,
+    is_stuck,
+    stuck_count,
+)
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import (
     Staffing,
@@ -238,7 +245,7 @@ def test_the_consent_page_shows_the_studys_own_words_and_declining_records_nothi
 
 
 # --- quality control ----------------------------------------------------------------------------
-def test_stuck_is_enrolled_unfinished_and_no_answer_for_ten_minutes(bank, person):
+def test_stuck_is_enrolled_unfinished_and_no_answer_for_ten_minutes(bank, person, staff):
     study = study_create(name="s", split="test", types=["Dice_Count"], per_type=4, puzzles_per_annotator=2)
     slow = annotator(study, person, "slow")
     quick = annotator(study, person, "quick")
@@ -257,6 +264,15 @@ def test_stuck_is_enrolled_unfinished_and_no_answer_for_ten_minutes(bank, person
     assert stuck_count(study=study, now=now + timedelta(minutes=5)) == 0
     submit_answer(enrollment_next(enrollment=quick).attempt)
     assert enrollment_next(enrollment=quick).kind == "finished"
+    assert stuck_count(study=study, now=later) == 1  # quick finished: slow alone
+    enrollment_exclude(enrollment=slow, by=None, reason="never answered")
+    assert stuck_count(study=study, now=later) == 0
+    assert not any(r["stuck"] for r in annotator_table(study=study, now=later))
+    enrollment_include(enrollment=slow, by=None)
+    eleven_ago = timezone.now() - timedelta(minutes=11)  # the page counts by the clock: slow joined long ago
+    Enrollment.objects.filter(pk=slow.pk).update(joined_at=eleven_ago, consented_at=eleven_ago)
+    page = staff.get(f"/studies/{study.pk}/").content.decode()
+    assert f'<a href="/studies/{study.pk}/annotators/" class="warning">1</a>' in page
     study_set_status(study, Study.Status.PAUSED, by=None)
     rows = {r["name"]: r for r in annotator_table(study=Study.objects.get(pk=study.pk), now=later)}
     assert rows["quick"]["state"] == "finished" and not rows["quick"]["stuck"]
