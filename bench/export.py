@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from _setup import ROOT, django_for_bench
+from _setup import ROOT, django_for_bench, planner_statistics
 
 BATCH_EVENTS = 6  # events per batch (seq), as a page sends them
 KINDS = ["pointermove"] * 8 + ["pointerdown", "pointerup", "act.click", "visibility"]
@@ -192,6 +192,7 @@ def main() -> None:
 
     print(f"database: {connection.vendor}")
     studies = setup(args.sizes, args.attempts, args.seed)
+    planner_statistics()
     connection.close()
     results = []
     for events in sorted(studies):

@@ -57,10 +57,8 @@ def page_events(attempt_id: int, t0: float, samples: int, hidden: int, rng: rand
 
 
 def setup(per_type: int, annotators: int, samples: int, seed: int):
-    from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from annotation.models import Attempt, Enrollment, Event, Participant, Slot
     from annotation.studies.setup import study_create
     from puzzles.models import Puzzle
     from puzzles.services import bank_generate
@@ -72,12 +70,30 @@ def setup(per_type: int, annotators: int, samples: int, seed: int):
     study = study_create(name="bench-staff", split="test", puzzles_per_annotator=puzzles, overlap=annotators)
     study.status = study.Status.OPEN
     study.save(update_fields=["status"])
+    now, rng = timezone.now(), random.Random(seed)
+    enrollments = crowd(study, annotators, now)
+    attempts = answers(study, enrollments, now, rng)
+    events = events_of(attempts, samples, rng)
+    planner_statistics()
+    print(
+        f"setup: {puzzles} puzzles, {annotators} annotators, {len(attempts)} attempts, {events} events "
+        f"in {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
+    return study
+
+
+def crowd(study, annotators: int, now) -> list:
+    """The study's annotators with their crowd ids and browser; most finished, the last three
+    still at work. Copy c of every puzzle is annotator c's."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Enrollment, Participant, Slot
+
     users = get_user_model().objects.bulk_create(
         [get_user_model()(username=f"bench-staff-{i}") for i in range(annotators)]
     )
     participants = Participant.objects.bulk_create([Participant(user=u) for u in users])
-    now = timezone.now()
-    # Most finished; the last few still at work, one of them long silent (stuck).
     enrollments = Enrollment.objects.bulk_create(
         [
             Enrollment(
@@ -94,12 +110,19 @@ def setup(per_type: int, annotators: int, samples: int, seed: int):
     )
     for copy, enrollment in enumerate(enrollments):
         Slot.objects.filter(study=study, copy=copy).update(enrollment=enrollment, assigned_at=now, done=True)
-    rng = random.Random(seed)
+    return enrollments
+
+
+def answers(study, enrollments: list, now, rng: random.Random) -> list:
+    """Every place answered by its annotator a minute ago (the last annotator half an hour ago:
+    stuck), four in five right, one in a hundred without input evidence."""
+    from annotation.models import Attempt, Slot
+
     slots = Slot.objects.filter(study=study).order_by("rank", "copy").values_list("pk", "puzzle_id", "copy")
     attempts = []
     for slot_id, puzzle_id, copy in slots:
         wall = rng.lognormvariate(9.0, 0.6)
-        answered = now - timedelta(minutes=30 if copy == annotators - 1 else 1)
+        answered = now - timedelta(minutes=30 if copy == len(enrollments) - 1 else 1)
         attempts.append(
             Attempt(
                 participant_id=enrollments[copy].participant_id,
@@ -116,24 +139,23 @@ def setup(per_type: int, annotators: int, samples: int, seed: int):
                 input_ok=rng.random() > 0.01,
             )
         )
-    attempts = Attempt.objects.bulk_create(attempts, batch_size=BATCH)
-    events = 0
-    chunk: list = []
-    for attempt in attempts:
-        hidden = 3 if rng.random() < 0.02 else (1 if rng.random() < 0.2 else 0)
-        chunk += page_events(attempt.pk, attempt.served_at.timestamp() * 1000, samples, hidden, rng)
-        if len(chunk) >= BATCH * 4:
-            Event.objects.bulk_create(chunk, batch_size=BATCH)
-            events, chunk = events + len(chunk), []
-    Event.objects.bulk_create(chunk, batch_size=BATCH)
-    events += len(chunk)
-    planner_statistics()
-    print(
-        f"setup: {puzzles} puzzles, {annotators} annotators, {len(attempts)} attempts, {events} events "
-        f"in {time.perf_counter() - started:.0f} s",
-        flush=True,
-    )
-    return study
+    return Attempt.objects.bulk_create(attempts, batch_size=BATCH)
+
+
+def events_of(attempts: list, samples: int, rng: random.Random) -> int:
+    """Each attempt's page events stored, a few hundred attempts at a time; how many."""
+    from annotation.models import Event
+    from puzzles.workers import batched
+
+    stored = 0
+    for group in batched(attempts, 200):
+        rows = []
+        for attempt in group:
+            hidden = 3 if rng.random() < 0.02 else (1 if rng.random() < 0.2 else 0)
+            rows += page_events(attempt.pk, attempt.served_at.timestamp() * 1000, samples, hidden, rng)
+        Event.objects.bulk_create(rows, batch_size=BATCH)
+        stored += len(rows)
+    return stored
 
 
 def time_pages(study, runs: int) -> None:
