@@ -106,7 +106,12 @@ def database_from_url(
         }
     if parsed.scheme == "sqlite":
         # sqlite:///relative.db and sqlite:////absolute/path.db, as dj-database-url reads them.
-        return sqlite_database(unquote(parsed.path[1:]) or ":memory:")
+        name = unquote(parsed.path[1:]) or ":memory:"
+        if name == ":memory:":
+            return sqlite_database(name)
+        # The tests' database a file beside it, not Django's in-memory default: the page servers
+        # that browser tests start in child processes must open the same database.
+        return {**sqlite_database(name), "TEST": {"NAME": f"{name}.test"}}
     raise ImproperlyConfigured(
         f"DATABASE_URL scheme {parsed.scheme!r} is not supported (use postgres:// or sqlite:///)"
     )

@@ -55,6 +55,8 @@ def test_database_urls():
         database_from_url("postgres://db.local/arena", pool_min=5, pool_max=4)
     assert "pool" not in database_from_url("sqlite:////tmp/x.sqlite3").get("OPTIONS", {})
     assert database_from_url("sqlite:////tmp/x.sqlite3")["NAME"] == "/tmp/x.sqlite3"
+    assert database_from_url("sqlite:////tmp/x.sqlite3")["TEST"] == {"NAME": "/tmp/x.sqlite3.test"}  # a file
+    assert "TEST" not in database_from_url("sqlite://")  # in memory, as asked
     with pytest.raises(ImproperlyConfigured, match="names no database"):
         database_from_url("postgres://db.local/")
     with pytest.raises(ImproperlyConfigured, match="not supported"):
