@@ -70,11 +70,18 @@ def attempt_limits(*, puzzle: Puzzle) -> Limits:
     return Limits(image_w=w, image_h=h, cells=grid[0] * grid[1] if grid else 0)
 
 
+def newest_received() -> Subquery:
+    """For an attempt queryset: the receive time (epoch ms) of the attempt's newest batch, read
+    through the events' (attempt, seq, index) index, one probe an attempt, never a scan by time.
+    The newest batch by number is the last received but for a gap filled late (a resend arriving
+    after a later batch), a few seconds at most; nothing is accepted after a submit."""
+    newest = Event.objects.filter(attempt=OuterRef("pk")).order_by("-seq", "-index").values("received")[:1]
+    return Subquery(newest)
+
+
 def last_heard_ms(attempts: QuerySet[Attempt]) -> dict[int, float]:
     """Per participant: when their page was last heard from on these attempts, in epoch ms: the
-    receive time of each attempt's newest batch, the latest of them. One probe of the events'
-    (attempt, seq, index) index per attempt, summed up in the database: never a scan of every
-    event (a study's are millions)."""
-    newest = Event.objects.filter(attempt=OuterRef("pk")).order_by("-seq", "-index").values("received")[:1]
-    heard = attempts.values("participant_id").annotate(last=Max(Subquery(newest))).order_by()
+    latest of their attempts' newest_received(), summed up in the database (a study's events are
+    millions; grouping them all took longer than the page allows)."""
+    heard = attempts.values("participant_id").annotate(last=Max(newest_received())).order_by()
     return {row["participant_id"]: row["last"] for row in heard if row["last"] is not None}

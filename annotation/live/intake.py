@@ -212,7 +212,9 @@ def _rows(attempt_id: int, seq: int, events: list[dict[str, Any]], received_ms: 
 def _append_slowly(attempt_id: int, batch: Batch, size: int, received_ms: float, *, advanced: bool) -> Appended:
     """Resends, gaps, submits, closed attempts and attempts past their limits: under the
     attempt's row lock."""
-    attempt = Attempt.objects.select_for_update().select_related("puzzle").get(pk=attempt_id)
+    # The attempt's row only: locking its puzzle too deadlocked with a truth correction, which
+    # holds the puzzle and waits to score this attempt again.
+    attempt = Attempt.objects.select_for_update(of=("self",)).select_related("puzzle").get(pk=attempt_id)
     if attempt.is_submitted:
         if batch.seq <= attempt.acked_seq:  # a resend of something already held
             return Appended(attempt.acked_seq, True, attempt.correct)
@@ -268,7 +270,7 @@ def batch_refuse(*, attempt_id: int, seq: int, code: str, message: str, received
     """Keep a refused batch's place, with why it was refused, so acknowledgement can move past it
     (the page drops the batch; without this its number would stay a gap for good)."""
     with transaction.atomic():
-        attempt = Attempt.objects.select_for_update().select_related("puzzle").get(pk=attempt_id)
+        attempt = Attempt.objects.select_for_update(of=("self",)).select_related("puzzle").get(pk=attempt_id)
         held = seq <= attempt.acked_seq or attempt.events.filter(seq=seq).exists()
         if attempt.is_submitted or seq > attempt.max_seq + 1 or held:
             return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)

@@ -11,6 +11,7 @@ events (live/motion.py) and kept on the attempt.
 
 from __future__ import annotations
 
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.live.attempts import attempt_opened_ms
@@ -75,13 +76,15 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
     return changed
 
 
-def places_solved(*, puzzle: Puzzle) -> int:
+def places_mark_solved(*, puzzle: Puzzle) -> int:
     """After a puzzle's attempts are scored again (a truth correction): each study place on it
-    that an attempt now solves is done, so its holder is not asked a puzzle they solved (with k
-    attempts allowed, a wrong answer had left it open). Returns how many. A place done before
-    stays done even if its answer is now wrong: a person who moved on, or finished and was paid,
-    is never called back."""
-    solved = Attempt.objects.filter(puzzle=puzzle, correct=True, slot__isnull=False).values("slot_id")
+    that its holder's answer now solves is done, so from their next puzzle on they are not asked
+    one they solved (with k attempts allowed, a wrong answer had left it open; a retry already on
+    their screen can still be answered). Returns how many. A place done before stays done even if
+    its answer is now wrong: a person who moved on, or finished and was paid, is never called back."""
+    solved = Attempt.objects.filter(
+        puzzle=puzzle, correct=True, slot__isnull=False, participant_id=F("slot__enrollment__participant_id")
+    ).values("slot_id")
     return Slot.objects.filter(pk__in=solved, done=False).update(done=True)
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, OuterRef, Q
 
-from annotation.models import Attempt, Enrollment, Event, Flag, Participant, Slot, Study
+from annotation.live.attempts import newest_received
+from annotation.models import Attempt, Enrollment, Flag, Participant, Slot, Study
 
 ACTIVE_WINDOW_S = 60
 THROUGHPUT_WINDOWS_S = (60, 600)
@@ -49,12 +50,11 @@ def active_annotators(*, now: datetime) -> int:
     unique index, one index probe per attempt.
     """
     cutoff = now - timedelta(seconds=ACTIVE_WINDOW_S)
-    newest = Event.objects.filter(attempt=OuterRef("pk")).order_by("-seq", "-index").values("received")[:1]
     return (
         _human_attempts()
         .filter(abandoned_at__isnull=True, max_seq__gt=0)
         .filter(Q(submitted_at__isnull=True) | Q(submitted_at__gte=cutoff))
-        .annotate(newest_ms=Subquery(newest))
+        .annotate(newest_ms=newest_received())
         .filter(newest_ms__gte=cutoff.timestamp() * 1000)
         .order_by()
         .values("participant_id")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.live.scoring import attempt_rescore, places_solved
+from annotation.live.scoring import attempt_rescore, places_mark_solved
 from annotation.models import Attempt, AuditLog, Enrollment, Flag
 from arena_site.middleware import CONTROL_CHARACTERS
 from puzzles.models import Puzzle
@@ -93,13 +93,16 @@ def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by, note: str = "") -> 
     if not verdict.correct:
         raise TruthRejected(f"the truth's own solution does not verify: {verdict.reason}")
     with transaction.atomic():
-        puzzle = Puzzle.objects.select_for_update().get(pk=puzzle.pk)  # submits being scored wait
+        # Submits being scored wait (their FOR UPDATE conflicts with this), but not a new attempt
+        # on the puzzle, whose insert takes FOR KEY SHARE: a plain FOR UPDATE deadlocked with a
+        # holder's retry, which locks its place first and the correction then updates that place.
+        puzzle = Puzzle.objects.select_for_update(no_key=True).get(pk=puzzle.pk)
         old = puzzle.truth
         puzzle.truth = truth
         puzzle.save(update_fields=["truth"])
         attempts = Attempt.objects.filter(puzzle=puzzle, submitted_at__isnull=False).select_related("puzzle")
         changed = sum(attempt_rescore(attempt=a) for a in attempts)
-        solved = places_solved(puzzle=puzzle)
+        solved = places_mark_solved(puzzle=puzzle)
         resolved = _resolve(puzzle.flags.all(), Flag.Status.CORRECTED, by)
         AuditLog.objects.create(
             action=AuditLog.Action.TRUTH_CORRECTED,

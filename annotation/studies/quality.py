@@ -197,7 +197,8 @@ def enrollment_activity(*, study: Study) -> dict[int, dict]:
         .annotate(last_start=Max("created_at"), last_answer=Max("submitted_at"))
         .order_by()
     )
-    heard_ms, windows = last_heard_ms(attempts), _last_windows(study=study)
+    heard_ms = last_heard_ms(attempts)
+    windows = _last_windows(study=study)
     found: dict[int, dict] = {}
     for row in per_person:
         ms = heard_ms.get(row["participant_id"])

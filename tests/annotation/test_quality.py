@@ -4,7 +4,9 @@ import time
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Attempt, AuditLog, Enrollment, Event, Study
 from annotation.reporting.reports import study_report
@@ -82,9 +84,6 @@ def test_times_hidden_counts_a_pages_changes_to_hidden_and_nothing_else(study, p
 
 
 def test_the_annotator_table_asks_the_same_queries_however_many_are_at_work(study, person):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     def queries() -> int:
         with CaptureQueriesContext(connection) as captured:
             annotator_table(study=study)

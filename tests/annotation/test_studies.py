@@ -1,6 +1,7 @@
 """Studies: creation, the annotator's way through, safe assignment under concurrency, expiry."""
 
 import threading
+import time
 from datetime import timedelta
 from itertools import pairwise
 
@@ -13,8 +14,9 @@ from django.utils import timezone
 
 from annotation.live.attempts import participant_for_user
 from annotation.live.intake import AttemptClosed
-from annotation.models import Attempt, Enrollment, Slot, Study
+from annotation.models import Attempt, AuditLog, Enrollment, Slot, Study
 from annotation.reporting.reports import study_report
+from annotation.review.labels import puzzle_correct_truth
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import (
     StudySetupError,
@@ -94,9 +96,6 @@ def test_k_attempts_allow_retries_until_solved(verified, person):
 
 
 def test_a_truth_correction_that_solves_an_open_place_moves_its_holder_on(verified, person):
-    from annotation.models import AuditLog
-    from annotation.review.labels import puzzle_correct_truth
-
     verified(types=("Dice_Count",), per_type=2)
     study = study_create(name="s", split="test", puzzles_per_annotator=2, overlap=2, attempts_per_puzzle=3)
     kim, lee = annotator(person, study, "kim"), annotator(person, study, "lee")
@@ -115,6 +114,53 @@ def test_a_truth_correction_that_solves_an_open_place_moves_its_holder_on(verifi
     assert AuditLog.objects.get(puzzle=puzzle).details["places_solved"] == 1
     following = enrollment_next(enrollment=kim).attempt
     assert following.puzzle_id != puzzle.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_truth_correction_and_the_holders_retry_at_once_both_go_through(verified, person, monkeypatch):
+    """The correction holds the puzzle's row while it scores again and then closes the place; the
+    holder asking for their retry meanwhile locks the place and inserts an attempt on the puzzle.
+    With the puzzle locked FOR UPDATE that insert waited on it and PostgreSQL saw a deadlock."""
+    import annotation.review.labels as labels
+
+    verified(types=("Dice_Count",), per_type=1)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1, attempts_per_puzzle=3)
+    kim = annotator(person, study, "kim")
+    wrong = enrollment_next(enrollment=kim).attempt
+    submit(wrong, correct=False)
+    puzzle = Puzzle.objects.get(pk=wrong.puzzle_id)
+    locked, errors = threading.Event(), []
+    close_places = labels.places_mark_solved
+
+    def slowly(**kwargs):  # the puzzle is locked by now: let the retry come in, then close the place
+        locked.set()
+        time.sleep(1.0)
+        return close_places(**kwargs)
+
+    monkeypatch.setattr(labels, "places_mark_solved", slowly)
+
+    def in_thread(work):
+        try:
+            work()
+        except Exception as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    def correct():
+        puzzle_correct_truth(puzzle=puzzle, truth={**puzzle.truth, "sum": puzzle.truth["sum"] + 1}, by=None)
+
+    def retry():
+        assert locked.wait(10)
+        enrollment_next(enrollment=Enrollment.objects.get(pk=kim.pk))
+
+    threads = [threading.Thread(target=in_thread, args=(work,)) for work in (correct, retry)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    assert Slot.objects.get(pk=wrong.slot_id).done and Attempt.objects.get(pk=wrong.pk).correct
 
 
 @pytest.mark.django_db(transaction=True)
@@ -298,8 +344,6 @@ def test_retired_puzzles_leave_the_queue(verified, person):
 
 
 def test_re_scoring_after_a_truth_correction_keeps_the_time_limit(verified, person):
-    from annotation.review.labels import puzzle_correct_truth
-
     from .conftest import submit_answer
 
     verified(types=("Dice_Count",), per_type=1)
