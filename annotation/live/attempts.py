@@ -6,6 +6,8 @@ hold of one, and it answers None for anyone but the attempt's own signed-in part
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Max, OuterRef, QuerySet, Subquery
@@ -79,9 +81,13 @@ def newest_received() -> Subquery:
     return Subquery(newest)
 
 
-def last_heard_ms(attempts: QuerySet[Attempt]) -> dict[int, float]:
-    """Per participant: when their page was last heard from on these attempts, in epoch ms: the
+def last_heard(attempts: QuerySet[Attempt]) -> dict[int, datetime]:
+    """Per participant with any event: when their page was last heard from on these attempts, the
     latest of their attempts' newest_received(), summed up in the database (a study's events are
     millions; grouping them all took longer than the page allows)."""
     heard = attempts.values("participant_id").annotate(last=Max(newest_received())).order_by()
-    return {row["participant_id"]: row["last"] for row in heard if row["last"] is not None}
+    return {
+        row["participant_id"]: datetime.fromtimestamp(row["last"] / 1000, tz=UTC)
+        for row in heard
+        if row["last"] is not None
+    }

@@ -83,7 +83,7 @@ def places_mark_solved(*, puzzle: Puzzle) -> int:
     their screen can still be answered). Returns how many. A place done before stays done even if
     its answer is now wrong: a person who moved on, or finished and was paid, is never called back."""
     solved = Attempt.objects.filter(
-        puzzle=puzzle, correct=True, slot__isnull=False, participant_id=F("slot__enrollment__participant_id")
+        puzzle=puzzle, correct=True, participant_id=F("slot__enrollment__participant_id")
     ).values("slot_id")
     return Slot.objects.filter(pk__in=solved, done=False).update(done=True)
 

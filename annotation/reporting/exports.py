@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from django.db.models import Count
 
-from annotation.live.attempts import last_heard_ms
+from annotation.live.attempts import last_heard
 from annotation.models import Attempt, Enrollment, Event, Flag, Slot, Study
 from annotation.reporting.render import csv_number
 from annotation.reporting.reports import submitted_late
@@ -153,7 +153,7 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
         .annotate(n=Count("id"))
         .values_list("participant_id", "n")
     )
-    events_seen = last_heard_ms(Attempt.objects.filter(study=study))
+    events_seen = last_heard(Attempt.objects.filter(study=study))
     total = study.puzzles_total()
     rows = []
     for enrollment in enrollments:
@@ -177,7 +177,7 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
             *(a[key] for a in mine for key in ("opened_at", "submitted_at")),
         ]
         if enrollment.participant_id in events_seen:
-            seen.append(datetime.fromtimestamp(events_seen[enrollment.participant_id] / 1000, tz=UTC))
+            seen.append(events_seen[enrollment.participant_id])
         row = {
             "enrollment": enrollment.pk,
             "name": enrollment.participant.user.username,

@@ -18,14 +18,14 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Count, IntegerField, JSONField, Max, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.live.attempts import last_heard_ms
+from annotation.live.attempts import last_heard
 from annotation.models import Attempt, AuditLog, Enrollment, Event, Flag, Study
 from annotation.studies.access import CROWD_IDS, PERSON_IDS
 from puzzles.answer_marks import answer_marks
@@ -197,14 +197,12 @@ def enrollment_activity(*, study: Study) -> dict[int, dict]:
         .annotate(last_start=Max("created_at"), last_answer=Max("submitted_at"))
         .order_by()
     )
-    heard_ms = last_heard_ms(attempts)
+    heard = last_heard(attempts)
     windows = _last_windows(study=study)
     found: dict[int, dict] = {}
     for row in per_person:
-        ms = heard_ms.get(row["participant_id"])
-        heard = datetime.fromtimestamp(ms / 1000, tz=UTC) if ms else None
         found[row["participant_id"]] = {
-            "last_seen": max(filter(None, (heard, row["last_start"]))),
+            "last_seen": max(filter(None, (heard.get(row["participant_id"]), row["last_start"]))),
             "last_answer": row["last_answer"],
             "viewport": windows.get(row["participant_id"]),
         }
