@@ -89,7 +89,7 @@ def database_from_url(
                 f"database pool sizes min {pool_min}, max {pool_max}: need 0 <= min <= max, max >= 1"
             )
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            "ENGINE": "arena_site.postgresql",  # Django's, with a pool that recovers at once (its base.py)
             "NAME": name,
             "USER": unquote(parsed.username or ""),
             "PASSWORD": unquote(parsed.password or ""),

@@ -124,7 +124,7 @@ else:
             "TEST": {"NAME": str(VAR_DIR / "test.sqlite3")},
         }
     }
-if RUNNING_IN_CI and DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+if RUNNING_IN_CI and not DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # CI must prove the PostgreSQL path; silently falling back to SQLite would hide breakage.
     raise ImproperlyConfigured("CI=true requires DATABASE_URL to point at PostgreSQL")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -37,7 +37,7 @@ def test_integers_and_lists(monkeypatch):
 def test_database_urls():
     pg = database_from_url("postgres://user:p%40ss@db.local:5433/arena")
     assert (pg["ENGINE"], pg["NAME"], pg["USER"], pg["PASSWORD"], pg["HOST"], pg["PORT"]) == (
-        "django.db.backends.postgresql",
+        "arena_site.postgresql",
         "arena",
         "user",
         "p@ss",
