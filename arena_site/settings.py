@@ -22,6 +22,7 @@ from .env import (
     env_str,
     sqlite_database,
 )
+from .static_version import static_version
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ARENA_VAR_DIR", str(BASE_DIR / "var")))
@@ -160,8 +161,8 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
-STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_URL = f"static/{static_version(STATICFILES_DIRS)}/"  # a new path whenever a file changes
 STATIC_ROOT = VAR_DIR / "staticfiles"
 # Public puzzle images only; truth (including masks) lives in the database, never here.
 MEDIA_URL = "media/"

@@ -248,8 +248,10 @@ def test_web_service_serves_the_site_after_migrate(service_env):
                 time.sleep(0.2)
         assert body is not None, server.stdout.read1().decode() if server.poll() is not None else "no answer"
         assert "Puzzle bank" in body and "Geometry_Click" in body
-        css = urllib.request.urlopen(f"http://127.0.0.1:{port}/static/arena/site.css", timeout=5)
-        assert css.status == 200
+        stylesheet = re.search(r'href="(/static/[0-9a-f]{12}/arena/site\.css)"', body)
+        assert stylesheet, "the page links no versioned stylesheet"
+        css = urllib.request.urlopen(f"http://127.0.0.1:{port}{stylesheet[1]}", timeout=5)
+        assert css.status == 200 and "immutable" in css.headers["Cache-Control"]
     finally:
         server.terminate()
         server.wait(timeout=10)

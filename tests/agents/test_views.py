@@ -76,7 +76,7 @@ def test_a_rollout_replays_turn_by_turn_with_its_actions_marked(rollout):
     assert '<line class="marker drag" x1="455.0" y1="802.0" x2="611.0" y2="802.0"/>' in page
     assert "hold 10000 ms" in page and "error: x must be a number" in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
-    assert re.search(r'<script type="module" src="/static/arena/trajectory\.js">', page)
+    assert re.search(r'<script type="module" src="/static/[0-9a-f]{12}/arena/trajectory\.js">', page)
     assert "900 tokens in, 40 out" in page and "812 ms" in page
 
 

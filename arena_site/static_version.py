@@ -1,0 +1,26 @@
+"""The version in every static URL (/static/<version>/arena/play.js): a digest of the files.
+
+Scripts are ES modules that import each other by relative path ("./stage.js"), so a version in
+the query string would not reach the modules they import; a version in the path does. Any
+change to any file gives every URL a new path, so browsers may keep them for good (asgi.py), and
+a page served after a deploy never runs a cached script of the release before beside a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+import django
+
+
+def static_version(folders: Iterable[Path]) -> str:
+    """12 hex digits over every file's path and bytes under the folders, and Django's version
+    (the admin's own static files come from the installed Django)."""
+    digest = hashlib.sha256(django.get_version().encode())
+    for folder in folders:
+        for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
