@@ -33,10 +33,10 @@ class CachedStaticFilesHandler(ASGIStaticFilesHandler):
         return self.VERSIONED.fullmatch(path) is not None
 
     def file_path(self, url: str) -> str:
-        file = self.VERSIONED.fullmatch(url)["file"]
-        if ".." in PurePosixPath(file).parts:  # a 404, not the finders' SuspiciousFileOperation (a 500)
+        name = url2pathname(self.VERSIONED.fullmatch(url)["file"])  # %2e%2e decoded before the check
+        if ".." in PurePosixPath(name).parts:  # a 404, not the finders' SuspiciousFileOperation (a 500)
             raise Http404(url)
-        return url2pathname(file)
+        return name
 
     async def get_response_async(self, request):
         response = await super().get_response_async(request)

@@ -22,7 +22,7 @@ from .env import (
     env_str,
     sqlite_database,
 )
-from .static_version import static_version
+from .static_version import app_static_folders, static_version
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ARENA_VAR_DIR", str(BASE_DIR / "var")))
@@ -162,7 +162,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_URL = f"static/{static_version(STATICFILES_DIRS)}/"  # a new path whenever a file changes
+# A new path whenever any file changes, ours or an app's (arena_site/static_version.py).
+STATIC_URL = f"static/{static_version([*STATICFILES_DIRS, *app_static_folders(INSTALLED_APPS)])}/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 # Public puzzle images only; truth (including masks) lives in the database, never here.
 MEDIA_URL = "media/"
