@@ -50,6 +50,20 @@ def env_list(name: str, default: list[str]) -> list[str]:
 # default) must hold every process's MAX: web processes x MAX + worker processes x MAX + a few.
 POOL_MIN, POOL_MAX, POOL_TIMEOUT_S = 2, 8, 10
 
+# libpq's limits on a network that stops answering (a failover that leaves the old address dead,
+# a dropped route): without them a connection attempt waits 130 s (psycopg's default) and a query
+# in flight waits for the kernel to give up retransmitting, about 15 minutes, each holding a
+# thread of the web process meanwhile. With them: 10 s to connect, 15 s for data sent and never
+# acknowledged, and an idle connection probed after 30 s and dropped after 3 unanswered probes.
+NETWORK_LIMITS = {
+    "connect_timeout": 10,
+    "tcp_user_timeout": 15_000,  # ms
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+}
+
 
 def sqlite_database(name: str | Path) -> dict:
     """Django DATABASES entry for an SQLite file, shared by the site's processes (the page server,
@@ -100,9 +114,10 @@ def database_from_url(
             # unpooled one): after a database restart or a terminated backend the next request (or
             # socket handshake, or write) gets a fresh one instead of an error.
             "CONN_HEALTH_CHECKS": True,
-            "OPTIONS": (
-                {"pool": {"min_size": pool_min, "max_size": pool_max, "timeout": pool_timeout}} if pool else {}
-            ),
+            "OPTIONS": {
+                **NETWORK_LIMITS,
+                **({"pool": {"min_size": pool_min, "max_size": pool_max, "timeout": pool_timeout}} if pool else {}),
+            },
         }
     if parsed.scheme == "sqlite":
         # sqlite:///relative.db and sqlite:////absolute/path.db, as dj-database-url reads them.

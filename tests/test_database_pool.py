@@ -1,11 +1,14 @@
 """The PostgreSQL pool after a database restart or failover (arena_site/postgresql/base.py)."""
 
 import logging
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
 from django.db import connection
 
+from arena_site.env import NETWORK_LIMITS
 from arena_site.postgresql.base import RecoveringPool
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,16 +32,11 @@ def _backends(pool: RecoveringPool) -> list[int]:
 
 def test_a_restart_costs_a_request_one_dead_connection_not_one_per_idle_one(postgresql, caplog):
     """psycopg's pool waits ~1 s, 2 s, 4 s... between failed checks: walking four dead connections
-    took over 3 s. The first failed check sweeps the rest, so the next try gets a fresh one."""
+    took over 3 s. The first failed check renews the pool, so the next try gets a fresh one."""
     with RecoveringPool(kwargs=postgresql, min_size=4, max_size=4, open=True) as pool:
         pool.wait()
         before = _backends(pool)
-        with psycopg.connect(**postgresql) as admin:  # as a restart would: every backend ended
-            ended = admin.execute(
-                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) FROM unnest(%s::int[]) AS pid",
-                [before],
-            ).fetchone()[0]
-        assert ended == 4
+        assert _end(postgresql, before) == 4
         caplog.set_level(logging.INFO, logger="psycopg.pool")
         with pool.connection() as conn:
             pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
@@ -49,9 +47,39 @@ def test_a_restart_costs_a_request_one_dead_connection_not_one_per_idle_one(post
         assert not set(_backends(pool)) & set(before)
 
 
-def test_the_site_uses_the_recovering_pool(postgresql):
+def _end(postgresql, pids: list[int]) -> int:
+    with psycopg.connect(**postgresql) as admin:  # as a restart would: every backend ended
+        return admin.execute(
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) FROM unnest(%s::int[]) AS pid", [pids]
+        ).fetchone()[0]
+
+
+def test_requests_failing_together_each_meet_one_dead_connection_at_most(postgresql, caplog):
+    """Three at once among six dead connections: one renewal serves them all."""
+    with RecoveringPool(kwargs=postgresql, min_size=6, max_size=6, open=True) as pool:
+        pool.wait()
+        before = _backends(pool)
+        assert _end(postgresql, before) == 6
+        caplog.set_level(logging.INFO, logger="psycopg.pool")
+
+        def query(_):
+            with pool.connection() as conn:
+                return conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+
+        with ThreadPoolExecutor(3) as threads:
+            pids = list(threads.map(query, range(3)))
+        assert not set(pids) & set(before)
+        failed = Counter(r.threadName for r in caplog.records if r.getMessage().startswith("connection failed check"))
+        assert failed and max(failed.values()) == 1, failed
+        pool.wait()
+        assert pool.get_stats()["pool_size"] == 6  # renewed, not grown or shrunk
+
+
+def test_the_site_uses_the_recovering_pool_and_libpqs_network_limits(postgresql):
     assert connection.settings_dict["CONN_HEALTH_CHECKS"]
     assert isinstance(connection.pool, RecoveringPool)
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
         assert cursor.fetchone() == (1,)
+        applied = cursor.connection.info.get_parameters()  # what libpq itself holds for this connection
+    assert {name: applied.get(name) for name in NETWORK_LIMITS} == {n: str(v) for n, v in NETWORK_LIMITS.items()}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from arena_site.env import database_from_url, env_bool, env_int, env_list
+from arena_site.env import NETWORK_LIMITS, database_from_url, env_bool, env_int, env_list
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,11 +46,11 @@ def test_database_urls():
     )
     # PostgreSQL comes pooled (one psycopg pool per process; pooling needs CONN_MAX_AGE 0), checked
     # before each hand-out; SQLite has no pool.
-    assert pg["OPTIONS"] == {"pool": {"min_size": 2, "max_size": 8, "timeout": 10}}
+    assert pg["OPTIONS"] == {**NETWORK_LIMITS, "pool": {"min_size": 2, "max_size": 8, "timeout": 10}}
     assert (pg["CONN_MAX_AGE"], pg["CONN_HEALTH_CHECKS"]) == (0, True)
     sized = database_from_url("postgres://db.local/arena", pool_min=1, pool_max=20, pool_timeout=3)
     assert sized["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 20, "timeout": 3}
-    assert database_from_url("postgres://db.local/arena", pool=False)["OPTIONS"] == {}
+    assert database_from_url("postgres://db.local/arena", pool=False)["OPTIONS"] == NETWORK_LIMITS
     with pytest.raises(ImproperlyConfigured, match="pool sizes"):
         database_from_url("postgres://db.local/arena", pool_min=5, pool_max=4)
     assert "pool" not in database_from_url("sqlite:////tmp/x.sqlite3").get("OPTIONS", {})
@@ -103,7 +103,7 @@ def test_the_database_pool_is_sized_from_the_environment(tmp_path):
     sized = _settings_values(["DATABASES"], ARENA_DB_POOL_MIN="1", ARENA_DB_POOL_MAX="12", **common)
     assert sized["DATABASES"]["default"]["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 12, "timeout": 10}
     unpooled = _settings_values(["DATABASES"], ARENA_DB_POOL="false", **common)
-    assert unpooled["DATABASES"]["default"]["OPTIONS"] == {}
+    assert unpooled["DATABASES"]["default"]["OPTIONS"] == NETWORK_LIMITS
 
 
 def test_ci_refuses_to_run_without_postgresql(tmp_path):

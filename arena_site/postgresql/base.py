@@ -1,33 +1,49 @@
-"""Django's PostgreSQL backend whose pool sweeps out its dead connections together.
+"""Django's PostgreSQL backend whose pool renews its connections when one is found dead.
 
 psycopg's pool checks a connection before it hands it out, and after a failed check it waits
 before trying the next one: no wait, then about 1 s, 2 s, 4 s... (psycopg_pool's backoff, so that a
 broken check does not spin). After a database restart or failover every idle connection is dead,
 so a request walked through them one by one and waited 3 s with four of them, 7 s with five, while
 the pages' batches piled up unacknowledged (measured in tests/faults/test_recovery.py). One dead
-connection means the others likely are too: the first failed check checks every idle connection
-at once (the pool's own check(), a round trip each) and replaces the dead ones, so the request's
-next try gets a fresh connection instead of the next dead one.
+connection means the others likely are too: the first failed check renews them all (the pool's
+own drain(): the idle ones are closed, the ones in use are closed when given back, and new ones
+are opened in the pool's workers), so the request's next try waits for a fresh connection instead
+of checking the next dead one. Nothing is checked one by one, so a network that drops everything
+costs no round trip per connection.
 """
 
 from __future__ import annotations
+
+import threading
+import time
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
 from psycopg_pool import ConnectionPool
 
+RENEW_AT_MOST_EVERY_S = 1.0  # requests that fail together meet one outage: renew once for them
+
 
 class RecoveringPool(ConnectionPool):
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, check=self._check_or_sweep, **kwargs)
+        self._renewing = threading.Lock()
+        self._renewed_at = -RENEW_AT_MOST_EVERY_S
+        super().__init__(*args, check=self._check_or_renew, **kwargs)
 
-    def _check_or_sweep(self, conn) -> None:
+    def _check_or_renew(self, conn) -> None:
         try:
             self.check_connection(conn)
         except Exception:
-            self.check()  # the idle ones; the failed one is discarded and replaced by the caller
-            raise
+            self._renew()
+            raise  # the pool discards this one and the request tries again
+
+    def _renew(self) -> None:
+        with self._renewing:
+            if time.monotonic() - self._renewed_at < RENEW_AT_MOST_EVERY_S:
+                return
+            self._renewed_at = time.monotonic()
+        self.drain()
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
