@@ -28,7 +28,7 @@ RENEW_AT_MOST_EVERY_S = 1.0  # requests that fail together meet one outage: rene
 class RecoveringPool(ConnectionPool):
     def __init__(self, *args, **kwargs):
         self._renewing = threading.Lock()
-        self._renewed_at = -RENEW_AT_MOST_EVERY_S
+        self._renewed_at = float("-inf")
         super().__init__(*args, check=self._check_or_renew, **kwargs)
 
     def _check_or_renew(self, conn) -> None:
