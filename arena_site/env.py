@@ -53,11 +53,11 @@ POOL_MIN, POOL_MAX, POOL_TIMEOUT_S = 2, 8, 10
 # libpq's limits on a network that stops answering (a failover that leaves the old address dead,
 # a dropped route): without them a connection attempt waits 130 s (psycopg's default) and a query
 # in flight waits for the kernel to give up retransmitting, about 15 minutes, each holding a
-# thread of the web process meanwhile. With them: 10 s to connect, 15 s for data sent and never
+# thread of the web process meanwhile. With them: 10 s to connect, 30 s for data sent and never
 # acknowledged, and an idle connection probed after 30 s and dropped after 3 unanswered probes.
 NETWORK_LIMITS = {
     "connect_timeout": 10,
-    "tcp_user_timeout": 15_000,  # ms
+    "tcp_user_timeout": 30_000,  # ms; a peer slow to read (a long statement while more is queued) is not dead
     "keepalives": 1,
     "keepalives_idle": 30,
     "keepalives_interval": 10,
