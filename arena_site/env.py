@@ -54,7 +54,8 @@ POOL_MIN, POOL_MAX, POOL_TIMEOUT_S = 2, 8, 10
 # a dropped route): without them a connection attempt waits 130 s (psycopg's default) and a query
 # in flight waits for the kernel to give up retransmitting, about 15 minutes, each holding a
 # thread of the web process meanwhile. With them: 10 s to connect, 30 s for data sent and never
-# acknowledged, and an idle connection probed after 30 s and dropped after 3 unanswered probes.
+# acknowledged, and an idle connection probed after 30 s and dropped when the probes go unanswered
+# (after about 40 s: on Linux tcp_user_timeout cuts the 3 probes short).
 NETWORK_LIMITS = {
     "connect_timeout": 10,
     "tcp_user_timeout": 30_000,  # ms; a peer slow to read (a long statement while more is queued) is not dead

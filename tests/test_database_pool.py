@@ -1,6 +1,7 @@
 """The PostgreSQL pool after a database restart or failover (arena_site/postgresql/base.py)."""
 
 import logging
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
@@ -50,7 +51,7 @@ def test_a_restart_costs_a_request_one_dead_connection_not_one_per_idle_one(post
 def _end(postgresql, pids: list[int]) -> int:
     with psycopg.connect(**postgresql) as admin:  # as a restart would: every backend ended
         return admin.execute(
-            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) FROM unnest(%s::int[]) AS pid", [pids]
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 30000)) FROM unnest(%s::int[]) AS pid", [pids]
         ).fetchone()[0]
 
 
@@ -73,6 +74,27 @@ def test_requests_failing_together_each_meet_one_dead_connection_at_most(postgre
         assert failed and max(failed.values()) == 1, failed
         pool.wait()
         assert pool.get_stats()["pool_size"] == 6  # renewed, not grown or shrunk
+
+
+def test_a_late_failing_check_of_a_connection_the_renewal_covered_renews_nothing(postgresql):
+    """On a network that drops everything a check waits for TCP to give up, so checks of the same
+    outage fail seconds apart: the later ones must not close the renewal's fresh connections."""
+    with RecoveringPool(kwargs=postgresql, min_size=4, max_size=4, open=True) as pool:
+        pool.wait()
+        held = pool.getconn()  # in use through the outage
+        idle = [pool.getconn() for _ in range(3)]
+        pids = [conn.info.backend_pid for conn in (held, *idle)]
+        for conn in idle:
+            pool.putconn(conn)
+        assert _end(postgresql, pids) == 4
+        with pool.connection() as conn:  # meets a dead idle one: renews
+            conn.execute("SELECT 1")
+        time.sleep(1.5)  # longer than any rate limit: only the connection's age may decide
+        with pytest.raises(psycopg.OperationalError):
+            pool._check_or_renew(held)  # its own check, failing late
+        pool.putconn(held)  # closed and replaced: the renewal marked it
+        pool.wait()
+        assert pool.get_stats()["connections_num"] == 4 + 4  # opened at start, and once each after
 
 
 def test_the_site_uses_the_recovering_pool_and_libpqs_network_limits(postgresql):

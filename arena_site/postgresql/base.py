@@ -22,25 +22,33 @@ from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
 from psycopg_pool import ConnectionPool
 
-RENEW_AT_MOST_EVERY_S = 1.0  # requests that fail together meet one outage: renew once for them
-
 
 class RecoveringPool(ConnectionPool):
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, configure=None, **kwargs):
         self._renewing = threading.Lock()
-        self._renewed_at = float("-inf")
-        super().__init__(*args, check=self._check_or_renew, **kwargs)
+        self._renewed_at = float("-inf")  # time.monotonic() of the last renewal
+
+        def opened(conn) -> None:
+            conn.arena_opened_at = time.monotonic()
+            if configure is not None:
+                configure(conn)
+
+        super().__init__(*args, configure=opened, check=self._check_or_renew, **kwargs)
 
     def _check_or_renew(self, conn) -> None:
         try:
             self.check_connection(conn)
         except Exception:
-            self._renew()
+            self._renew(conn)
             raise  # the pool discards this one and the request tries again
 
-    def _renew(self) -> None:
+    def _renew(self, dead) -> None:
+        """Once per outage: a dead connection opened before the last renewal is one that renewal
+        already replaces (it is closed when given back), however late its check fails (on a
+        network that drops everything a check waits for TCP to give up); one opened after it
+        means a new outage."""
         with self._renewing:
-            if time.monotonic() - self._renewed_at < RENEW_AT_MOST_EVERY_S:
+            if getattr(dead, "arena_opened_at", float("-inf")) < self._renewed_at:
                 return
             self._renewed_at = time.monotonic()
         self.drain()
