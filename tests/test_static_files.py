@@ -7,13 +7,12 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from arena_site.asgi import application
 from arena_site.static_version import app_static_folders, static_version
+from tests.asgi_http import exchange, http_scope
 
 
 def _get(path: str) -> tuple[int, dict[bytes, bytes], bytes]:
     """A GET through the real ASGI application (its static handler sits in front of Django)."""
-    sent: list[dict] = []
     requests = [{"type": "http.request", "body": b"", "more_body": False}]
 
     async def receive():
@@ -21,26 +20,7 @@ def _get(path: str) -> tuple[int, dict[bytes, bytes], bytes]:
             return requests.pop()
         await asyncio.sleep(3600)  # the client stays until the answer is sent
 
-    async def send(message):
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
-    asyncio.run(asyncio.wait_for(application(scope, receive, send), 30))
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    start, body, _ = exchange(http_scope("GET", path, [(b"host", b"testserver")]), receive)
     return start["status"], {name.lower(): value for name, value in start["headers"]}, body
 
 

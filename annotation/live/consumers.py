@@ -12,7 +12,6 @@ import weakref
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 
 from annotation.live.attempts import attempt_for, attempt_limits
@@ -36,7 +35,7 @@ MAX_INBOX = 200  # batches waiting for their write; a page sends about ten a sec
 # 1013 raise inside daphne and leave the socket open and silent). The page reconnects on both.
 RETRY_LATER = 4011  # the server could not store a batch or look the attempt up: try again
 TOO_FAST = 4013  # more batches waiting than the server keeps: reconnect and resend
-POSTGRESQL = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")  # ours or Django's own
+POSTGRESQL = connection.vendor == "postgresql"
 
 
 def _on_a_live_connection(write, *args, **kwargs):

@@ -3,8 +3,9 @@
 psycopg's pool checks a connection before it hands it out, and after a failed check it waits
 before trying the next one: no wait, then about 1 s, 2 s, 4 s... (psycopg_pool's backoff, so that a
 broken check does not spin). After a database restart or failover every idle connection is dead,
-so a request walked through them one by one and waited 3 s with four of them, 7 s with five, while
-the pages' batches piled up unacknowledged (measured in tests/faults/test_recovery.py). One dead
+so a request walked through them one by one and waited 3 s with three of them, 7 s with four,
+while the pages' batches piled up unacknowledged (3.3 s seen in tests/faults/test_recovery.py,
+7.1 s in tests/test_database_pool.py without the renewal). One dead
 connection means the others likely are too: the first failed check renews them all (the pool's
 own drain(): the idle ones are closed, the ones in use are closed when given back, and new ones
 are opened in the pool's workers), so the request's next try waits for a fresh connection instead

@@ -9,7 +9,7 @@ from django.test import Client
 
 from annotation.live.frames import MAX_FRAME_BYTES
 from annotation.studies.setup import study_create
-from arena_site.asgi import application
+from tests.asgi_http import exchange, http_scope
 
 CHUNK = 64 * 1024
 
@@ -24,7 +24,7 @@ class Exchange:
         self.path = path
         self.chunks = chunks  # None: the client sends forever
         self.read = 0
-        self.sent: list[dict] = []
+        self.sent: list[dict] = []  # what the application answered, once run
 
     async def receive(self):
         if self.chunks is not None and self.read >= self.chunks:
@@ -33,27 +33,8 @@ class Exchange:
         more = self.chunks is None or self.read < self.chunks
         return {"type": "http.request", "body": b"a" * CHUNK, "more_body": more}
 
-    async def send(self, message):
-        self.sent.append(message)
-
     def run(self) -> tuple[int, str]:
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": self.path,
-            "raw_path": self.path.encode(),
-            "query_string": b"",
-            "root_path": "",
-            "headers": self.headers,
-            "client": ("127.0.0.1", 50000),
-            "server": ("testserver", 80),
-        }
-        asyncio.run(asyncio.wait_for(application(scope, self.receive, self.send), 60))
-        start = next(m for m in self.sent if m["type"] == "http.response.start")
-        body = b"".join(m.get("body", b"") for m in self.sent if m["type"] == "http.response.body")
+        start, body, self.sent = exchange(http_scope("POST", self.path, self.headers), self.receive)
         return start["status"], body.decode()
 
 
