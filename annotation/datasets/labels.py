@@ -39,7 +39,6 @@ Counting rules (written into every sidecar):
 
 from __future__ import annotations
 
-import csv
 import json
 import statistics
 from collections import defaultdict
@@ -54,6 +53,7 @@ from django.db.models import QuerySet
 from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Flag, Participant, Rollout
 from annotation.reporting.stats import wilson_interval
 from annotation.review.labels import answer_key  # the consensus audit's answer equality
+from arena_site.csv_cells import csv_write
 from puzzles.models import Puzzle
 
 RULES = __doc__.split("Counting rules (written into every sidecar):\n", 1)[1].strip()
@@ -442,10 +442,16 @@ def rows_write(stream, rows: list[dict], meta: dict, fmt: str) -> None:
         for row in rows:
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
         return
-    writer = csv.DictWriter(stream, fieldnames=flat_columns(meta), extrasaction="raise")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in flat_row(row).items()})
+    columns = flat_columns(meta)
+    csv_write(stream, [columns, *(flat_cells(row, columns) for row in rows)])
+
+
+def flat_cells(row: dict, columns: list[str]) -> list:
+    """The row's flat values in the columns' order; a value with no column is a bug, not dropped."""
+    flat = flat_row(row)
+    if not flat.keys() <= set(columns):
+        raise ValueError(f"values without a column: {sorted(flat.keys() - set(columns))}")
+    return [flat.get(column) for column in columns]
 
 
 def _parquet(labels: LabelSet, out: Path) -> None:

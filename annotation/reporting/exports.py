@@ -4,8 +4,6 @@ platform (docs/reports.md, "Per-participant export")."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import statistics
 from collections import defaultdict
@@ -18,6 +16,7 @@ from annotation.live.attempts import last_heard
 from annotation.models import Attempt, Enrollment, Event, Flag, Slot, Study
 from annotation.reporting.render import csv_number
 from annotation.reporting.reports import submitted_late
+from arena_site.csv_cells import csv_text
 
 CHUNK = 2000  # rows per database round trip; a server-side cursor on PostgreSQL
 FIELDS = (
@@ -104,8 +103,6 @@ PARTICIPANT_TAIL = (
 )
 PARTICIPANT_END = ("marked_attempts", "flags", "active_minutes", "median_active_s")
 PARTICIPANT_DIGITS = {"active_minutes": 1, "median_active_s": 1}  # proportions: 4 decimals
-# Cells a spreadsheet would run as a formula: crowd ids come from invite links anyone can write.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def participant_status(enrollment: Enrollment) -> str:
@@ -240,21 +237,13 @@ def _attempt_rows(study: Study) -> dict[int, list[dict]]:
 
 def participant_cell(value, column: str):
     """A participant row's value as a CSV cell: times in ISO 8601 UTC to the second, numbers
-    rounded (PARTICIPANT_DIGITS, else 4 decimals), text that a spreadsheet would run as a formula
-    quoted with a leading apostrophe."""
+    rounded (PARTICIPANT_DIGITS, else 4 decimals); text as it is (csv_write escapes formulas)."""
     if isinstance(value, datetime):
         return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if isinstance(value, str):
-        return "'" + value if value.startswith(FORMULA_START) else value
     return csv_number(value, PARTICIPANT_DIGITS.get(column, 4))
 
 
 def participants_csv(*, study: Study, marks_of: MarksOf) -> str:
     """The per-participant export as CSV: a header and one row per enrolment (participant_rows)."""
     columns, rows = participant_rows(study=study, marks=marks_of(study=study))
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow([participant_cell(row[column], column) for column in columns])
-    return out.getvalue()
+    return csv_text([columns, *([participant_cell(row[column], column) for column in columns] for row in rows)])

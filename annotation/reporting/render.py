@@ -13,15 +13,15 @@ from the report; its charts are geometry computed in charts.py. No database, no 
     render(report, fmt) -> str     any of FORMATS, json being the report itself
 
 CSV numbers are rounded (csv_number): proportions and agreement to 4 decimals, milliseconds to
-whole ones, counts as integers; a missing value is an empty cell.
+whole ones, counts as integers; a missing value is an empty cell. Both CSVs are written by
+arena_site/csv_cells.py, which quotes text a spreadsheet would run as a formula.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
+from decimal import Decimal
 from html import escape
 
 from django.template.loader import render_to_string
@@ -73,13 +73,15 @@ from annotation.reporting.wording import (
     type_table_headers,
     types_of,
 )
+from arena_site.csv_cells import csv_text
 
 # --- CSV --------------------------------------------------------------------------------------
 
 
 def csv_number(value, digits: int = PROPORTION_DIGITS):
     """A value as a CSV cell: None as empty, an int (or a whole float with 0 digits) as an integer,
-    a float rounded to `digits` decimals without trailing zeros (0.875, not 0.8750000000000001)."""
+    a float rounded to `digits` decimals without trailing zeros (0.875, not 0.8750000000000001),
+    as a Decimal: a number, which the CSV writer never escapes (-0.5 is data, not a formula)."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -92,7 +94,7 @@ def csv_number(value, digits: int = PROPORTION_DIGITS):
         text = f"{value:.{digits}f}"
         if "." in text:
             text = text.rstrip("0").rstrip(".")
-        return "0" if text in ("-0", "") else text
+        return Decimal("0" if text in ("-0", "") else text)
     return value
 
 
@@ -120,9 +122,7 @@ def to_csv(report: dict) -> str:
     """
     agents = agents_of(report)
     columns = agent_csv_columns(report)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow([*CSV_TYPE_COLUMNS, *(header for _, _, header in columns)])
+    lines = [[*CSV_TYPE_COLUMNS, *(header for _, _, header in columns)]]
     per_agent = [agent_types(agent) for agent in agents]
     for row in types_of(report):
         name = type_name(row)
@@ -131,8 +131,8 @@ def to_csv(report: dict) -> str:
             agent_row = per_agent[index].get(name, {})
             value = agent_row.get("pass1") if k == 1 else dict(pass_k_items(agent_row.get("pass_k"))).get(k)
             values.append(csv_number(value))
-        writer.writerow(values)
-    return out.getvalue()
+        lines.append(values)
+    return csv_text(lines)
 
 
 def summary_rows(report: dict) -> list[list]:
@@ -241,12 +241,11 @@ def summary_rows(report: dict) -> list[list]:
 
 def to_summary_csv(report: dict) -> str:
     """The report's summary as CSV, one figure a row (SUMMARY_COLUMNS), apart from the per-type data rows."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(SUMMARY_COLUMNS)
-    for section, measure, value, low, high, n, method in summary_rows(report):
-        writer.writerow([section, measure, csv_number(value), csv_number(low), csv_number(high), csv_number(n), method])
-    return out.getvalue()
+    lines = [
+        [section, measure, csv_number(value), csv_number(low), csv_number(high), csv_number(n), method]
+        for section, measure, value, low, high, n, method in summary_rows(report)
+    ]
+    return csv_text([SUMMARY_COLUMNS, *lines])
 
 
 # --- Markdown ---------------------------------------------------------------------------------
