@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml scripts/system-packages.sh
 
 setup: $(STAMP)
 
-# Local use: DEBUG on (the dev secret key, a bank secret kept in var/), unless set otherwise.
+# Local use: DEBUG on (a signing key and a bank secret made once and kept in var/), unless set otherwise.
 run: export DEBUG ?= true
 run: setup
 	$(BIN)/python manage.py migrate --noinput

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from .kept_secret import kept_secret
+
 ENV = "PUZZLE_BANK_SECRET"
 MIN_LENGTH = 32
 MIN_DISTINCT = 10  # a 32-character run of a few repeated characters is not a secret
@@ -89,27 +91,5 @@ def _env_example_values(base_dir: Path) -> set[str]:
 
 
 def _kept_secret(var_dir: Path) -> str:
-    """DEBUG only: the secret kept in var_dir, made on first use (owner-only permissions)."""
-    path = var_dir / SECRET_FILE
-    if not path.exists():
-        var_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _create(path, secrets.token_urlsafe(48))
-    secret = path.read_text(encoding="utf-8").strip()
-    if len(secret) < MIN_LENGTH:
-        raise ImproperlyConfigured(f"{path} does not hold a usable {ENV}; delete it to have a new one made")
-    return secret
-
-
-def _create(path: Path, secret: str) -> None:
-    # Written aside and linked into place: a process starting at the same moment either sees no
-    # file or the whole secret, and the loser of the race reads the winner's.
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-        out.write(secret + "\n")
-    try:
-        os.link(temporary, path)
-    except FileExistsError:
-        pass
-    finally:
-        temporary.unlink()
+    """DEBUG only: the secret kept in var_dir, made on first use."""
+    return kept_secret(var_dir / SECRET_FILE, name=ENV, usable=lambda secret: len(secret) >= MIN_LENGTH)

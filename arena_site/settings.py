@@ -22,6 +22,7 @@ from .env import (
     env_str,
     sqlite_database,
 )
+from .secret_key import secret_key
 from .static_version import app_static_folders, static_version
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -34,25 +35,10 @@ if "mypy" in sys.modules:
 
 # Production by default: `make run` sets DEBUG=true for local use.
 DEBUG = env_bool("DEBUG", default=False)
-# The test suite (a pytest run) signs with a throwaway key of its own, new each run; the page
-# servers it starts get that key through their environment (annotation/agents/server.py).
-RUNNING_TESTS = "PYTEST_VERSION" in os.environ and "_pytest" in sys.modules
-# Keys that were ever public (this file's dev key, the old docker-compose default) sign nothing real.
-PUBLIC_SECRET_KEYS = frozenset({"dev-only-insecure-key-do-not-deploy", "change-me-in-production"})
-SECRET_KEY = env_str("SECRET_KEY")
-if not SECRET_KEY:
-    if DEBUG:
-        SECRET_KEY = "dev-only-insecure-key-do-not-deploy"
-    elif RUNNING_TESTS:
-        # Exported: the processes the tests start (page servers, commands) inherit it.
-        os.environ["SECRET_KEY"] = SECRET_KEY = f"test-only-{secrets.token_urlsafe(40)}"
-    else:
-        raise ImproperlyConfigured(
-            "SECRET_KEY must be set when DEBUG is false (a long random string, e.g. "
-            "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`)"
-        )
-elif not DEBUG and SECRET_KEY in PUBLIC_SECRET_KEYS:
-    raise ImproperlyConfigured("SECRET_KEY is a published development key; set a random one of your own")
+# Required outside DEBUG (and refused when Django's deploy check calls it weak); with DEBUG on,
+# made once and kept in VAR_DIR; a pytest run signs with a throwaway key of its own, which the
+# page servers it starts get through their environment (arena_site/secret_key.py).
+SECRET_KEY = secret_key(debug=DEBUG, var_dir=VAR_DIR)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 # Origins (scheme://host[:port]) other than the site's own that may post forms and open sockets.
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -205,6 +191,14 @@ if ARENA_BEHIND_HTTPS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = ARENA_BEHIND_HTTPS_PROXY
 SECURE_HSTS_SECONDS = env_int("ARENA_HSTS_SECONDS", 31536000) if ARENA_BEHIND_HTTPS_PROXY else 0
+# Names below the site's own host are the site's too: HTTPS for them as well.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = ARENA_BEHIND_HTTPS_PROXY
+if ARENA_BEHIND_HTTPS_PROXY:
+    # What `manage.py check --deploy` still asks for, decided elsewhere: the proxy sends plain HTTP
+    # to HTTPS (deploy/nginx.conf; the site itself redirecting would also send the replay page
+    # servers, plain HTTP on 127.0.0.1, away), and joining browsers' HSTS preload list is the
+    # domain owner's decision, made at hstspreload.org, not a default of ours.
+    SILENCED_SYSTEM_CHECKS = ["security.W008", "security.W021"]
 SESSION_COOKIE_HTTPONLY = CSRF_COOKIE_HTTPONLY = True  # pages get the CSRF token in their data, not a cookie
 SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
 

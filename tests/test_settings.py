@@ -124,9 +124,13 @@ def test_production_needs_a_secret_key_of_its_own(tmp_path):
         assert code != 0 and "SECRET_KEY is a published development key" in err
 
 
-def test_the_development_key_only_with_debug(tmp_path):
-    values = _settings_values(["SECRET_KEY"], DEBUG="true", ARENA_VAR_DIR=str(tmp_path))
-    assert values == {"SECRET_KEY": "dev-only-insecure-key-do-not-deploy"}
+def test_a_published_key_is_refused_with_debug_on_too(tmp_path):
+    """With DEBUG on the key is made once in var/ (tests/security/test_defaults.py); one that was ever
+    published is not taken even when set by hand."""
+    code, err = _settings_error(
+        DEBUG="true", SECRET_KEY="dev-only-insecure-key-do-not-deploy", ARENA_VAR_DIR=str(tmp_path)
+    )
+    assert code != 0 and "SECRET_KEY is a published development key" in err
 
 
 def test_https_settings_follow_the_proxy_flag(tmp_path):

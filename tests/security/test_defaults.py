@@ -5,6 +5,7 @@ HTTPS proxy, and WebSockets only from the site's own origin, port included."""
 import asyncio
 import os
 import re
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +13,18 @@ from pathlib import Path
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
+from django.core import signing
 from django.test import Client, RequestFactory
 from django.urls import path
 from django.views.debug import get_exception_reporter_class
 
+from annotation.agents.server import database_url
+from annotation.models import Enrollment
+from annotation.studies.access import RESUME_SALT
+from annotation.studies.setup import study_create
 from arena_site.asgi import application
 from arena_site.middleware import content_security_policy
+from arena_site.secret_key import strong
 from arena_site.urls import urlpatterns as site_urlpatterns
 from tests.test_settings import A_KEY, _settings_values
 
@@ -65,6 +72,87 @@ def test_the_site_refuses_to_start_without_a_secret_key(tmp_path):
     )
     assert done.returncode != 0
     assert "ImproperlyConfigured: SECRET_KEY must be set when DEBUG is false" in done.stderr
+
+
+# --- the signing key ----------------------------------------------------------------------------
+PUBLISHED_DEV_KEY = "dev-only-insecure-key-do-not-deploy"  # what `make run` used to sign with
+
+
+def _without_a_key(tmp_path, **env) -> dict[str, str]:
+    full = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "CI", "DATABASE_URL")}
+    return {**full, "ARENA_VAR_DIR": str(tmp_path), **env}
+
+
+def _key_with_debug_on(var_dir: Path) -> str:
+    return _settings_values(["SECRET_KEY"], DEBUG="true", ARENA_VAR_DIR=str(var_dir))["SECRET_KEY"]
+
+
+def test_with_debug_on_the_key_is_made_once_per_machine_and_never_the_published_one(tmp_path):
+    first = _key_with_debug_on(tmp_path / "one")
+    assert first != PUBLISHED_DEV_KEY and strong(first)
+    assert (tmp_path / "one" / "secret-key").read_text().strip() == first
+    assert (tmp_path / "one" / "secret-key").stat().st_mode & 0o777 == 0o600
+    assert _key_with_debug_on(tmp_path / "one") == first  # a restart signs as before: sessions hold
+    assert _key_with_debug_on(tmp_path / "two") != first  # another checkout, another key
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_resume_link_forged_with_the_published_key_signs_nobody_in_under_make_run(verified, tmp_path):
+    """The attack: `make run` (DEBUG on, no SECRET_KEY) once signed with the key in the source, so
+    anyone could sign a resume link for another annotator's enrolment. The forged link goes to a
+    site started that way, on the database where that annotator joined."""
+    verified(types=("Dice_Count",), per_type=1)
+    study = study_create(name="forged", split="test", puzzles_per_annotator=1)
+    assert Client().post(f"/s/{study.token}/").status_code == 302  # a guest joins
+    enrollment = Enrollment.objects.get(study=study)
+    forged = signing.dumps(enrollment.pk, salt=f"{RESUME_SALT}.{study.token}", key=PUBLISHED_DEV_KEY)
+    code = (
+        "import django; django.setup()\n"
+        "from django.test import Client\n"
+        f"page = Client().post('/s/{study.token}/resume/{forged}/')\n"
+        "print(page.status_code, '_auth_user_id' in page.client.session)\n"
+    )
+    env = _without_a_key(tmp_path, DEBUG="true", DATABASE_URL=database_url())
+    env["DJANGO_SETTINGS_MODULE"] = "arena_site.settings"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["404", "False"]
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["x", "abcd" * 13, f"django-insecure-{'k3Yq-Zw7' * 8}", PUBLISHED_DEV_KEY],
+    ids=["one character", "four distinct characters", "insecure prefix", "published"],
+)
+def test_production_refuses_a_key_django_calls_weak(tmp_path, key):
+    env = _without_a_key(tmp_path, DEBUG="false", SECRET_KEY=key)
+    done = subprocess.run(
+        [sys.executable, "-c", "import arena_site.asgi"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is" in done.stderr
+
+
+def test_the_readme_production_settings_pass_django_deploy_check(tmp_path):
+    """README, "Deploying safely": the secrets, DEBUG off, the site's hosts, HTTPS at the proxy."""
+    env = _without_a_key(
+        tmp_path,
+        DEBUG="false",
+        SECRET_KEY=secrets.token_urlsafe(48),
+        PUZZLE_BANK_SECRET=secrets.token_urlsafe(48),
+        ALLOWED_HOSTS="arena.example.org",
+        ARENA_BEHIND_HTTPS_PROXY="true",
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "System check identified no issues" in done.stdout
 
 
 # --- error pages --------------------------------------------------------------------------------
