@@ -52,6 +52,9 @@ class MaskTruth(TypedDict):
     # An older published file's box instead of a mask: [x1, y1, x2, y2], judged as the published
     # grader judges it (x1 <= x <= x2 on the answer as given); the mask is then the box's pixels.
     box: NotRequired[list[float]]
+    # The oldest published files' answer, a point [x, y]: [x, y, r] with the published grader's fixed
+    # r (25 px), judged by distance <= r on the answer as given; the mask is the disc's pixels.
+    disc: NotRequired[list[float]]
 
 
 class AvoidMaskTruth(MaskTruth):

@@ -129,11 +129,36 @@ def _box_mask(size: Sequence[int], box: Sequence[float]) -> np.ndarray:
     return mask
 
 
+# The published grader's fixed tolerance for the oldest Geometry_Click files, whose answer is the
+# target's point [x, y]: a click within 25 px of it passes (its check_answer falls back to this
+# when `answer` is not an object with `area`).
+OLDEST_POINT_TOLERANCE = 25.0
+
+
+def _disc_mask(size: Sequence[int], disc: Sequence[float]) -> np.ndarray:
+    """The pixels whose coordinates lie within r of (x, y): a disc [x, y, r]."""
+    x, y, r = disc
+    rows, columns = np.ogrid[: size[1], : size[0]]
+    return (columns - x) ** 2 + (rows - y) ** 2 <= r * r
+
+
+def _is_point(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    )
+
+
 def _on_target(truth: MaskTruth, mask: np.ndarray, point: tuple[float, float]) -> bool:
     """Whether a point is on the target, as the published grader judges it: an older file's box
-    by its inclusive bounds on the point as given; a mask at the point rounded to the nearest
-    pixel (Python's round, as its int(round(x))), a point rounded off the mask's edge being off it."""
+    by its inclusive bounds on the point as given, the oldest file's point by the distance to it;
+    a mask at the point rounded to the nearest pixel (Python's round, as its int(round(x))), a
+    point rounded off the mask's edge being off it."""
     x, y = point
+    if "disc" in truth:
+        cx, cy, r = truth["disc"]
+        return math.hypot(x - cx, y - cy) <= r
     if "box" in truth:
         x1, y1, x2, y2 = truth["box"]
         return x1 <= x <= x2 and y1 <= y <= y2
@@ -142,10 +167,16 @@ def _on_target(truth: MaskTruth, mask: np.ndarray, point: tuple[float, float]) -
 
 
 def _mask_truth(
-    entry: dict[str, Any], mask: np.ndarray, context: PublishedContext, *, inside: bool, box: list[float] | None = None
+    entry: dict[str, Any],
+    mask: np.ndarray,
+    context: PublishedContext,
+    *,
+    inside: bool,
+    box: list[float] | None = None,
+    disc: list[float] | None = None,
 ) -> dict[str, Any]:
     """Our mask-point truth from a published entry: a sure point, the centre and the bounding box
-    (and an older file's box, which then judges: `box` in contract.MaskTruth)."""
+    (and an older file's box or the oldest file's disc, which then judges: contract.MaskTruth)."""
     if mask.shape != (context.image_size[1], context.image_size[0]):
         raise ValueError(
             f"mask is {mask.shape[1]}x{mask.shape[0]}, image is {context.image_size[0]}x{context.image_size[1]}"
@@ -156,6 +187,8 @@ def _mask_truth(
     truth.update(mask="target" if inside else "avoid", image_size=context.image_size, bbox=bbox(mask))
     if box is not None:
         truth["box"] = box
+    if disc is not None:
+        truth["disc"] = disc
     truth.setdefault("center", centroid(mask))
     if "point" not in truth:  # a sure click: deep inside the target, or deep in the free area
         truth["point"] = interior_point(mask if inside else ~mask)
@@ -218,6 +251,12 @@ class MaskPointType(PuzzleType[MaskT]):
 
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         answer = entry.get("answer") or {}
+        if _is_point(answer):  # the oldest files: the target's point, judged within 25 px
+            disc = [float(answer[0]), float(answer[1]), OLDEST_POINT_TOLERANCE]
+            mask = _disc_mask(context.image_size, disc)
+            return _mask_truth(entry, mask, context, inside=True, disc=disc), {"target": mask}
+        if not isinstance(answer, dict):
+            raise ValueError("answer is neither an object nor a point [x, y]")
         valid = answer.get("valid_area") or {}
         box = None
         if valid.get("mask_path"):
