@@ -7,7 +7,10 @@ So every importer and exporter goes through here:
 
 - a file is read only if it is a regular file whose every path component under the root is not a
   symbolic link (nothing followed, not even a link that points back inside), up to a size cap;
-- JSON is parsed only up to a nesting depth;
+- JSON is parsed only up to a nesting depth; a file of entries is parsed entry by entry, so one
+  broken entry (too deep, too long, not JSON) is refused by name and the others kept;
+- an image is decoded only when its header's width x height is within a pixel cap (IMAGE_MAX_PIXELS;
+  Pillow's own bomb check, MAX_IMAGE_PIXELS, is set to the same in puzzles/apps.py);
 - an id that becomes a file name has no separator, no `..`, no leading `.`, no control character;
 - a path an export writes resolves inside the export's root.
 
@@ -16,16 +19,25 @@ Each refusal is a `Refused` naming the file and why, so the importer can name th
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
+
+from PIL import Image
 
 JSON_MAX_BYTES = 64 * 1024 * 1024  # the published ground_truth.json files are a few MB at most
 IMAGE_MAX_BYTES = 32 * 1024 * 1024  # the published images are well under 1 MB each
 JSON_MAX_DEPTH = 32  # the published entries nest 4 deep; far more is a crafted file
 NAME_MAX_CHARS = 200
+# The largest published image is well under 2 Mpx; 16 Mpx decodes to 48 MB of RGB, so one import
+# worker stays within a few hundred MB. Checked from the header, before any pixel is read.
+IMAGE_MAX_PIXELS = 16_000_000
+FIELD_MAX_CHARS = 4_000  # a published prompt or description is a sentence or two
+FIELD_MAX_ITEMS = 1_000  # a published list (options, cells, pairs, points) holds a few dozen at most
 
 
 class Refused(ValueError):
@@ -64,6 +76,143 @@ def read_json(root: Path, path: Path, *, limit: int = JSON_MAX_BYTES, depth: int
     if nesting(value) > depth:
         raise Refused(f"{_shown(root, path)} nests deeper than {depth} levels")
     return value
+
+
+def read_entries(
+    root: Path, path: Path, *, limit: int = JSON_MAX_BYTES, depth: int = JSON_MAX_DEPTH
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A JSON object of entries (read_bytes' rules): ({key: entry}, {key: why refused}).
+
+    Each entry is refused on its own when it nests deeper than `depth` - 1 or breaks `bounded`;
+    when the whole file is too deep for the parser, the entries are parsed one by one."""
+    text = _text(root, path, read_bytes(root, path, limit=limit))
+    try:
+        members = _parsed_members(json.loads(text))
+    except RecursionError:
+        members = _members_one_by_one(root, path, text)
+    except ValueError as error:
+        raise Refused(f"{_shown(root, path)} is not JSON: {str(error)[:120]}") from None
+    if members is None:
+        raise Refused(f"{_shown(root, path)} is not an object {{id: entry}}")
+    return _checked_members(members, depth - 1)
+
+
+def bounded(value: Any, *, chars: int = FIELD_MAX_CHARS, items: int = FIELD_MAX_ITEMS) -> Any:
+    """A parsed JSON value, refused when a string in it is over `chars` or a list or object over `items`."""
+    stack = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str) and len(item) > chars:
+            raise Refused(f"field {where or '.'} is {len(item):,} characters, over {chars:,}")
+        if isinstance(item, (list, dict)) and len(item) > items:
+            raise Refused(f"field {where or '.'} holds {len(item):,} items, over {items:,}")
+        pairs = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        stack.extend((f"{where}.{str(key)[:40]}", child) for key, child in pairs)
+    return value
+
+
+def _text(root: Path, path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused(f"{_shown(root, path)} is not UTF-8 text") from None
+
+
+def _parsed_members(value: Any) -> list[tuple[str, Any]] | None:
+    return list(value.items()) if isinstance(value, dict) else None
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"\s*")
+_BRACKET_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+class _Unparsed(str):
+    """An entry's JSON text that does not parse as one value (kept to be refused by name)."""
+
+
+def _members_one_by_one(root: Path, path: Path, text: str) -> list[tuple[str, Any]] | None:
+    """The top-level object's members, each value parsed on its own (one too deep for the parser
+    stays unparsed, so the others still import)."""
+    members, at = [], _space(text, 0)
+    if not text.startswith("{", at):
+        return None
+    at = _space(text, at + 1)
+    while not text.startswith("}", at):
+        key, at = _key(root, path, text, at)
+        end = _value_end(root, path, text, at)
+        members.append((key, _parsed_alone(text[at:end])))
+        at = _space(text, end)
+        at = _space(text, at + 1) if text.startswith(",", at) else at
+    return members
+
+
+def _key(root: Path, path: Path, text: str, at: int) -> tuple[str, int]:
+    """An object key and where its value starts."""
+    if not text.startswith('"', at):
+        raise Refused(f"{_shown(root, path)} is not JSON: a key expected at character {at}")
+    key, at = _DECODER.raw_decode(text, at)
+    at = _space(text, at)
+    if not text.startswith(":", at):
+        raise Refused(f"{_shown(root, path)} is not JSON: ':' expected at character {at}")
+    return key, _space(text, at + 1)
+
+
+def _value_end(root: Path, path: Path, text: str, at: int) -> int:
+    """Where the value starting at `at` ends: past its closing bracket, or past a scalar."""
+    if not text.startswith(("[", "{"), at):
+        try:
+            return _DECODER.raw_decode(text, at)[1]
+        except ValueError as error:
+            raise Refused(f"{_shown(root, path)} is not JSON: {str(error)[:120]}") from None
+    level = 0
+    for token in _BRACKET_OR_STRING.finditer(text, at):
+        level += {"[": 1, "{": 1, "]": -1, "}": -1}.get(token[0], 0)
+        if level == 0:
+            return token.end()
+    raise Refused(f"{_shown(root, path)} is not JSON: an entry never closes")
+
+
+def _parsed_alone(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _Unparsed(text[:40])
+
+
+def _space(text: str, at: int) -> int:
+    match = _SPACE.match(text, at)
+    return match.end() if match else at
+
+
+def _checked_members(members: list[tuple[str, Any]], depth: int) -> tuple[dict[str, Any], dict[str, str]]:
+    entries: dict[str, Any] = {}
+    refused: dict[str, str] = {}
+    for key, value in members:
+        if isinstance(value, _Unparsed):
+            refused[key] = "does not parse (nested too deep for the parser, or broken)"
+        elif nesting(value) > depth:
+            refused[key] = f"nests deeper than {depth} levels"
+        else:
+            try:
+                entries[key] = bounded(value)
+            except Refused as why:
+                refused[key] = str(why)
+    return entries, refused
+
+
+def read_image(
+    root: Path, path: Path, *, limit: int = IMAGE_MAX_BYTES, pixels: int = IMAGE_MAX_PIXELS
+) -> tuple[Image.Image, bytes]:
+    """An image decoded (and its bytes), refused before its pixels are read when its header says
+    it is larger than `pixels` (read_bytes' rules for the file)."""
+    data = read_bytes(root, path, limit=limit)
+    image = Image.open(io.BytesIO(data))  # reads the header only
+    width, height = image.size
+    if width * height > pixels:
+        raise Refused(f"{_shown(root, path)} is {width}x{height}, over the {pixels:,} pixels read")
+    image.load()
+    return image, data
 
 
 def nesting(value: Any) -> int:

@@ -7,12 +7,20 @@
 """
 
 from puzzles.interop_export import ExportResult, export_captchaarena
-from puzzles.interop_import import ImportPlan, ImportResult, import_captchaarena, import_plan, import_run
+from puzzles.interop_import import (
+    ImportPlan,
+    ImportResult,
+    NoSplitFolder,
+    import_captchaarena,
+    import_plan,
+    import_run,
+)
 
 __all__ = [
     "ExportResult",
     "ImportPlan",
     "ImportResult",
+    "NoSplitFolder",
     "export_captchaarena",
     "import_captchaarena",
     "import_plan",

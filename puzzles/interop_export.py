@@ -1,6 +1,10 @@
 """Exporting a dataset in the published CaptchaArena layout (puzzles/interop_files.py), for the
 published server, page and replay client as they are.
 
+Every file is written through contained.output_path: a path that would leave the export's folder
+(or go through a symbolic link in it) is refused. A puzzle whose id cannot be one file name
+(imported before ids were checked) is named in the result and not written.
+
 Per puzzle: its images as served (the main one named after the puzzle id), its masks, and the
 files the published page asks for beyond those: `<base>_<angle>.png` for each rotation, the tiles
 of a tiled grid in `<id>_tiles/`. Per entry: the published fields (`prompt` and `question` for
@@ -19,13 +23,14 @@ import json
 import os
 import shutil
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
 from puzzles.bank import bank_key
+from puzzles.contained import Refused, output_path, safe_name
 from puzzles.drawing import masks as mask_io
 from puzzles.interop_files import SPLIT_DIRS, rotation_file, stem_of, tile_path, type_folder_name
 from puzzles.models import Puzzle, masks_from_bytes
@@ -40,6 +45,7 @@ PNG_LEVEL = 1  # files the published page needs as PNG: written fast, read once
 class ExportResult:
     puzzles: int = 0
     types: int = 0
+    refused: list[str] = field(default_factory=list)  # puzzles not written, each with why
 
 
 @dataclass(frozen=True)
@@ -70,16 +76,30 @@ def export_captchaarena(
         puzzles = puzzles.filter(type__in=type_names(types))
     result = ExportResult()
     for type_name in sorted(set(puzzles.values_list("type", flat=True))):
-        of_type = list(puzzles.filter(type=type_name).prefetch_related("assets"))
-        folder = Path(root) / SPLIT_DIRS[split] / type_folder_name(type_name, len(of_type))
+        of_type = _named_safely(list(puzzles.filter(type=type_name).prefetch_related("assets")), result)
+        if not of_type:
+            continue
+        folder = output_path(Path(root), SPLIT_DIRS[split], type_folder_name(type_name, len(of_type)))
         _export_type(of_type, folder, workers or os.cpu_count() or 1)
         result.puzzles += len(of_type)
         result.types += 1
     return result
 
 
+def _named_safely(puzzles: list[Puzzle], result: ExportResult) -> list[Puzzle]:
+    """The puzzles whose id can name their files; the others named in the result."""
+    kept = []
+    for puzzle in puzzles:
+        try:
+            safe_name(puzzle.source_id, what=f"{puzzle.type} puzzle {puzzle.uid}: its id")
+            kept.append(puzzle)
+        except Refused as why:
+            result.refused.append(f"{why}: not written")
+    return kept
+
+
 def _export_type(puzzles: list[Puzzle], folder: Path, workers: int) -> None:
-    (folder / "masks").mkdir(parents=True, exist_ok=True)
+    output_path(folder, "masks").mkdir(parents=True, exist_ok=True)
     stems = Counter(stem_of(p.source_id) for p in puzzles)
     jobs = [
         _Job(
@@ -99,8 +119,8 @@ def _export_type(puzzles: list[Puzzle], folder: Path, workers: int) -> None:
     for puzzle_id, entry, cu in in_workers(_write_puzzle, jobs, workers=workers):
         ground_truth[puzzle_id] = entry
         ground_truth_cu[puzzle_id] = cu
-    (folder / "ground_truth.json").write_text(json.dumps(ground_truth, indent=1))
-    (folder / "ground_truth_cu.json").write_text(json.dumps(ground_truth_cu, indent=1))
+    output_path(folder, "ground_truth.json").write_text(json.dumps(ground_truth, indent=1))
+    output_path(folder, "ground_truth_cu.json").write_text(json.dumps(ground_truth_cu, indent=1))
 
 
 def _write_puzzle(job: _Job) -> tuple[str, dict[str, Any], dict[str, Any]]:
@@ -111,7 +131,7 @@ def _write_puzzle(job: _Job) -> tuple[str, dict[str, Any], dict[str, Any]]:
     masks = masks_from_bytes(job.masks)
     mask_paths = {name: f"masks/{job.stem}_{name}.png" for name in masks}
     for name, mask in masks.items():
-        (folder / mask_paths[name]).write_bytes(mask_io.to_png(mask))
+        output_path(folder, mask_paths[name]).write_bytes(mask_io.to_png(mask))
     instruction = job.public.get("instruction", puzzle_type.instruction)
     entry: dict[str, Any] = {"question": instruction, "prompt": instruction}
     entry.update(_named_files(puzzle_type.published_truth(job.truth, mask_paths), paths))
@@ -128,7 +148,7 @@ def _copy_assets(job: _Job, folder: Path) -> dict[str, str]:
     for key, source in job.files.items():
         ext = Path(source).suffix
         name = f"{job.stem}{ext}" if key == job.public["image"] else f"{job.stem}_{key}{ext}"
-        shutil.copyfile(source, folder / name)
+        shutil.copyfile(source, output_path(folder, name))
         paths[key] = name
     return paths
 
@@ -172,9 +192,9 @@ def _rotation_files(job: _Job, folder: Path) -> dict[str, Any]:
     base = f"{job.stem}_object.png"
     for angle, key in job.public["rotations"].items():
         data = _png(job.files[key])
-        (folder / rotation_file(base, int(angle))).write_bytes(data)
+        output_path(folder, rotation_file(base, int(angle))).write_bytes(data)
         if int(angle) == 0:
-            (folder / base).write_bytes(data)
+            output_path(folder, base).write_bytes(data)
     return {"object_base_image": base}
 
 
@@ -182,9 +202,9 @@ def _tile_files(tiles: list[Image.Image], stem: str, folder: Path) -> dict[str, 
     """The tiles in `<stem>_tiles/`, listed in `images` with their `subfolder`."""
     subfolder = f"{stem}_tiles"
     names = [f"tile_{k}.png" for k in range(len(tiles))]
-    (folder / subfolder).mkdir(exist_ok=True)
+    output_path(folder, subfolder).mkdir(exist_ok=True)
     for name, tile in zip(names, tiles):
-        tile.save(folder / tile_path(subfolder, name), "PNG", compress_level=PNG_LEVEL)
+        tile.save(output_path(folder, tile_path(subfolder, name)), "PNG", compress_level=PNG_LEVEL)
     return {"images": names, "subfolder": subfolder}
 
 

@@ -6,7 +6,9 @@ import and the export).
                                                  ground_truth_cu.json   entry + answer_cu_kind, answer_cu
                                                  images, masks, tiles (paths relative to the type folder)
 
-A root may also be one split folder itself (the published server is pointed at `data/Test`).
+A root may also be one split folder itself (the published server is pointed at `data/Test`), or
+any folder of type folders imported as a split named on the command line (its `captcha_data`).
+Files are read and written through puzzles/contained.py (no symbolic link followed, size caps).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 SPLIT_DIRS = {"train": "Train", "val": "Val", "test": "Test"}  # what an export writes
 _SPLIT_NAMES = {"train": "train", "val": "val", "validation": "val", "test": "test"}
+SPLIT_FOLDER_NAMES = ("Train", "Val", "Validation", "Test")  # as the published data spells them; any case reads
 RETIRED_SUFFIX = "_deprecated"  # the published server skips such type folders: kept for reference only
 # `<Type>_<n>` (the published data: n is the split's size) or the bare type name.
 _TYPE_DIR = re.compile(r"^(?P<type>.+?)(?:_(?P<count>\d+))?$")
@@ -23,20 +26,9 @@ ROTATION_ANGLES = tuple(range(0, 360, 45))
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 
 
-class LeavesFolder(ValueError):
-    """A path in an entry that points outside its type folder."""
-
-
 def split_of(folder: Path) -> str | None:
     """Our split name for a published split folder ("Validation" is val), or None."""
     return _SPLIT_NAMES.get(folder.name.lower())
-
-
-def split_folders(root: Path) -> list[tuple[str, Path]]:
-    """(split, folder) for each split under root, or root itself when it is a split folder."""
-    if split_of(root):
-        return [(split_of(root) or "", root)]
-    return [(split, path) for path in sorted(root.iterdir()) if path.is_dir() and (split := split_of(path))]
 
 
 def type_of_folder(name: str) -> str:
@@ -69,13 +61,3 @@ def stem_of(source_id: str) -> str:
     """A puzzle id without its image suffix ("00012.jpg" -> "00012"), for an export's file names."""
     path = PurePosixPath(source_id)
     return path.stem if path.suffix.lower() in IMAGE_SUFFIXES else source_id
-
-
-def inside(folder: Path, relative: str) -> Path:
-    """The file an entry names, refused when it lies outside the type folder."""
-    if not isinstance(relative, str) or not relative:
-        raise LeavesFolder(f"{relative!r} is not a file name")
-    path = (folder / relative).resolve()
-    if folder.resolve() not in path.parents:
-        raise LeavesFolder(f"path {relative!r} leaves the type folder")
-    return path

@@ -1,5 +1,10 @@
 """Importing a dataset in the published CaptchaArena layout (puzzles/interop_files.py).
 
+Everything is read through puzzles/contained.py: no symbolic link is followed (a linked folder,
+ground_truth.json or image is named and skipped), files and images are capped in size before
+they are decoded, each entry is parsed on its own (one nested too deep or with an over-long field
+is named and skipped), and an id that could not be one file name on export is refused.
+
 Every entry is read from its published fields the way the published server and grader read them
 (the kinds' hooks: the same field, default and rounding); each broken folder, file or entry is
 named and skipped, the rest imported. Our own exports also carry `arena_public`, `arena_assets`,
@@ -36,13 +41,15 @@ from PIL import Image
 
 from puzzles import imprint
 from puzzles.bank import BankKey, bank_key
+from puzzles.contained import IMAGE_MAX_PIXELS, Refused, read_entries, read_image, safe_name
 from puzzles.drawing import masks as mask_io
 from puzzles.interop_files import (
     ROTATION_ANGLES,
-    inside,
+    SPLIT_DIRS,
+    SPLIT_FOLDER_NAMES,
     is_retired,
     rotation_file,
-    split_folders,
+    split_of,
     tile_path,
     type_of_folder,
 )
@@ -55,10 +62,17 @@ from puzzles.workers import batched, in_workers
 BATCH = 200  # puzzles stored per transaction
 JPEG_QUALITY = 92  # as generated images (puzzles/encoding.py): the imprint's bound relies on it
 PNG_LEVEL = 1  # zlib's fastest: imports of lossless sources are bound by encoding time
+# All the images of one entry together (a rotation's nine, a grid's nine tiles): one worker's
+# memory stays bounded however many files an entry names.
+ENTRY_MAX_PIXELS = 2 * IMAGE_MAX_PIXELS
 
 
 class BrokenEntry(ValueError):
     pass
+
+
+class NoSplitFolder(ValueError):
+    """A root that is no split folder and holds none: said plainly rather than importing nothing."""
 
 
 @dataclass
@@ -81,6 +95,7 @@ class _Target:
 class _Job:
     type: str
     split: str
+    root: str  # the folder the import was given: nothing is read from outside it
     folder: str
     puzzle_id: str
     entry: Any
@@ -109,20 +124,56 @@ class ImportPlan:
 
 
 # --- the plan ---------------------------------------------------------------------------------------
-def import_plan(root: str | Path, *, name: str | None = None, truth_public: bool = True) -> ImportPlan:
+def import_plan(
+    root: str | Path, *, name: str | None = None, truth_public: bool = True, split: str | None = None
+) -> ImportPlan:
     """Every entry under root that is not stored yet in dataset `import:<name>` (default: the folder's name).
 
     truth_public: whether the dataset's answers are published (the safe default: a dataset in
-    the published layout usually is); only a dataset never made public is imported private."""
+    the published layout usually is); only a dataset never made public is imported private.
+    split: import root as that split's folder (its type folders, or root itself when it is one
+    type folder), whatever it is named: the published server's `captcha_data`, say."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a folder")
     plan = ImportPlan(root, _Target(f"import:{name or root.resolve().name}", truth_public, bank_key()))
     planned: dict[tuple[str, str, str], Path] = {}
-    for split, split_dir in split_folders(root):
-        for type_dir in sorted(p for p in split_dir.iterdir() if p.is_dir() and not is_retired(p)):
-            _plan_type_dir(plan, type_dir, split, planned)
+    for type_split, type_dir in _type_folders(plan, split):
+        _plan_type_dir(plan, type_dir, type_split, planned)
     return plan
+
+
+def _type_folders(plan: ImportPlan, split: str | None) -> list[tuple[str, Path]]:
+    """(split, type folder) for every type folder to import, retired ones left out."""
+    if split and os.path.lexists(plan.root / "ground_truth.json"):
+        return [(split, plan.root)]  # root is one type folder
+    splits = [(split, plan.root)] if split else _split_folders(plan)
+    return [(s, folder) for s, path in splits for folder in _folders_in(plan, path) if not is_retired(folder)]
+
+
+def _split_folders(plan: ImportPlan) -> list[tuple[str, Path]]:
+    """(split, folder) for each split folder under root, or root itself when it is one."""
+    own = split_of(plan.root)
+    if own:
+        return [(own, plan.root)]
+    found = [(split, path) for path in _folders_in(plan, plan.root) if (split := split_of(path))]
+    if not found:
+        raise NoSplitFolder(
+            f"{plan.root} holds no split folder (looked for {', '.join(SPLIT_FOLDER_NAMES)}, in any case) and is "
+            f"not one: to import its type folders as one split, give the split (--split {'|'.join(SPLIT_DIRS)})"
+        )
+    return found
+
+
+def _folders_in(plan: ImportPlan, folder: Path) -> list[Path]:
+    """The real folders in a folder, sorted; a symbolic link among them is named, not followed."""
+    found = []
+    for path in sorted(folder.iterdir()):
+        if path.is_symlink():
+            plan.broken.append(f"{path}: a symbolic link, not followed")
+        elif path.is_dir():
+            found.append(path)
+    return found
 
 
 def _plan_type_dir(plan: ImportPlan, type_dir: Path, split: str, planned: dict[tuple[str, str, str], Path]) -> None:
@@ -133,12 +184,11 @@ def _plan_type_dir(plan: ImportPlan, type_dir: Path, split: str, planned: dict[t
         return
     gt_file = type_dir / "ground_truth.json"
     try:
-        entries = json.loads(gt_file.read_text(encoding="utf-8"))
-        if not isinstance(entries, dict):
-            raise ValueError("expected an object {puzzle_id: entry}")
-    except (OSError, ValueError) as error:
+        entries, refused = read_entries(plan.root, gt_file)
+    except Refused as error:
         plan.broken.append(f"{gt_file}: {error}")
         return
+    plan.broken.extend(f"{gt_file} puzzle {puzzle_id[:60]!r}: {why}" for puzzle_id, why in refused.items())
     stored = set(
         Puzzle.objects.filter(dataset=plan.dataset, type=type_name, split=split).values_list("source_id", flat=True)
     )
@@ -150,9 +200,20 @@ def _plan_type_dir(plan: ImportPlan, type_dir: Path, split: str, planned: dict[t
             plan.broken.append(f"{gt_file} puzzle {puzzle_id!r}: also in {planned[key]} (imported from there)")
         elif len(puzzle_id) > (Puzzle._meta.get_field("source_id").max_length or 255):
             plan.broken.append(f"{gt_file} puzzle {puzzle_id[:40]!r}...: the id is too long")
+        elif _unsafe(puzzle_id):
+            plan.broken.append(f"{gt_file} puzzle {puzzle_id[:60]!r}: {_unsafe(puzzle_id)}")
         else:
             planned[key] = type_dir
-            plan.jobs.append(_Job(type_name, split, str(type_dir), puzzle_id, entry))
+            plan.jobs.append(_Job(type_name, split, str(plan.root), str(type_dir), puzzle_id, entry))
+
+
+def _unsafe(puzzle_id: str) -> str:
+    """Why an id could not name the puzzle's files on export (it would leave their folder), or ""."""
+    try:
+        safe_name(puzzle_id, what="the id")
+    except Refused as why:
+        return f"{why}: an id names the puzzle's files on export"
+    return ""
 
 
 # --- the run ----------------------------------------------------------------------------------------
@@ -188,12 +249,13 @@ def import_captchaarena(
     *,
     name: str | None = None,
     truth_public: bool = True,
+    split: str | None = None,
     workers: int | None = None,
     on_progress: Callable[[int], None] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> ImportResult:
     """Plan and run an import of root (see import_plan and import_run)."""
-    plan = import_plan(root, name=name, truth_public=truth_public)
+    plan = import_plan(root, name=name, truth_public=truth_public, split=split)
     return import_run(plan, workers=workers, on_progress=on_progress, warn=warn)
 
 
@@ -247,11 +309,12 @@ def _store(batch: list[_Read], target: _Target) -> None:
 _BROKEN = (
     BrokenEntry,
     OSError,
-    ValueError,
+    ValueError,  # contained.Refused among them: a link, a file over its cap, an image over its pixels
     KeyError,
     TypeError,
     IndexError,
-    ZeroDivisionError,
+    AttributeError,  # a field of the wrong type: a string or a list where an object is read
+    ArithmeticError,  # a division by a zero size, a number too large for int()
     Image.DecompressionBombError,
 )
 
@@ -274,23 +337,36 @@ class _Source:
 
 
 class _Files:
-    """The type folder's files as one entry reads them, each decoded once."""
+    """The type folder's files as one entry reads them (contained.py's rules, under the import's
+    root), each decoded once, all of them within ENTRY_MAX_PIXELS."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, root: Path, folder: Path) -> None:
+        self.root = root
         self.folder = folder
         self._images: dict[str, _Source] = {}
+        self._pixels = 0
 
     def exists(self, relative: str) -> bool:
-        return inside(self.folder, relative).is_file()
+        """Whether the entry names something there (a link too: reading it is then refused, by name)."""
+        return os.path.lexists(self._path(relative))
 
     def image(self, relative: str) -> _Source:
         if relative not in self._images:
-            data = inside(self.folder, relative).read_bytes()
-            image = Image.open(io.BytesIO(data))
-            image.load()
+            image, data = read_image(self.root, self._path(relative))
+            self._count(relative, image)
             jpeg = image.format == "JPEG" and image.mode == "RGB"
             self._images[relative] = _Source(image, jpeg, hashlib.sha256(data).hexdigest())
         return self._images[relative]
+
+    def _path(self, relative: str) -> Path:
+        if not isinstance(relative, str) or not relative:
+            raise BrokenEntry(f"{relative!r} is not a file name")
+        return self.folder / relative
+
+    def _count(self, relative: str, image: Image.Image) -> None:
+        self._pixels += image.width * image.height
+        if self._pixels > ENTRY_MAX_PIXELS:
+            raise BrokenEntry(f"its images, {relative} included, are over {ENTRY_MAX_PIXELS:,} pixels together")
 
     def mask(self, relative: str) -> np.ndarray:
         return mask_io.to_mask(self.image(relative).image)
@@ -300,7 +376,7 @@ def _read_entry(job: _Job, target: _Target) -> _Read:
     if not isinstance(job.entry, dict):
         raise BrokenEntry("entry is not an object")
     puzzle_type = get_type(job.type)
-    files = _Files(Path(job.folder))
+    files = _Files(Path(job.root), Path(job.folder))
     entry: dict[str, Any] = job.entry
     if _is_ours(entry):
         public, sources = dict(entry["arena_public"]), {k: files.image(p) for k, p in entry["arena_assets"].items()}

@@ -63,6 +63,12 @@ class Command(BaseCommand):
         )
         imp.add_argument("path")
         imp.add_argument("--name", help="dataset name: import:<name> (default: the folder's name)")
+        imp.add_argument(
+            "--split",
+            choices=list(SPLIT_SIZES),
+            help="import the folder as this split's folder, whatever its name (the published server's "
+            "captcha_data); by default the folder is Train, Val, Validation or Test, or holds them",
+        )
         imp.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
         truth = imp.add_mutually_exclusive_group()
         truth.add_argument(
@@ -172,12 +178,12 @@ class Command(BaseCommand):
             "box accepts and the mask rejects (exact areas, not sampled)."
         )
 
-    def do_import_captchaarena(self, *, path, name, truth_public, workers, **_):
-        from puzzles.interop import import_plan, import_run
+    def do_import_captchaarena(self, *, path, name, truth_public, workers, split, **_):
+        from puzzles.interop import NoSplitFolder, import_plan, import_run
 
         try:
-            plan = import_plan(path, name=name, truth_public=truth_public)
-        except FileNotFoundError as error:
+            plan = import_plan(path, name=name, truth_public=truth_public, split=split)
+        except (FileNotFoundError, NoSplitFolder) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"dataset: {plan.dataset} ({plan.total} to import, {plan.skipped} already stored)")
         progress = Progress(plan.total, "import", stream=_unwrapped(self.stderr))
@@ -196,7 +202,11 @@ class Command(BaseCommand):
         from puzzles.interop import export_captchaarena
 
         result = export_captchaarena(path, split=split, types=types, dataset=dataset, workers=workers)
+        for message in result.refused:
+            self.stderr.write(f"skipped: {message}")
         self.stdout.write(f"export: {result.puzzles} puzzles of {result.types} types written to {path}")
+        if result.refused:
+            self.stdout.write(f"export: {len(result.refused)} puzzles not written (their ids cannot name a file)")
 
 
 def _unwrapped(wrapper: OutputWrapper) -> TextIO:
