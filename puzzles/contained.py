@@ -207,7 +207,10 @@ def read_image(
     """An image decoded (and its bytes), refused before its pixels are read when its header says
     it is larger than `pixels` (read_bytes' rules for the file)."""
     data = read_bytes(root, path, limit=limit)
-    image = Image.open(io.BytesIO(data))  # reads the header only
+    try:
+        image = Image.open(io.BytesIO(data))  # reads the header only
+    except Image.DecompressionBombError:  # past twice Pillow's MAX_IMAGE_PIXELS (puzzles/apps.py)
+        raise Refused(f"{_shown(root, path)} is over the {pixels:,} pixels read") from None
     width, height = image.size
     if width * height > pixels:
         raise Refused(f"{_shown(root, path)} is {width}x{height}, over the {pixels:,} pixels read")

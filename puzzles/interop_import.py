@@ -185,8 +185,8 @@ def _plan_type_dir(plan: ImportPlan, type_dir: Path, split: str, planned: dict[t
     gt_file = type_dir / "ground_truth.json"
     try:
         entries, refused = read_entries(plan.root, gt_file)
-    except Refused as error:
-        plan.broken.append(f"{gt_file}: {error}")
+    except Refused as error:  # it names the file
+        plan.broken.append(str(error))
         return
     plan.broken.extend(f"{gt_file} puzzle {puzzle_id[:60]!r}: {why}" for puzzle_id, why in refused.items())
     stored = set(
