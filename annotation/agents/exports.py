@@ -12,29 +12,47 @@ its extension; rollout_<n> (1-based) only when the run has k > 1. A failed rollo
 summary.json, metafile.json or sft_data.json, as published (readers of that layout leave it out),
 and an arena_failed.json with its reason instead. The files the published client writes carry
 its fields; ours add only keys starting with "arena_".
+
+Every path written is checked to resolve inside OUT and no file is written through a symbolic
+link (puzzles/contained.py: an OUT holding links, say a folder imported before, cannot send a
+file elsewhere); the puzzle's id must be one file name. A rollout that cannot be written so, or
+whose stored turns are not in the harness's shapes, is named and left out.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from annotation.agents.protocols.base import first_text
 from annotation.agents.published import id_stem, puzzle_file_id, type_folder
-from annotation.agents.trajectories import screenshot_path, screenshot_steps
+from annotation.agents.trajectories import readable, screenshot_path, screenshot_steps, stored_turns
 from annotation.models import AgentRun, Rollout, Turn
+from puzzles.contained import Refused, output_path, safe_name
 
 BENCHMARK = "captchaarena"
+Reading = tuple[dict[str, Any], list[dict[str, Any]]]  # a turn's reply and calls (trajectories.readable)
 
 
-def run_export(run: AgentRun, out: Path) -> int:
-    """Write the run under out; returns how many rollouts were written."""
+@dataclass(frozen=True)
+class Exported:
+    written: int  # rollouts
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (rollout or file, why left out)
+
+
+def run_export(run: AgentRun, out: Path) -> Exported:
+    """Write the run under out: how many rollouts were written, and those left out with why."""
     out.mkdir(parents=True, exist_ok=True)
     names: dict[int, tuple[str, str]] = {}
     entries: list[dict[str, Any]] = []
+    problems: list[tuple[str, str]] = []
+    written = 0
     order = {puzzle: place for place, puzzle in enumerate(run.puzzles)}
     rollouts = sorted(
         run.rollouts.exclude(status=Rollout.Status.PENDING).select_related("puzzle"),
@@ -44,31 +62,44 @@ def run_export(run: AgentRun, out: Path) -> int:
         if rollout.puzzle_id not in names:
             names[rollout.puzzle_id] = (type_folder(rollout.puzzle), id_stem(puzzle_file_id(rollout.puzzle)))
         folder, stem = names[rollout.puzzle_id]
-        place = out / folder.lower() / f"{folder}_{stem}"
+        parts = [folder.lower(), f"{folder}_{stem}"]
         if run.rollouts_per_puzzle > 1:
-            place = place / f"rollout_{rollout.index + 1}"
-        summary = _write_rollout(run, rollout, place, folder, stem)
+            parts.append(f"rollout_{rollout.index + 1}")
+        try:
+            summary = _write_rollout(run, rollout, out, parts, folder, stem)
+        except Refused as error:
+            problems.append((f"rollout {rollout.pk} ({'/'.join(parts)[:200]!r})", str(error)))
+            continue
+        written += 1
         if summary is not None:
             entries.append(summary)
-    _write_summaries(run, out, entries)
-    write_json(out / "arena_run.json", _run_record(run))
-    return len(rollouts)
+    try:
+        _write_summaries(run, out, entries)
+        write_json(output_path(out, "arena_run.json"), _run_record(run))
+    except Refused as error:
+        problems.append((str(out), str(error)))
+    return Exported(written, problems)
 
 
-def _write_rollout(run: AgentRun, rollout: Rollout, place: Path, folder: str, stem: str) -> dict | None:
-    """One rollout's files; returns its run_summary entry (None for a failed rollout)."""
+def _write_rollout(run: AgentRun, rollout: Rollout, out: Path, parts: list[str], folder: str, stem: str) -> dict | None:
+    """One rollout's files in out/parts; returns its run_summary entry (None for a failed rollout).
+    Refused, before anything is written, when its id is no file name or a stored turn is unreadable."""
+    safe_name(stem, what="puzzle id")
+    turns = stored_turns(rollout.pk)
+    readings = [_reading(turn) for turn in turns]
+    place = output_path(out, *parts)
     place.mkdir(parents=True, exist_ok=True)
-    (place / "screenshots").mkdir(exist_ok=True)
+    output_path(out, *parts, "screenshots").mkdir(exist_ok=True)
     for step in screenshot_steps(rollout.pk):
-        shutil.copyfile(screenshot_path(rollout.pk, step), place / "screenshots" / f"screenshot_step_{step}.png")
-    turns = list(rollout.turns.all())
+        target = output_path(out, *parts, "screenshots", f"screenshot_step_{step}.png")
+        shutil.copyfile(screenshot_path(rollout.pk, step), target)
     write_json(
         place / "arena_turns.json", {"rollout": _rollout_record(rollout), "turns": [_turn_record(t) for t in turns]}
     )
     if rollout.status == Rollout.Status.FAILED:
         write_json(place / "arena_failed.json", {"puzzle_type": folder, "puzzle_id": stem, **_arena(rollout)})
         return None
-    steps = metafile_steps(turns)
+    steps = metafile_steps(readings)
     summary = write_published(
         place,
         agent=run.model.split("/")[-1],
@@ -82,7 +113,7 @@ def _write_rollout(run: AgentRun, rollout: Rollout, place: Path, folder: str, st
         arena=_arena(rollout),
     )
     task_id = f"{folder}_{stem}"
-    write_json(place / "sft_data.json", _sft_data(rollout, turns, task_id, folder, summary["reward"]))
+    write_json(place / "sft_data.json", _sft_data(rollout, readings, task_id, folder, summary["reward"]))
     return {key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")} | {
         "task_id": task_id
     }
@@ -136,12 +167,19 @@ def action_string(name: str, arguments: dict) -> str:
     return f"{name}({json.dumps(arguments)})" if arguments else name
 
 
-def metafile_steps(turns: list[Turn]) -> list[dict[str, Any]]:
+def _reading(turn: Turn) -> Reading:
+    reading = readable(turn)
+    if reading is None:
+        raise Refused(f"turn {turn.number} is unreadable (not in the shapes the harness stores)")
+    return reading
+
+
+def metafile_steps(readings: list[Reading]) -> list[dict[str, Any]]:
     """One step per executed call (calls answered as errors are not steps, as published)."""
     steps = []
-    for turn in turns:
-        reasoning = (turn.reply or {}).get("content") or ""
-        for call in turn.calls:
+    for reply, calls in readings:
+        reasoning = reply["content"] or ""
+        for call in calls:
             if call.get("error"):
                 continue
             shot = call.get("screenshot")
@@ -167,15 +205,15 @@ def transition(number: int, step: dict) -> dict:
     return entry
 
 
-def _sft_data(rollout: Rollout, turns: list[Turn], task_id: str, folder: str, reward: float) -> dict:
+def _sft_data(rollout: Rollout, readings: list[Reading], task_id: str, folder: str, reward: float) -> dict:
     """The published SFT reconstruction: image before text, periods, <think> around the reply."""
     conversation: list[dict[str, Any]] = [
         {"role": "system", "content": rollout.system_prompt},
         sft_user(0, first_text(rollout.instruction)),
     ]
-    for turn in turns:
-        reasoning = (turn.reply or {}).get("content") or ""
-        executed = [c for c in turn.calls if not c.get("error")]
+    for reply, calls in readings:
+        reasoning = reply["content"] or ""
+        executed = [c for c in calls if not c.get("error")]
         if not executed:
             conversation.append({"role": "assistant", "content": f"<think>{reasoning}</think>" if reasoning else ""})
         for call in executed:
@@ -211,12 +249,13 @@ def sft_user(step: int, text: str) -> dict:
 
 def _write_summaries(run: AgentRun, out: Path, entries: list[dict]) -> None:
     agent = run.model.split("/")[-1]
-    write_json(out / "run_summary.json", run_summary(agent, entries, mode="per_puzzle"))
+    write_json(output_path(out, "run_summary.json"), run_summary(agent, entries, mode="per_puzzle"))
     by_type: dict[str, list[dict]] = defaultdict(list)
     for entry in entries:
         by_type[entry["puzzle_type"]].append(entry)
     for folder, rows in by_type.items():
-        write_json(out / folder.lower() / "run_summary.json", {**run_summary(agent, rows), "puzzle_type": folder})
+        summary = {**run_summary(agent, rows), "puzzle_type": folder}
+        write_json(output_path(out, folder.lower(), "run_summary.json"), summary)
 
 
 SUMMARY_KEYS = ("task_id", "puzzle_type", "submitted", "correct", "reward", "status")
@@ -281,9 +320,9 @@ TURN_FIELDS = (
 def _rollout_record(rollout: Rollout) -> dict:
     record = {field: getattr(rollout, field) for field in ROLLOUT_FIELDS}
     record.update(tokens_in=rollout.tokens_in, tokens_out=rollout.tokens_out)
-    for field in ("started_at", "finished_at"):
-        value = getattr(rollout, field)
-        record[field] = value.isoformat() if value else None
+    for moment in ("started_at", "finished_at"):
+        value = getattr(rollout, moment)
+        record[moment] = value.isoformat() if value else None
     return record
 
 
@@ -292,5 +331,14 @@ def _turn_record(turn: Turn) -> dict:
 
 
 def write_json(path: Path, data: Any) -> None:
+    """data as indented UTF-8 JSON at path; a symbolic link there is refused, never written through."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise Refused(f"{path.name} is a symbolic link, not written through") from None
+        raise
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text)

@@ -8,22 +8,43 @@ and screenshots/ its screenshots; our exports add arena_turns.json (every turn a
 arena_failed.json (a failed rollout) and arena_run.json (the run). Folders whose summaries do not
 name their puzzle are read the older way (read_agent_outputs: matched on the folder or file
 stem). Unreadable files and entries that match no puzzle are named, never fatal.
+
+The folder is untrusted (puzzles/contained.py): files are read only as regular files below it,
+no symbolic link is followed (a link met is named), JSON and screenshots have size caps, a
+screenshot must be a PNG within the pixel cap, and ids must be names. A rollout whose
+files are refused, or whose fields do not fit the database (an over-long field, a wrong type, a
+number out of range), is named and skipped, nothing of it kept; the others are imported.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from django.db import models, transaction
+from django.core.exceptions import ValidationError
+from django.db import DatabaseError, models, transaction
+from PIL import Image
 
 from annotation.agents.published import type_of_folder
 from annotation.agents.trajectories import forget, save_screenshot
 from annotation.models import AgentRun, Rollout, Turn
+from puzzles.contained import (
+    JSON_MAX_DEPTH,
+    Refused,
+    nesting,
+    read_image,
+    read_json,
+    regular_folder,
+    safe_name,
+)
 from puzzles.interop_files import stem_of
 from puzzles.models import Puzzle
 
@@ -31,6 +52,10 @@ OUTCOME_KEYS = ("correct", "success", "is_correct", "passed")  # booleans
 SCORE_KEYS = ("reward", "score")  # numbers: correct when >= 1.0
 TYPE_KEYS = ("type", "puzzle_type", "captcha_type")
 ROLLOUT_DIR = re.compile(r"rollout_(\d+)")
+SCREENSHOT = re.compile(r"screenshot_step_(\d+)\.png")
+MAX_ROLLOUT = 32768  # rollout_<n> is stored as index n - 1 in a small integer
+MAX_STEP = 32767  # a screenshot's step, as Turn.seen keeps it
+NAME_MAX = AgentRun._meta.get_field("name").max_length
 
 
 @dataclass
@@ -54,10 +79,11 @@ def read_agent_outputs(root: Path) -> AgentOutputs:
     found: dict[tuple[str, int], tuple[bool, Path]] = {}
     types: dict[str, str] = {}
     models: set[str] = set()
-    problems: list[tuple[str, str]] = []
-    for path in _candidates(root):
+    candidates, problems = _candidates(root)
+    for path in candidates:
         where = _puzzle_and_rollout(path, root)
-        summary, reason = _read_summary(path) if where else (None, "no puzzle folder above it")
+        summary, reason = _read_summary(root, path) if where else (None, "no puzzle folder above it")
+        reason = reason or _not_a_name(where[0] if where else "")
         if not reason and where in found:
             reason = f"rollout {where[1]} of {where[0]} was already read from {found[where][1]}"
         if reason:
@@ -76,21 +102,42 @@ def read_agent_outputs(root: Path) -> AgentOutputs:
     return AgentOutputs(rollouts, types, models.pop() if len(models) == 1 else None, problems)
 
 
-def _candidates(root: Path) -> list[Path]:
-    """The JSON files below root that may be summaries, in path order."""
-    return [
-        p
-        for p in sorted(root.rglob("*.json"))
-        if p.is_file() and (p.name == "summary.json" or not _in_puzzle_folder(p))
-    ]
+def _candidates(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The JSON files below root that may be summaries, in path order, and the links not followed."""
+    files, problems = files_below(root, wanted=lambda name: name.endswith(".json"))
+    summaries = {p for p in files if p.name == "summary.json"}
+    return [p for p in files if p in summaries or not _in_puzzle_folder(p, summaries)], problems
 
 
-def _in_puzzle_folder(path: Path) -> bool:
+def _in_puzzle_folder(path: Path, summaries: set[Path]) -> bool:
     """Whether a non-summary JSON file sits in a puzzle's folder or in one of its rollout folders."""
     folder = path.parent
-    return (folder / "summary.json").is_file() or any(
-        ROLLOUT_DIR.fullmatch(p.parent.name) for p in folder.glob("rollout_*/summary.json")
+    return folder / "summary.json" in summaries or any(
+        p.parent.parent == folder and ROLLOUT_DIR.fullmatch(p.parent.name) for p in summaries
     )
+
+
+def files_below(root: Path, *, wanted: Callable[[str], bool]) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The regular files below root whose name is wanted, sorted, and (path, why) for each symbolic
+    link met that is a folder or a wanted name: named, never followed (the folder is untrusted)."""
+    files: list[Path] = []
+    problems: list[tuple[str, str]] = []
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = [(path, path.lstat().st_mode) for path in folder.iterdir()]
+        except OSError as error:
+            problems.append((str(folder), f"unreadable: {error.strerror or error}"))
+            continue
+        for path, mode in entries:
+            if stat.S_ISLNK(mode) and (wanted(path.name) or path.is_dir()):
+                problems.append((str(path), "a symbolic link, not followed"))
+            elif stat.S_ISDIR(mode):
+                folders.append(path)
+            elif stat.S_ISREG(mode) and wanted(path.name):
+                files.append(path)
+    return sorted(files), sorted(problems)
 
 
 def _puzzle_and_rollout(path: Path, root: Path) -> tuple[str, int] | None:
@@ -104,14 +151,20 @@ def _puzzle_and_rollout(path: Path, root: Path) -> tuple[str, int] | None:
     return (parts[-1], rollout) if parts else None
 
 
-def _read_summary(path: Path) -> tuple[dict | None, str | None]:
-    """({correct, type, model}, None) from a summary file, or (None, why it cannot be used)."""
+def _not_a_name(puzzle: str) -> str | None:
+    """Why a puzzle id read from a folder or file name is refused (puzzles/contained.py), or None."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        return None, f"unreadable: {error}"
-    if not isinstance(data, dict):
-        return None, "not a JSON object"
+        safe_name(puzzle, what="puzzle id")
+    except Refused as error:
+        return str(error)
+    return None
+
+
+def _read_summary(root: Path, path: Path) -> tuple[dict | None, str | None]:
+    """({correct, type, model}, None) from a summary file, or (None, why it cannot be used)."""
+    data, reason = _json_object(root, path)
+    if data is None:
+        return None, reason
     correct, reason = _outcome(data)
     if reason:
         return None, reason
@@ -161,21 +214,13 @@ class PublishedRollout:
 def read_published(root: Path) -> tuple[list[PublishedRollout], list[tuple[str, str]]]:
     """Every rollout below root whose summary.json (or arena_failed.json) names its puzzle."""
     found: dict[tuple[str, str, int], PublishedRollout] = {}
-    problems: list[tuple[str, str]] = []
-    for path in sorted([*root.rglob("summary.json"), *root.rglob("arena_failed.json")]):
-        data, reason = _json_object(path)
-        if data is None or not all(isinstance(data.get(k), str) and data[k] for k in ("puzzle_type", "puzzle_id")):
-            problems.append((str(path), reason or "names no puzzle_type and puzzle_id"))
+    paths, problems = files_below(root, wanted=lambda name: name in ("summary.json", "arena_failed.json"))
+    for path in paths:
+        data, reason = _json_object(root, path)
+        entry, reason = _published_entry(path, data) if data is not None else (None, reason)
+        if entry is None:
+            problems.append((str(path), reason or "not a rollout"))
             continue
-        match = ROLLOUT_DIR.fullmatch(path.parent.name)
-        entry = PublishedRollout(
-            path.parent,
-            data["puzzle_type"],
-            data["puzzle_id"],
-            int(match.group(1)) if match else 1,
-            data,
-            failed=path.name == "arena_failed.json",
-        )
         where = (entry.puzzle_type, entry.puzzle_id, entry.number)
         if where in found:
             problems.append(
@@ -186,17 +231,43 @@ def read_published(root: Path) -> tuple[list[PublishedRollout], list[tuple[str, 
     return list(found.values()), problems
 
 
-def _json_object(path: Path) -> tuple[dict | None, str | None]:
+def _published_entry(path: Path, data: dict) -> tuple[PublishedRollout | None, str | None]:
+    """The rollout a summary.json (or arena_failed.json) describes, or why it names none."""
+    if not all(isinstance(data.get(k), str) and data[k] for k in ("puzzle_type", "puzzle_id")):
+        return None, "names no puzzle_type and puzzle_id"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+        kind, stem = safe_name(data["puzzle_type"], what="puzzle_type"), safe_name(data["puzzle_id"], what="puzzle_id")
+    except Refused as error:
+        return None, str(error)
+    match = ROLLOUT_DIR.fullmatch(path.parent.name)
+    number = int(match.group(1)) if match else 1
+    if not 1 <= number <= MAX_ROLLOUT:
+        return None, f"rollout_{number} is out of range (1 to {MAX_ROLLOUT})"
+    return PublishedRollout(path.parent, kind, stem, number, data, failed=path.name == "arena_failed.json"), None
+
+
+def _json_object(root: Path, path: Path) -> tuple[dict | None, str | None]:
+    """A JSON object read within root (puzzles/contained.py's rules), or (None, why not)."""
+    try:
+        data = read_json(root, path)
+    except Refused as error:
         return None, f"unreadable: {error}"
     return (data, None) if isinstance(data, dict) else (None, "not a JSON object")
+
+
+def _optional_object(root: Path, path: Path) -> dict:
+    """A rollout's optional JSON file: {} when absent or not an object; Refused when it may not be read."""
+    if not os.path.lexists(path):
+        return {}
+    data = read_json(root, path)
+    return data if isinstance(data, dict) else {}
 
 
 def agent_run_import(*, path, name: str, dataset: str | None = None) -> AgentImport:
     """Import an output folder as a run named `name` (an earlier import of that name is replaced)."""
     root = Path(path)
+    if len(name) > NAME_MAX:
+        return AgentImport(0, 0, [], [(name[:60], f"a run's name is at most {NAME_MAX} characters")])
     if AgentRun.objects.filter(name=name).exclude(source=AgentRun.Source.IMPORT).exists():
         return AgentImport(0, 0, [], [(name, "a run of our harness has that name; choose another")])
     entries, problems = read_published(root) if root.is_dir() else ([], [])
@@ -208,17 +279,32 @@ def agent_run_import(*, path, name: str, dataset: str | None = None) -> AgentImp
 def _import_published(root: Path, name: str, dataset: str | None, entries: list[PublishedRollout], problems):
     matches, unmatched, ambiguous = match_published(entries, dataset)
     problems = problems + ambiguous
-    record = _json_object(root / "arena_run.json")[0] or {}
+    record = _run_record(root, problems)
     with transaction.atomic():
         run = _fresh_run(
-            name, root, record, model=_model_of(entries, record), puzzles=list(dict.fromkeys(matches.values()))
+            name,
+            root,
+            record,
+            model=_model_of(root, entries, record),
+            puzzles=list(dict.fromkeys(matches.values())),
+            problems=problems,
         )
         for entry in entries:
-            if entry.key in matches:
-                _store_rollout(run, entry, matches[entry.key])
+            why = _stored_or_why(root, run, entry, matches[entry.key]) if entry.key in matches else None
+            if why:
+                problems.append((str(entry.folder), why))
     run.rollouts_per_puzzle = max((r.index + 1 for r in run.rollouts.all()), default=1)
     run.save(update_fields=["rollouts_per_puzzle"])
     return AgentImport(run.pk, len(set(matches.values())), unmatched, problems)
+
+
+def _run_record(root: Path, problems: list[tuple[str, str]]) -> dict:
+    """arena_run.json, our export's record of the run: {} when absent, named when refused."""
+    try:
+        return _optional_object(root, root / "arena_run.json")
+    except Refused as error:
+        problems.append((str(root / "arena_run.json"), f"unreadable: {error}"))
+        return {}
 
 
 def match_published(
@@ -252,40 +338,85 @@ def match_published(
     return matches, unmatched, list(dict.fromkeys(ambiguous))
 
 
-def _model_of(entries: list[PublishedRollout], record: dict) -> str:
+def _model_of(root: Path, entries: list[PublishedRollout], record: dict) -> Any:
     if record.get("model"):
         return record["model"]
     for entry in entries:
-        meta = _json_object(entry.folder / "metafile.json")[0] or {}
+        meta = _json_object(root, entry.folder / "metafile.json")[0] or {}
         if isinstance(meta.get("agent"), str) and meta["agent"]:
             return meta["agent"]
     return ""
 
 
-def _fresh_run(name: str, root: Path, record: dict, *, model: str, puzzles: list[int]) -> AgentRun:
-    """The import's run: any earlier import of that name replaced; the run's own facts when exported by us."""
+def _fresh_run(
+    name: str, root: Path, record: dict, *, model: Any, puzzles: list[int], problems: list[tuple[str, str]]
+) -> AgentRun:
+    """The import's run: any earlier import of that name replaced; the run's own facts when exported by
+    us, each left empty (and named) when it does not fit its column."""
     AgentRun.objects.filter(name=name, source=AgentRun.Source.IMPORT).delete()
     datasets = sorted(set(Puzzle.objects.filter(pk__in=puzzles).values_list("dataset", "split")))
+    texts = {"model": model, "base_url": record.get("base_url"), "protocol": record.get("protocol")}
     return AgentRun.objects.create(
         name=name,
         source=AgentRun.Source.IMPORT,
-        model=model,
-        base_url=str(record.get("base_url") or ""),
-        protocol=str(record.get("protocol") or ""),
+        **{key: _run_text(key, value, problems) for key, value in texts.items()},
         dataset=datasets[0][0] if len(datasets) == 1 else "",
         split=datasets[0][1] if len(datasets) == 1 else "",
         puzzles=puzzles,
-        settings=record.get("settings") if isinstance(record.get("settings"), dict) else {},
-        source_path=str(root),
+        settings=_run_settings(record.get("settings"), problems),
+        source_path=str(root)[: AgentRun._meta.get_field("source_path").max_length],
     )
 
 
-def _store_rollout(run: AgentRun, entry: PublishedRollout, puzzle_id: int) -> None:
-    """A rollout with its turns and screenshots; arena_turns.json when present, else metafile.json."""
+def _run_text(key: str, value: Any, problems: list[tuple[str, str]]) -> str:
+    """A run's text as given, or "" (named) when it is not text that fits the column."""
+    limit = AgentRun._meta.get_field(key).max_length
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str) and len(value) <= limit and "\x00" not in value:
+        return value
+    problems.append((f"the run's {key}", f"not text of at most {limit} characters; left empty"))
+    return ""
+
+
+def _run_settings(value: Any, problems: list[tuple[str, str]]) -> dict:
+    """arena_run.json's settings, or {} (named) when they are no object PostgreSQL can keep."""
+    if value is None:
+        return {}
+    if isinstance(value, dict) and storable(value):
+        return value
+    problems.append(("the run's settings", "not a JSON object the database can keep; left empty"))
+    return {}
+
+
+def storable(value: Any) -> bool:
+    """Whether PostgreSQL's jsonb keeps a JSON value: no NaN or infinity, no NUL in a string."""
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (ValueError, RecursionError):
+        return False
+    return "\\u0000" not in text
+
+
+def _stored_or_why(root: Path, run: AgentRun, entry: PublishedRollout, puzzle_id: int) -> str | None:
+    """Store one rollout whole, or nothing of it: None when stored, else why it was skipped."""
+    try:
+        with transaction.atomic():
+            _store_rollout(root, run, entry, puzzle_id)
+    except Refused as error:
+        return str(error)
+    except DatabaseError as error:
+        return f"not storable: {str(error).splitlines()[0][:200]}"
+    return None
+
+
+def _store_rollout(root: Path, run: AgentRun, entry: PublishedRollout, puzzle_id: int) -> None:
+    """A rollout with its turns and screenshots; arena_turns.json when present, else metafile.json.
+    Refused when a file may not be read or a field does not fit (the caller's savepoint undoes it)."""
     summary = entry.summary
-    stored = _json_object(entry.folder / "arena_turns.json")[0] or {}
+    stored = _optional_object(root, entry.folder / "arena_turns.json")
     saved = stored.get("rollout") if isinstance(stored.get("rollout"), dict) else {}
-    rollout = Rollout.objects.create(
+    rollout = Rollout(
         run=run,
         puzzle_id=puzzle_id,
         index=entry.number - 1,
@@ -296,17 +427,67 @@ def _store_rollout(run: AgentRun, entry: PublishedRollout, puzzle_id: int) -> No
         reason=str(summary.get("arena_reason") or saved.get("reason") or "")[:300],
         steps=_count(summary.get("total_steps", saved.get("steps"))),
         instruction=str(summary.get("prompt") or saved.get("instruction") or ""),
-        system_prompt=str(saved.get("system_prompt") or _sft_system_prompt(entry.folder)),
+        system_prompt=str(saved.get("system_prompt") or _sft_system_prompt(root, entry.folder)),
         tokens_in=_count(saved.get("tokens_in")),
         tokens_out=_count(saved.get("tokens_out")),
     )
+    fits(rollout, "the rollout", exclude=["run", "puzzle", "attempt"])
+    rollout.save()
     forget(rollout)  # a folder left by an earlier database under the same id
-    turns = stored.get("turns") if isinstance(stored.get("turns"), list) else None
-    Turn.objects.bulk_create(_turns(rollout, turns) if turns is not None else _metafile_turns(rollout, entry.folder))
-    for shot in sorted((entry.folder / "screenshots").glob("screenshot_step_*.png")):
-        step = shot.stem.rsplit("_", 1)[-1]
-        if step.isdigit():
-            save_screenshot(rollout.pk, int(step), shot.read_bytes())
+    listed = stored.get("turns") if isinstance(stored.get("turns"), list) else None
+    turns = _turns(rollout, listed) if listed is not None else _metafile_turns(root, rollout, entry.folder)
+    for turn in turns:
+        fits(turn, f"turn {turn.number}", exclude=["rollout"])
+    Turn.objects.bulk_create(turns)
+    try:
+        _save_screenshots(root, rollout.pk, entry.folder / "screenshots")
+    except Refused:
+        forget(rollout)  # the screenshots saved before the refused one
+        raise
+
+
+def fits(instance: models.Model, what: str, *, exclude: list[str]) -> None:
+    """Refused, naming the field, when an instance does not fit its columns (length, range, type, jsonb)."""
+    # A null the column allows is fine whatever `blank` says (Turn.tokens_in is null=True, not blank).
+    nulls = [f.name for f in instance._meta.concrete_fields if f.null and getattr(instance, f.attname) is None]
+    try:
+        instance.full_clean(exclude=exclude + nulls, validate_unique=False, validate_constraints=False)
+    except ValidationError as error:
+        field, messages = next(iter(error.message_dict.items()))
+        raise Refused(f"{what}: {field}: {' '.join(messages)[:200]}") from None
+    for field in instance._meta.get_fields():
+        if isinstance(field, models.JSONField) and not storable(getattr(instance, field.attname)):
+            raise Refused(f"{what}: {field.name}: NaN, infinity or NUL, which the database cannot keep")
+
+
+def _save_screenshots(root: Path, rollout_id: int, folder: Path) -> None:
+    """screenshots/screenshot_step_<n>.png, each a PNG within the caps; Refused at the first that is not."""
+    if not os.path.lexists(folder):
+        return
+    for path in sorted(regular_folder(root, folder).iterdir()):
+        match = SCREENSHOT.fullmatch(path.name)
+        if match is None:
+            continue
+        step = int(match.group(1))
+        if step > MAX_STEP:
+            raise Refused(f"{path.name}: step over {MAX_STEP}")
+        save_screenshot(rollout_id, step, screenshot_png(root, path))
+
+
+def screenshot_png(root: Path, path: Path) -> bytes:
+    """A screenshot's bytes, refused unless they decode as a PNG within contained.IMAGE_MAX_PIXELS (the
+    header checked before any pixel is read)."""
+    try:
+        image, data = read_image(root, path)
+    except Refused:
+        raise
+    except Image.DecompressionBombError:  # Pillow's own cap, met before ours past twice the pixels
+        raise Refused(f"{path.name} is over the pixel cap") from None
+    except (OSError, ValueError):  # Pillow's: not an image it can read
+        raise Refused(f"{path.name} is not a PNG") from None
+    if image.format != "PNG":
+        raise Refused(f"{path.name} is not a PNG")
+    return data
 
 
 def _status(entry: PublishedRollout, saved: dict) -> str:
@@ -325,8 +506,8 @@ def _count(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def _sft_system_prompt(folder: Path) -> str:
-    sft = _json_object(folder / "sft_data.json")[0] or {}
+def _sft_system_prompt(root: Path, folder: Path) -> str:
+    sft = _optional_object(root, folder / "sft_data.json")
     conversation = sft.get("conversations") if isinstance(sft.get("conversations"), list) else []
     first = conversation[0] if conversation and isinstance(conversation[0], dict) else {}
     return first.get("content") if first.get("role") == "system" and isinstance(first.get("content"), str) else ""
@@ -347,14 +528,15 @@ def _turns(rollout: Rollout, turns: list) -> list[Turn]:
 ACTION = re.compile(r"^(\w+)(?:\((.*)\))?$", re.S)
 
 
-def _metafile_turns(rollout: Rollout, folder: Path) -> list[Turn]:
+def _metafile_turns(root: Path, rollout: Rollout, folder: Path) -> list[Turn]:
     """Turns from the published metafile.json: one executed call a step (its reply's text, the
     call, its result and the screenshot after it)."""
-    meta = _json_object(folder / "metafile.json")[0] or {}
+    meta = _optional_object(root, folder / "metafile.json")
     steps = meta.get("steps") if isinstance(meta.get("steps"), list) else []
     turns = []
     for number, step in enumerate(s for s in steps if isinstance(s, dict)):
         name, arguments = _call_of(str(step.get("action") or ""))
+        reasoning = step.get("reasoning")
         shot = re.search(r"screenshot_step_(\d+)\.png$", str(step.get("screenshot_path") or ""))
         call = {
             "name": name,
@@ -369,7 +551,7 @@ def _metafile_turns(rollout: Rollout, folder: Path) -> list[Turn]:
                 rollout=rollout,
                 number=number,
                 seen=number,
-                reply={"content": step.get("reasoning") or ""},
+                reply={"content": reasoning if isinstance(reasoning, str) else ""},
                 calls=[call],
             )
         )
@@ -383,9 +565,11 @@ def _call_of(action: str) -> tuple[str, dict]:
         return action, {}
     try:
         arguments = json.loads(match.group(2)) if match.group(2) else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         arguments = {}
-    return match.group(1), arguments if isinstance(arguments, dict) else {}
+    if not isinstance(arguments, dict) or nesting(arguments) > JSON_MAX_DEPTH:
+        arguments = {}
+    return match.group(1), arguments
 
 
 def _import_older(root: Path, name: str, dataset: str | None) -> AgentImport:
@@ -404,7 +588,7 @@ def _import_older(root: Path, name: str, dataset: str | None) -> AgentImport:
     problems += [(key, f"matches {len(pks)} puzzles; name the dataset") for key, pks in by_id.items() if len(pks) > 1]
     matched = {key: pks[0] for key, pks in by_id.items() if len(pks) == 1}
     with transaction.atomic():
-        run = _fresh_run(name, root, {}, model=outputs.model or "", puzzles=list(matched.values()))
+        run = _fresh_run(name, root, {}, model=outputs.model, puzzles=list(matched.values()), problems=problems)
         Rollout.objects.bulk_create(
             Rollout(
                 run=run,

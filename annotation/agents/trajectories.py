@@ -13,16 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from annotation.agents.model import Completion
 from annotation.agents.protocols.base import SCREENSHOT_URL, Outcome
 from annotation.models import Rollout, Turn
+from puzzles.contained import JSON_MAX_DEPTH, nesting
+
+TURN_JSON = ("request", "reply", "calls")
 
 
 def rollout_folder(rollout_id: int) -> Path:
@@ -50,6 +56,73 @@ def forget(rollout: Rollout) -> None:
     """A rollout's turns and screenshots, gone: it is about to run again."""
     rollout.turns.all().delete()
     shutil.rmtree(rollout_folder(rollout.pk), ignore_errors=True)
+
+
+def stored_turns(rollout_id: int) -> list[Turn]:
+    """A rollout's turns in order, their JSON parsed here one turn at a time: PostgreSQL keeps JSON
+    nested far deeper than Python parses, so such a turn gets None there instead of failing them all."""
+    texts = {f"{name}_text": Cast(name, TextField()) for name in TURN_JSON}
+    turns = list(Turn.objects.filter(rollout_id=rollout_id).defer(*TURN_JSON).annotate(**texts).order_by("number"))
+    for turn in turns:
+        for name in TURN_JSON:
+            setattr(turn, name, _parsed(getattr(turn, f"{name}_text")))
+    return turns
+
+
+def _parsed(text: str | None) -> Any:
+    try:
+        return json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def readable(turn: Turn) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """(reply, calls) in the shapes the harness stores (and a request that is a list), for pages and
+    exports; None when the stored turn is not in them (a crafted import, a hand-edited row)."""
+    if not isinstance(turn.request, list) or max(map(nesting, (turn.request, turn.reply, turn.calls))) > JSON_MAX_DEPTH:
+        return None
+    stored_calls = turn.calls if isinstance(turn.calls, list) else [None]
+    reply = _readable_reply(turn.reply)
+    calls = [call for call in map(_readable_call, stored_calls) if call is not None]
+    if reply is None or len(calls) != len(stored_calls):
+        return None
+    return reply, calls
+
+
+REPLY_TEXTS = ("content", "reasoning_content", "reasoning", "finish_reason")
+
+
+def _readable_reply(reply: Any) -> dict[str, Any] | None:
+    """The reply's texts (each a string or None), or None when it is not a reply."""
+    if reply is None:
+        return dict.fromkeys(REPLY_TEXTS)
+    if not isinstance(reply, dict) or any(not isinstance(reply.get(key), str | None) for key in REPLY_TEXTS):
+        return None
+    return {key: reply.get(key) for key in REPLY_TEXTS}
+
+
+def _readable_call(call: Any) -> dict[str, Any] | None:
+    """A call as Outcome.as_record keeps it, or None when it is not one."""
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        return None
+    screenshot = call.get("screenshot")
+    shapes = (
+        isinstance(call.get("arguments"), dict | None),
+        isinstance(call.get("applied"), dict | None),
+        isinstance(call.get("result"), str | None),
+        screenshot is None or (type(screenshot) is int and screenshot >= 0),
+        isinstance(call.get("error"), bool | None),
+    )
+    if not all(shapes):
+        return None
+    return {
+        "name": call["name"],
+        "arguments": call.get("arguments") or {},
+        "applied": call.get("applied"),
+        "result": call.get("result") or "",
+        "screenshot": screenshot,
+        "error": bool(call.get("error")),
+    }
 
 
 def stored(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ import json
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, render
 
-from annotation.agents.trajectories import screenshot_path, screenshot_steps
+from annotation.agents.trajectories import readable, screenshot_path, screenshot_steps, stored_turns
 from annotation.models import AgentRun, Rollout
 from arena_site.staff import staff_required
 
@@ -38,7 +38,7 @@ def run(request, run_id: int):
 @staff_required
 def rollout(request, rollout_id: int):
     found = get_object_or_404(Rollout.objects.select_related("run", "puzzle", "attempt"), pk=rollout_id)
-    steps = [_step(turn) for turn in found.turns.all()]
+    steps = [_step(turn) for turn in stored_turns(found.pk)]
     shots = screenshot_steps(found.pk)
     context = {"rollout": found, "steps": steps, "final": shots[-1] if shots else None, "viewbox": VIEWBOX}
     return render(request, "agents/rollout.html", context)
@@ -54,15 +54,19 @@ def screenshot(request, rollout_id: int, step: int):
 
 
 def _step(turn) -> dict:
-    reply = turn.reply or {}
+    """A turn as the page shows it; a stored turn not in the harness's shapes is one unreadable step."""
+    reading = readable(turn)
+    if reading is None:
+        return {"turn": turn, "unreadable": True}
+    reply, calls = reading
     return {
         "turn": turn,
-        "reasoning": reply.get("content") or "",
-        "separate_reasoning": reply.get("reasoning_content") or reply.get("reasoning") or "",
-        "finish_reason": reply.get("finish_reason"),
+        "reasoning": reply["content"] or "",
+        "separate_reasoning": reply["reasoning_content"] or reply["reasoning"] or "",
+        "finish_reason": reply["finish_reason"],
         "calls": [
-            {**call, "marker": marker(call), "shown": json.dumps(call.get("arguments"), ensure_ascii=False)}
-            for call in turn.calls
+            {**call, "marker": marker(call), "shown": json.dumps(call["arguments"], ensure_ascii=False)}
+            for call in calls
         ],
     }
 
@@ -89,5 +93,5 @@ def _point(args: dict, x_key: str, y_key: str) -> tuple[float, float] | None:
         x, y = x[0], (x[1] if y is None and len(x) > 1 else y)
     try:
         return float(x), float(y)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an integer past a float's range
         return None

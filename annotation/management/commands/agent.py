@@ -188,8 +188,12 @@ class Command(BaseCommand):
     def do_export(self, *, run, out, **_):
         from annotation.agents.exports import run_export
 
-        written = run_export(find_run(run), Path(out))
-        self.stdout.write(f"export: {written} rollouts written to {out}")
+        exported = run_export(find_run(run), Path(out))
+        for where, why in exported.problems[:20]:
+            self.stderr.write(f"left out {where}: {why}")
+        if len(exported.problems) > 20:
+            self.stderr.write(f"... and {len(exported.problems) - 20} more left out")
+        self.stdout.write(f"export: {exported.written} rollouts written to {out}")
 
     def do_import(self, *, path, name, dataset, **_):
         from annotation.agents.outputs import agent_run_import
@@ -199,6 +203,8 @@ class Command(BaseCommand):
         result = agent_run_import(path=Path(path), name=name, dataset=dataset)
         for where, why in result.problems[:20]:
             self.stderr.write(f"skipped {where}: {why}")
+        if len(result.problems) > 20:
+            self.stderr.write(f"... and {len(result.problems) - 20} more skipped")
         for entry in result.unmatched[:20]:
             self.stderr.write(f"no stored puzzle for {entry}")
         if len(result.unmatched) > 20:
