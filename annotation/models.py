@@ -134,6 +134,9 @@ class Enrollment(models.Model):
     )
     joined_at = models.DateTimeField(auto_now_add=True)
     user_agent = models.CharField(max_length=300, blank=True, help_text="the browser it joined or last resumed with")
+    join_address = models.CharField(
+        max_length=45, blank=True, help_text="the client address it joined from (consensus counts people by it)"
+    )
     consented_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     excluded = models.BooleanField(default=False)

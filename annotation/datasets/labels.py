@@ -14,7 +14,10 @@ Counting rules (written into every sidecar):
   answer); median active time over the answers (ms, the page's time visible);
 - the most common wrong answer: answers the verifier rejected, equal as the review's consensus
   audit compares them (cells as sets, points within a 10-pixel cell, text trimmed); ties go to
-  the answer first in sort order; its share is its count over all answers (right or wrong);
+  the answer first in sort order; counted in people, not accounts: the answers of annotators who
+  joined from one client address count once (an IPv6 address by its /64), so its count is the
+  addresses that gave it and its share that count over the addresses with an answer (right or
+  wrong); an enrolment with no address recorded counts as its own;
 - flags: every flag on the puzzle by reason, whatever became of it, and how many are still open;
 - review: `retired` (the puzzle is retired), else `truth_corrected`, else `dismissed` (flags were
   dismissed), else `open` (flags wait for review), else empty; `review_audit` holds the audit
@@ -48,11 +51,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Flag, Participant, Rollout
 from annotation.reporting.stats import wilson_interval
-from annotation.review.labels import answer_key  # the consensus audit's answer equality
+from annotation.review.labels import answer_key, answer_person, join_address  # as the consensus audit counts
 from arena_site.csv_cells import csv_write
 from puzzles.models import Puzzle
 
@@ -101,8 +104,8 @@ COLUMNS = {
     "solve_ci_high": "95% Wilson interval, high",
     "median_active_ms": "median active time of the answers, ms",
     "wrong_top_answer": "the most common wrong answer (JSON), or null",
-    "wrong_top_count": "people who gave it",
-    "wrong_top_share": "its count over all answers",
+    "wrong_top_count": "people who gave it (client addresses, not accounts)",
+    "wrong_top_share": "its count over the people (addresses) with an answer",
     "wrong_answers": "answers the verifier rejected",
     "flags": "flags by reason, every status ({reason: n}; CSV: flags_<reason>)",
     "open_flags": "flags still open",
@@ -195,13 +198,16 @@ def first_per_person(attempts: QuerySet[Attempt], *fields: str) -> Iterator[tupl
 
 
 def _human_answers(ids: list[int], study_id: int | None) -> dict[int, list[tuple]]:
-    """Per puzzle, each counted person's first attempt: (submitted, correct, answer, active_ms, input_ok)."""
+    """Per puzzle, each counted person's first attempt: (submitted, correct, answer, active_ms,
+    input_ok, who: answer_person, one per client address)."""
     out: dict[int, list[tuple]] = defaultdict(list)
     attempts = people_attempts(study_id, puzzle_id__in=ids)
-    for puzzle, submitted_at, correct, answer, active, input_ok in first_per_person(
-        attempts, "submitted_at", "correct", "answer", "active_ms", "input_ok"
+    attempts = attempts.annotate(address=join_address(), account=F("participant_id"))
+    for puzzle, submitted_at, correct, answer, active, input_ok, account, address in first_per_person(
+        attempts, "submitted_at", "correct", "answer", "active_ms", "input_ok", "account", "address"
     ):
-        out[puzzle].append((submitted_at is not None, bool(correct), answer, active, input_ok))
+        who = answer_person(participant=account, address=address)
+        out[puzzle].append((submitted_at is not None, bool(correct), answer, active, input_ok, who))
     return out
 
 
@@ -211,12 +217,13 @@ def _people(first: list[tuple]) -> dict[str, Any]:
     correct = sum(1 for row in answers if row[1])
     low, high = wilson_interval(correct, len(answers))
     active = [row[3] for row in answers if row[3] is not None]
-    wrong: dict[str, list] = {}
-    for _, is_correct, answer, _, _ in answers:
+    wrong: dict[str, dict[str, Any]] = {}  # answer key -> {who: their answer}: one per address
+    for _, is_correct, answer, _, _, who in answers:
         if not is_correct and answer is not None:
-            wrong.setdefault(answer_key(answer), []).append(answer)
+            wrong.setdefault(answer_key(answer), {}).setdefault(who, answer)
     top_key = min(wrong, key=lambda k: (-len(wrong[k]), k)) if wrong else None
     top_count = len(wrong[top_key]) if top_key is not None else 0
+    answering = len({row[5] for row in answers})
     return {
         "human_started": len(first),
         "human_answers": len(answers),
@@ -226,9 +233,9 @@ def _people(first: list[tuple]) -> dict[str, Any]:
         "solve_ci_low": low,
         "solve_ci_high": high,
         "median_active_ms": statistics.median(active) if active else None,
-        "wrong_top_answer": wrong[top_key][0] if top_key is not None else None,
+        "wrong_top_answer": next(iter(wrong[top_key].values())) if top_key is not None else None,
         "wrong_top_count": top_count,
-        "wrong_top_share": top_count / len(answers) if answers else None,
+        "wrong_top_share": top_count / answering if answers else None,
         "wrong_answers": sum(1 for row in answers if not row[1]),
     }
 

@@ -4,11 +4,13 @@ written to the audit log with what it changed."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from annotation.live.scoring import attempt_rescore, places_mark_solved
@@ -133,22 +135,32 @@ class Suspect:
 
 def consensus_suspects(*, min_people: int = 2) -> list[Suspect]:
     """Puzzles where several people independently gave the same answer and the verifier said no:
-    the likeliest cases of a wrong truth. Points count as the same within a 10-pixel cell."""
+    the likeliest cases of a wrong truth. Points count as the same within a 10-pixel cell.
+
+    People, not accounts (answer_person): answers from one client address count as one person,
+    answers without input evidence and those of excluded annotators count for nothing, and only
+    answers given in a study count (anyone signed in may try a puzzle outside one)."""
     excluded = Enrollment.objects.filter(excluded=True).values("participant_id")
     wrong = (
         Attempt.objects.filter(
-            submitted_at__isnull=False, correct=False, answer__isnull=False, participant__kind="human"
+            submitted_at__isnull=False,
+            correct=False,
+            answer__isnull=False,
+            participant__kind="human",
+            study__isnull=False,
         )
         .exclude(puzzle__status=Puzzle.Status.RETIRED)
         .exclude(purpose=Attempt.Purpose.PRACTICE)
         .exclude(participant_id__in=excluded)
-        .values_list("puzzle_id", "puzzle__uid", "puzzle__type", "participant_id", "answer")
+        .exclude(input_ok=False)
+        .annotate(address=join_address())
+        .values_list("puzzle_id", "puzzle__uid", "puzzle__type", "participant_id", "address", "answer")
     )
-    people: dict[tuple[int, str], set[int]] = defaultdict(set)
+    people: dict[tuple[int, str], set[str]] = defaultdict(set)
     names, answers = {}, {}
-    for puzzle_id, uid, puzzle_type, participant, answer in wrong.iterator(chunk_size=5000):
+    for puzzle_id, uid, puzzle_type, participant, address, answer in wrong.iterator(chunk_size=5000):
         key = (puzzle_id, answer_key(answer))
-        people[key].add(participant)
+        people[key].add(answer_person(participant=participant, address=address))
         names[puzzle_id], answers[key] = (uid, puzzle_type), answer
     found = [
         Suspect(pid, *names[pid], answers[(pid, key)], len(who))
@@ -156,6 +168,30 @@ def consensus_suspects(*, min_people: int = 2) -> list[Suspect]:
         if len(who) >= min_people
     ]
     return sorted(found, key=lambda s: (-s.people, s.puzzle_type, s.puzzle_id))
+
+
+def join_address() -> Subquery:
+    """An attempt's annotator's address (Enrollment.join_address) in the attempt's study."""
+    enrollment = Enrollment.objects.filter(study_id=OuterRef("study_id"), participant_id=OuterRef("participant_id"))
+    return Subquery(enrollment.values("join_address")[:1])
+
+
+def answer_person(*, participant: int, address: str | None) -> str:
+    """Who an answer counts as: the address its annotator joined from, so accounts made from one
+    address count as one person (one answer each at most; a household or a lab behind one address
+    too, the price of not counting sybils). An IPv6 address counts by its /64, the network one
+    home is given. An enrolment with no address recorded (made before addresses were) is its own."""
+    if not address:
+        return f"account:{participant}"
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return f"address:{address}"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is None:
+            return f"network:{ipaddress.ip_network((ip, 64), strict=False)}"
+        ip = ip.ipv4_mapped  # an IPv4 client seen through an IPv6 socket
+    return f"address:{ip}"
 
 
 def answer_key(answer) -> str:

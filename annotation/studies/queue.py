@@ -21,12 +21,15 @@ from annotation.studies.access import AccessRefused, person_id
 from puzzles.models import Puzzle
 
 
-def enrollment_join(*, study: Study, user, external_ids: dict[str, str], user_agent: str = "") -> Enrollment:
+def enrollment_join(
+    *, study: Study, user, external_ids: dict[str, str], user_agent: str = "", client: str = ""
+) -> Enrollment:
     """The user's enrolment in the study, made on first joining with the crowd ids of the link.
 
     Ids are recorded once: a later link cannot attach another person's id to this enrolment, and
     an id already enrolled in the study is refused (AccessRefused), one enrolment per person.
-    The browser's user agent is kept for quality control (enrollment_seen keeps it current)."""
+    The browser's user agent is kept for quality control (enrollment_seen keeps it current), and
+    the client address it joined from, by which the consensus audit counts people, not accounts."""
     participant = participant_for_user(user=user)
     try:
         with transaction.atomic():
@@ -37,6 +40,7 @@ def enrollment_join(*, study: Study, user, external_ids: dict[str, str], user_ag
                     "external_ids": external_ids,
                     "crowd_id": person_id(external_ids),
                     "user_agent": "".join(c for c in user_agent if c.isprintable())[:USER_AGENT_MAX],
+                    "join_address": client[: Enrollment._meta.get_field("join_address").max_length],
                 },
             )
     except IntegrityError:  # the unique crowd id: someone else joined with it first

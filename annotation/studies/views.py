@@ -66,12 +66,13 @@ def study_decline(request, token: str):
 def _start(request, study: Study, crowd: dict):
     """Join: check the visitor may, sign a new guest in if nobody is, enrol, consent, go on."""
     try:
-        anonymous = not request.user.is_authenticated
-        join_check(study=study, crowd=crowd, anonymous=anonymous, client=client_address(request.META))
+        anonymous, client = not request.user.is_authenticated, client_address(request.META)
+        join_check(study=study, crowd=crowd, anonymous=anonymous, client=client)
         if anonymous:
             login(request, guest_user(study=study), backend=MODEL_BACKEND)
+        user_agent = request.META.get("HTTP_USER_AGENT", "")
         enrollment = enrollment_join(
-            study=study, user=request.user, external_ids=crowd, user_agent=request.META.get("HTTP_USER_AGENT", "")
+            study=study, user=request.user, external_ids=crowd, user_agent=user_agent, client=client
         )
     except AccessRefused as refused:
         return _refused(request, study, refused, status=403)

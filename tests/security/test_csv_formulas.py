@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
 
 # What a crafted folder, an invite link or a report can carry; each a formula to a spreadsheet.
 FORMULAS = ['=HYPERLINK("x.test?pay","pay")', "+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1"]
+PRINTABLE = FORMULAS[:4]  # an import refuses an id with a control character, the invite link too
 
 
 def read(text: str) -> list[dict]:
@@ -30,30 +31,30 @@ def test_puzzle_ids_of_a_crafted_dataset_reach_the_labels_csv_as_text(tmp_path):
     """A dataset in the published layout names its puzzles by file: the names become source ids."""
     folder = tmp_path / "crafted" / "Test" / "Dice_Count_1"
     folder.mkdir(parents=True)
-    for name in FORMULAS:
+    for name in PRINTABLE:
         Image.new("RGB", (640, 400), (90, 140, 200)).save(folder / name, "PNG")
-    (folder / "ground_truth.json").write_text(json.dumps({name: {"sum": 7} for name in FORMULAS}))
-    import_captchaarena(tmp_path / "crafted", name="crafted")
+    (folder / "ground_truth.json").write_text(json.dumps({name: {"sum": 7} for name in PRINTABLE}))
+    assert import_captchaarena(tmp_path / "crafted", name="crafted").imported == len(PRINTABLE)
     out = tmp_path / "labels.csv"
     call_command(
         "labels", "export", "--dataset", "import:crafted", "--split", "test", "--out", str(out), stdout=io.StringIO()
     )
     with out.open(newline="", encoding="utf-8") as stream:
         ids = sorted(row["source_id"] for row in csv.DictReader(stream))
-    assert ids == sorted("'" + name for name in FORMULAS)
+    assert ids == sorted("'" + name for name in PRINTABLE)
 
 
 def test_a_crowd_id_reaches_the_per_participant_csv_as_text(verified):
     verified(types=("Dice_Count",), per_type=3)
     study = study_create(name="s", split="test", puzzles_per_annotator=1)
-    for crowd_id in FORMULAS[:4]:  # tab and carriage return: the site refuses them in a link
+    for crowd_id in PRINTABLE:
         browser = Client()
         browser.get(f"/s/{study.token}/", {"PROLIFIC_PID": crowd_id})
         assert browser.post(f"/s/{study.token}/").status_code == 302
     staff = Client()
     staff.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     rows = read(staff.get(f"/studies/{study.pk}/participants.csv").content.decode())
-    assert sorted(row["crowd_id"] for row in rows) == sorted("'" + name for name in FORMULAS[:4])
+    assert sorted(row["crowd_id"] for row in rows) == sorted("'" + name for name in PRINTABLE)
     assert {row["PROLIFIC_PID"] for row in rows} == {row["crowd_id"] for row in rows}
 
 
