@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from PIL import Image
 
 from puzzles.interop import export_captchaarena, import_captchaarena
@@ -254,3 +254,42 @@ def test_imported_truth_is_public_unless_said_private(tmp_path, capsys):
 def test_generated_puzzles_are_not_public_truth():
     bank_generate(split="val", per_type=1, types=["Dice_Count"], workers=1)
     assert not Puzzle.objects.get().truth_public
+
+
+def _captcha_data(root):
+    """The published server's own folder: type folders with no split folder above them, the oldest
+    Geometry_Click truth (answer: the target's point) among them."""
+    _image(root / "Dice_Count" / "d.png")
+    (root / "Dice_Count" / "ground_truth.json").write_text(json.dumps({"d.png": {"sum": 9}}))
+    _image(root / "Geometry_Click" / "old.png")
+    (root / "Geometry_Click" / "ground_truth.json").write_text(
+        json.dumps({"old.png": {"question": "Click on the circle.", "answer": [100, 50]}})
+    )
+    return root
+
+
+def test_a_folder_with_no_split_folder_says_so_and_names_split(tmp_path):
+    root = _captcha_data(tmp_path / "captcha_data")
+    with pytest.raises(CommandError, match=r"no split folder .*Train, Val, Validation, Test.*--split"):
+        call_command("puzzles", "import-captchaarena", str(root))
+    assert not Puzzle.objects.exists()
+
+
+def test_captcha_data_imports_as_the_split_given_with_the_oldest_geometry_truth(tmp_path, capsys):
+    root = _captcha_data(tmp_path / "captcha_data")
+    call_command("puzzles", "import-captchaarena", str(root), "--split", "val")
+    assert "import: 2 imported, 0 already there, 0 broken" in capsys.readouterr().out
+    assert set(Puzzle.objects.values_list("split", flat=True)) == {"val"}
+    old = Puzzle.objects.get(type="Geometry_Click", source_id="old.png")
+    geo, masks = get_type("Geometry_Click"), old.load_masks()
+    # The published grader: within 25 px of the point, on the click as given.
+    assert geo.verify(old.truth, [125, 50], masks).correct
+    assert geo.verify(old.truth, [117.6, 67.6], masks).correct  # 24.9 px away
+    assert not geo.verify(old.truth, [100, 75.5], masks).correct
+    assert not geo.verify(old.truth, [118, 68], masks).correct  # 25.5 px away
+
+
+def test_one_type_folder_imports_as_the_split_given(tmp_path):
+    root = _captcha_data(tmp_path / "captcha_data") / "Dice_Count"
+    assert import_captchaarena(root, name="one", split="test").imported == 1
+    assert Puzzle.objects.get().split == "test"
