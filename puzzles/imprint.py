@@ -48,20 +48,33 @@ def lossless(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     """The image with ±1 on a keyed half of its colour samples, in its own mode (see LOSSLESS_MODES)."""
     if image.mode == "P":
         return _palette(image, rng)
-    values = np.asarray(image, dtype=np.int16)
+    values = np.asarray(image)
     if values.ndim == 2:
         values = values[:, :, None]
     has_alpha = image.mode in ("RGBA", "LA")
-    colours = values[:, :, :-1] if has_alpha else values
-    eligible = np.ones(colours.shape, dtype=bool)
-    if has_alpha:
-        eligible &= (values[:, :, -1:] > 0).repeat(colours.shape[2], axis=2)  # transparent stays as it is
-    signs = np.where(eligible, _kept_in_range(colours, _signs(rng, colours.shape)), 0)
-    signs = _at_least_one(signs, eligible, colours)
+    # Contiguous colours: every pass below is then one sweep of memory, not a strided one.
+    colours = np.ascontiguousarray(values[:, :, :-1]) if has_alpha else values
+    opaque = values[:, :, -1:] > 0 if has_alpha else None  # transparent stays as it is
+    up, down = _moves(rng, colours, opaque)
     moved = values.copy()
-    moved[:, :, : colours.shape[2]] += signs
-    out = moved.astype(np.uint8)
-    return _like(image, Image.fromarray(out[:, :, 0] if out.shape[2] == 1 else out, image.mode))
+    # uint8 throughout (an import's cost is in these passes): a move never leaves 0..255.
+    moved[:, :, : colours.shape[2]] = colours + up.view(np.uint8) - down.view(np.uint8)
+    return _like(image, Image.fromarray(moved[:, :, 0] if moved.shape[2] == 1 else moved, image.mode))
+
+
+def _moves(rng: np.random.Generator, values: np.ndarray, opaque: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Where a sample goes up and where down: the same keyed half as _signs, turned inwards at 0 and 255."""
+    draw = rng.integers(0, 4, size=values.shape, dtype=np.int8)  # _signs' draw: 0 is down, 1 is up
+    chosen = draw < 2
+    if opaque is not None:
+        chosen &= opaque
+    up = chosen & ((values == 0) | ((draw == 1) & (values != 255)))
+    down = chosen & ~up
+    if up.any() or down.any():
+        return up, down
+    eligible = np.ones(values.shape, dtype=bool) if opaque is None else np.broadcast_to(opaque, values.shape)
+    signs = _at_least_one(np.zeros(values.shape, dtype=np.int16), eligible, values)
+    return signs > 0, signs < 0
 
 
 def _palette(image: Image.Image, rng: np.random.Generator) -> Image.Image:

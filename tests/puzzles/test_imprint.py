@@ -93,3 +93,34 @@ def test_jpeg_blocks_change_the_file_and_no_decoded_pixel_by_more_than_two():
     decoded, plain = _jpeg(moved), _jpeg(original)
     assert not np.array_equal(decoded, plain)
     assert np.abs(decoded - plain).max() <= 2
+
+
+def _moved_by_definition(values: np.ndarray, alpha: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+    """The imprint as the docstring says it, one sample at a time: a keyed half of the colour
+    samples (draws 0 and 1 of 0..3) move down or up, turned inwards at 0 and 255, never where
+    the pixel is fully transparent."""
+    draw = rng.integers(0, 4, size=values.shape, dtype=np.int8)
+    moved = values.astype(np.int16)
+    for index, value in np.ndenumerate(values):
+        if draw[index] > 1 or (alpha is not None and alpha[index[:2]] == 0):
+            continue
+        step = -1 if draw[index] == 0 else 1
+        moved[index] += -step if int(value) + step in (-1, 256) else step
+    return moved.astype(np.uint8)
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "L", "LA"])
+def test_lossless_moves_exactly_the_keyed_samples_its_definition_names(mode):
+    # The vectorised imprint must keep the keyed stream: the same key gives a served file the same
+    # bytes after the rewrite as before it (an import that resumes mixes both).
+    values = _rng(6).integers(0, 256, (23, 29, len(mode)), dtype=np.uint8)
+    values[:3] = 0
+    values[3:6] = 255
+    if "A" in mode:
+        values[6:9, :, -1] = 0
+    original = Image.fromarray(values[:, :, 0] if mode == "L" else values, mode)
+    colours = values[:, :, :-1] if "A" in mode else values
+    expected = _moved_by_definition(colours, values[:, :, -1] if "A" in mode else None, _rng(7))
+    moved = np.asarray(imprint.lossless(original, _rng(7))).reshape(values.shape)
+    assert np.array_equal(moved[:, :, : colours.shape[2]], expected)
+    assert np.array_equal(moved[:, :, colours.shape[2] :], values[:, :, colours.shape[2] :])  # alpha as it was
