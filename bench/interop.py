@@ -8,6 +8,11 @@ Steps, each timed: bank_generate (the splits, --workers processes), export_captc
 split), import into a fresh dataset (import:bench-<stamp>, nothing skipped), then a check that
 every puzzle came back with its truth and page data.
 
+Beside the import's wall-clock, its CPU a puzzle over every process of ours (this one and its
+worker processes, reaped when their pool ends) and the projected time for 50,000 on 2 cores if
+they were ours alone; the PostgreSQL backend's CPU is read from /proc when the server runs here,
+and printed apart (the server's, not ours).
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<a fresh database> python bench/interop.py [--scale 1]
 
 Uses a throwaway SQLite database unless DATABASE_URL is set (use PostgreSQL for real figures);
@@ -16,9 +21,11 @@ the export and the media go to a scratch folder, removed at the end unless --kee
 
 import argparse
 import os
+import resource
 import shutil
 import sys
 import time
+from pathlib import Path
 
 from _setup import django_for_bench
 
@@ -34,6 +41,8 @@ from puzzles.registry import registry  # noqa: E402
 from puzzles.services import bank_generate  # noqa: E402
 
 GOAL_S = 600
+GOAL_CPU_MS = 12  # CPU a puzzle, all our processes: 50,000 in 5 min of 2 cores, room to spare
+CORES = 2
 PUBLISHED = 50_000
 
 
@@ -54,6 +63,26 @@ def export(root: str, dataset: str, splits: list[str], workers: int) -> float:
     return time.perf_counter() - started
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its children that have ended and been reaped (pool workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def server_cpu_seconds() -> float | None:
+    """CPU time of this connection's PostgreSQL backend, when it runs on this machine; else None."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 def check(original: str, copy: str) -> int:
     """Every puzzle back with its truth and page data (by type, split and id); the mismatches."""
     imported = {
@@ -64,6 +93,16 @@ def check(original: str, copy: str) -> int:
     for p in Puzzle.objects.filter(dataset=original).only("type", "split", "source_id", "truth", "public"):
         bad += imported.get((p.type, p.split, p.source_id)) != (p.truth, p.public)
     return bad
+
+
+def report_cpu(cpu_ms: float, server_before: float | None, server_after: float | None, imported: int) -> None:
+    print(
+        f"import CPU: {cpu_ms:.1f} ms a puzzle, this process and its workers (goal: at most {GOAL_CPU_MS}); "
+        f"50,000 puzzles: {PUBLISHED * cpu_ms / 1000 / CORES / 60:.1f} min of CPU on {CORES} cores"
+    )
+    if server_before is not None and server_after is not None:
+        server_ms = (server_after - server_before) * 1000 / max(1, imported)
+        print(f"PostgreSQL backend CPU: {server_ms:.1f} ms a puzzle (the server's, not counted above)")
 
 
 def main() -> None:
@@ -87,17 +126,20 @@ def main() -> None:
     print(f"export: {total} puzzles in {exported_s:.0f} s = {total / exported_s:.1f} puzzles/s", flush=True)
 
     name = f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
-    started = time.perf_counter()
+    started, cpu_before, server_before = time.perf_counter(), cpu_seconds(), server_cpu_seconds()
     plan = import_plan(root, name=name)
     progress = Progress(plan.total, "import")
     result = import_run(plan, workers=args.workers, on_progress=progress.advance, warn=print)
     progress.close()
     imported_s = time.perf_counter() - started
+    cpu_ms = (cpu_seconds() - cpu_before) * 1000 / max(1, result.imported)
+    server_after = server_cpu_seconds()
     rate = result.imported / imported_s
     print(
         f"import: {result.imported} imported, {result.skipped} skipped, {len(result.broken)} broken "
         f"in {imported_s:.0f} s = {rate:.1f} puzzles/s (plan included)"
     )
+    report_cpu(cpu_ms, server_before, server_after, result.imported)
     mismatches = check(dataset, plan.dataset)
     print(f"check: {total - mismatches}/{total} puzzles back with the same truth and page data")
     projected = PUBLISHED / rate
