@@ -118,6 +118,12 @@ class Study(models.Model):
         return self.puzzles_per_annotator + self.gold.count()
 
     @property
+    def attempts_allowed(self) -> int:
+        """k as it applies: a retry is offered only after a wrong answer, so offering one tells the
+        verdict; with verdicts hidden (a study stored so before set-up refused it) k is 1."""
+        return self.attempts_per_puzzle if self.show_verdict else 1
+
+    @property
     def accepts_work(self) -> bool:
         """People may join and get new puzzles (open); a draft, a paused or a closed study refuses."""
         return self.status == self.Status.OPEN

@@ -85,7 +85,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
     answers = _first_answers(study, pool)
     counted = [a for a in answers if not a["no_input"]]  # the type rows and overall count the rest themselves
     excluded = Enrollment.objects.filter(study=study, excluded=True).count()
-    k = study.attempts_per_puzzle
+    k = study.attempts_allowed
     types = [_type_row(name, rows, k) for name, rows in _by_type(answers).items()]
     boot, pass1, pass_k = _clustered(counted, types, k)
     return {
@@ -94,7 +94,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
             "name": study.name,
             "split": study.split,
             "overlap": study.overlap,
-            "attempts_per_puzzle": study.attempts_per_puzzle,
+            "attempts_per_puzzle": k,  # as it applies: 1 with verdicts hidden (Study.attempts_allowed)
             "time_limit_s": study.time_limit_s,
             "datasets": datasets,  # the generated bank and each import its pool draws on, with their puzzles
             "dataset": dataset,  # the one this report keeps to, or None: all of them
@@ -183,7 +183,7 @@ def _first_answers(study: Study, pool: Pool) -> list[dict]:
     tries: dict[tuple[int, int], list[tuple]] = defaultdict(list)
     for row in rows.iterator(chunk_size=5000):
         tries[(row[0], row[1])].append(row)
-    k = study.attempts_per_puzzle
+    k = study.attempts_allowed
     answers = []
     for (participant, puzzle), attempts in tries.items():
         _, _, type_name, submitted, correct, wall, active, actions, input_ok, late, *motion = attempts[0]

@@ -4,6 +4,8 @@ Assignment is by slots: each study puzzle has `overlap` slots, and an annotator 
 under a row lock (skipping rows other annotators hold), so overlap is never exceeded however many
 people ask at once. An unfinished slot expires after the study's hold time and goes back to the
 queue; the attempt it carried is closed.
+
+Retries need visible verdicts: a study stored with k > 1 and hidden verdicts allows one attempt.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ def _next_step(enrollment: Enrollment, now: datetime) -> Step:
         return Step("excluded")
     if enrollment.consented_at is None:
         return Step("consent")
+    _close_answered_places(enrollment)
     done = enrollment.puzzles_done()
     total = study.puzzles_total()
     if done >= total:
@@ -111,6 +114,19 @@ def _next_step(enrollment: Enrollment, now: datetime) -> Step:
             return Step("attempt", gold, done, total)
     attempt = _current(enrollment, now) or _assign(enrollment, now)
     return Step("attempt", attempt, done, total) if attempt else Step("waiting", None, done, total)
+
+
+def _close_answered_places(enrollment: Enrollment) -> None:
+    """A study stored with k > 1 and verdicts hidden allows one attempt (Study.attempts_allowed):
+    scoring closes a place at the stored k, so here, before progress is counted, any answer
+    closes it, right or wrong alike; a retry offered after a wrong one would tell the verdict."""
+    study = enrollment.study
+    if study.attempts_allowed == study.attempts_per_puzzle:
+        return
+    answered = Attempt.objects.filter(
+        slot=OuterRef("pk"), participant_id=enrollment.participant_id, submitted_at__isnull=False
+    )
+    Slot.objects.filter(enrollment=enrollment, done=False).filter(Exists(answered)).update(done=True)
 
 
 def _gold_due(enrollment: Enrollment, done: int) -> bool:

@@ -108,6 +108,7 @@ def study_setup(
     per_type: N puzzles of each type; quotas: a number per type (over per_type; 0 leaves a type
     out). Either draws by seeded sampling (pool_draw). details: DETAILS (consent, completion)."""
     _check_details(details)
+    _check_attempts(attempts_per_puzzle=attempts_per_puzzle, show_verdict=show_verdict)
     names, drawn_quotas, pool = _pool(
         split=split,
         dataset=dataset,
@@ -173,6 +174,18 @@ def _check_details(details: Mapping[str, object]) -> None:
         raise TypeError(f"unknown study settings: {', '.join(sorted(unknown))}")
     if "completion_code" in details and not str(details["completion_code"]).strip():
         raise StudySetupError("the completion code must not be empty")
+
+
+RETRIES_NEED_VERDICTS = (
+    "more than one attempt per puzzle needs verdicts shown: a retry comes only after a wrong answer, so "
+    "offering one with verdicts hidden tells people they were wrong (show verdicts, or allow 1 attempt)"
+)
+
+
+def _check_attempts(*, attempts_per_puzzle: int, show_verdict: bool) -> None:
+    """Retries need visible verdicts (Study.attempts_allowed)."""
+    if attempts_per_puzzle > 1 and not show_verdict:
+        raise StudySetupError(RETRIES_NEED_VERDICTS)
 
 
 def _pool(

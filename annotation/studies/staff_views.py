@@ -28,6 +28,7 @@ from annotation.studies.quality import (
 )
 from annotation.studies.setup import (
     DETAILS,
+    RETRIES_NEED_VERDICTS,
     STANDARD_CONSENT,
     TRANSITIONS,
     StudySetupError,
@@ -134,7 +135,11 @@ class StudyForm(StudyDetailsForm):
         min_value=5, required=False, label="Time limit per puzzle (s)", help_text="empty: no limit"
     )
     attempts_per_puzzle = forms.IntegerField(
-        min_value=1, initial=1, label="Attempts per puzzle (k)", help_text="k for Pass@k; 1 for Pass@1"
+        min_value=1,
+        initial=1,
+        label="Attempts per puzzle (k)",
+        help_text="k for Pass@k; 1 for Pass@1. More than 1 needs verdicts shown: a retry offered after a wrong "
+        "answer would tell the verdict",
     )
     practice = PuzzleChoiceField(
         queryset=Puzzle.objects.none(), to_field_name="uid", required=False, help_text="shown first, not scored"
@@ -193,6 +198,8 @@ class StudyForm(StudyDetailsForm):
         both = {p.uid for p in data.get("practice") or []} & {p.uid for p in data.get("gold") or []}
         if both:
             self.add_error("gold", f"a puzzle is either practice or gold, not both ({len(both)} ticked as both)")
+        if (data.get("attempts_per_puzzle") or 1) > 1 and not data.get("show_verdict"):
+            self.add_error("attempts_per_puzzle", RETRIES_NEED_VERDICTS)
         return data
 
     def quotas(self) -> dict[str, int] | None:

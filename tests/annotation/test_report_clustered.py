@@ -170,7 +170,9 @@ def test_without_a_time_limit_a_late_wrong_answer_is_wrong(puzzles):
 
 
 def test_people_pass_k_with_two_attempts_by_hand(puzzles):
-    study = study_create(name="Two tries", split="test", puzzles_per_annotator=4, overlap=2, attempts_per_puzzle=2)
+    study = study_create(
+        name="Two tries", split="test", puzzles_per_annotator=4, overlap=2, attempts_per_puzzle=2, show_verdict=True
+    )
     d1, _, o1, _ = puzzles
     b1, b2 = enrol(study, "b1"), enrol(study, "b2")
     #          D1                   O1

@@ -85,7 +85,7 @@ def test_the_way_through_consent_practice_gold_and_the_end(verified, person):
 
 def test_k_attempts_allow_retries_until_solved(verified, person):
     verified(types=("Dice_Count",), per_type=2)
-    study = study_create(name="s", split="test", puzzles_per_annotator=1, attempts_per_puzzle=3)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1, attempts_per_puzzle=3, show_verdict=True)
     enrollment = annotator(person, study, "kim")
     first = enrollment_next(enrollment=enrollment).attempt
     submit(first, correct=False)
@@ -97,7 +97,9 @@ def test_k_attempts_allow_retries_until_solved(verified, person):
 
 def test_a_truth_correction_that_solves_an_open_place_moves_its_holder_on(verified, person):
     verified(types=("Dice_Count",), per_type=2)
-    study = study_create(name="s", split="test", puzzles_per_annotator=2, overlap=2, attempts_per_puzzle=3)
+    study = study_create(
+        name="s", split="test", puzzles_per_annotator=2, overlap=2, attempts_per_puzzle=3, show_verdict=True
+    )
     kim, lee = annotator(person, study, "kim"), annotator(person, study, "lee")
     wrong = enrollment_next(enrollment=kim).attempt
     submit(wrong, correct=False)  # the sum plus one: one of three tries used, the place stays open
@@ -124,7 +126,7 @@ def test_a_truth_correction_and_the_holders_retry_at_once_both_go_through(verifi
     import annotation.review.labels as labels
 
     verified(types=("Dice_Count",), per_type=1)
-    study = study_create(name="s", split="test", puzzles_per_annotator=1, attempts_per_puzzle=3)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1, attempts_per_puzzle=3, show_verdict=True)
     kim = annotator(person, study, "kim")
     wrong = enrollment_next(enrollment=kim).attempt
     submit(wrong, correct=False)
@@ -322,7 +324,7 @@ def test_one_annotator_asking_many_times_at_once_gets_one_puzzle(verified, perso
 
 def test_a_place_with_an_answer_does_not_expire_to_someone_else(verified, person):
     verified(types=("Dice_Count",), per_type=1)
-    study = study_create(name="s", split="test", puzzles_per_annotator=1, attempts_per_puzzle=2)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1, attempts_per_puzzle=2, show_verdict=True)
     first, second = annotator(person, study, "a"), annotator(person, study, "b")
     submit(enrollment_next(enrollment=first).attempt, correct=False)  # one of two tries used
     later = timezone.now() + timedelta(minutes=study.hold_minutes + 1)
