@@ -5,17 +5,23 @@ under a row lock (skipping rows other annotators hold), so overlap is never exce
 people ask at once. An unfinished slot expires after the study's hold time and goes back to the
 queue; the attempt it carried is closed.
 
+Gold puzzles come at places in each person's run drawn for them, in an order drawn for them
+(gold_plan), so neither where gold comes nor which puzzle it is can be told from another run.
 Retries need visible verdicts: a study stored with k > 1 and hidden verdicts allows one attempt.
 """
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from annotation.live.attempts import participant_for_user
 from annotation.models import Attempt, Enrollment, Event, Slot, Study
@@ -108,8 +114,9 @@ def _next_step(enrollment: Enrollment, now: datetime) -> Step:
     practice = _next_special(enrollment, study.practice.order_by("pk"), Attempt.Purpose.PRACTICE)
     if practice:
         return Step("attempt", practice, 0, total)
-    if _gold_due(enrollment, done):
-        gold = _next_special(enrollment, study.gold.order_by("pk"), Attempt.Purpose.GOLD)
+    plan = gold_plan(enrollment)
+    if _gold_due(enrollment, plan, done):
+        gold = _next_special(enrollment, plan.puzzles(), Attempt.Purpose.GOLD)
         if gold:
             return Step("attempt", gold, done, total)
     attempt = _current(enrollment, now) or _assign(enrollment, now)
@@ -129,22 +136,63 @@ def _close_answered_places(enrollment: Enrollment) -> None:
     Slot.objects.filter(enrollment=enrollment, done=False).filter(Exists(answered)).update(done=True)
 
 
-def _gold_due(enrollment: Enrollment, done: int) -> bool:
-    """Gold puzzles are spread evenly through the queue, so they cannot be told apart."""
+# --- gold: where and which, drawn per person --------------------------------------------------
+GOLD_SALT = "annotation.studies.queue.gold"
+
+
+@dataclass(frozen=True)
+class GoldPlan:
+    """One person's gold: the places in their run where gold comes (puzzles done before each,
+    ascending) and the study's gold puzzles in the order they are served."""
+
+    places: list[int]
+    order: list[int]  # gold puzzle ids
+
+    def puzzles(self) -> list[Puzzle]:
+        found = Puzzle.objects.in_bulk(self.order)
+        return [found[pk] for pk in self.order if pk in found]
+
+
+def gold_plan(enrollment: Enrollment) -> GoldPlan:
+    """Drawn by a generator seeded with the enrolment under the server's secret: the same on every
+    request, device and restart without being stored, different per person, and not computable
+    by a participant, so gold is neither at a known place nor the same puzzle for everyone."""
     study = enrollment.study
-    golds = study.gold.count()
+    golds = sorted(study.gold.values_list("pk", flat=True))
+    rng = random.Random(salted_hmac(GOLD_SALT, f"{study.pk}:{enrollment.pk}", algorithm="sha256").digest())
+    places = gold_places(golds=len(golds), total=study.puzzles_per_annotator + len(golds), rng=rng)
+    rng.shuffle(golds)
+    return GoldPlan(places=places, order=golds)
+
+
+def gold_places(*, golds: int, total: int, rng: random.Random) -> list[int]:
+    """One place drawn inside each of `golds` equal stretches of a run of `total` puzzles, never
+    the first: as many golds as before, spread through the run, each at a place of its own."""
     if not golds:
+        return []
+    first = min(1, total - golds)  # the first place too only when the run is gold alone
+    bounds = [first + i * (total - first) // golds for i in range(golds + 1)]
+    return [rng.randrange(low, high) for low, high in pairwise(bounds)]
+
+
+def _gold_due(enrollment: Enrollment, plan: GoldPlan, done: int) -> bool:
+    """Whether fewer golds were answered than the places this person's run has reached."""
+    if not plan.order:
         return False
     served = Attempt.objects.filter(
-        participant=enrollment.participant, study=study, purpose=Attempt.Purpose.GOLD, submitted_at__isnull=False
+        participant=enrollment.participant,
+        study=enrollment.study,
+        purpose=Attempt.Purpose.GOLD,
+        submitted_at__isnull=False,
     ).count()
-    due = sum(1 for i in range(golds) if done >= (i + 1) * study.puzzles_total() // (golds + 1))
-    return served < due
+    return served < sum(1 for place in plan.places if done >= place)
 
 
-def _next_special(enrollment: Enrollment, puzzles, purpose: str) -> Attempt | None:
+def _next_special(enrollment: Enrollment, puzzles: Iterable[Puzzle], purpose: str) -> Attempt | None:
     """The open attempt on the first practice (or gold) puzzle not yet submitted, made if needed."""
-    for puzzle in puzzles.exclude(status=Puzzle.Status.RETIRED):
+    for puzzle in puzzles:
+        if puzzle.status == Puzzle.Status.RETIRED:
+            continue
         attempts = Attempt.objects.filter(
             participant=enrollment.participant, study=enrollment.study, puzzle=puzzle, purpose=purpose
         )

@@ -148,7 +148,7 @@ class StudyForm(StudyDetailsForm):
         queryset=Puzzle.objects.none(),
         to_field_name="uid",
         required=False,
-        help_text="spread through everyone's queue, to check attention",
+        help_text="everyone meets each gold puzzle once, at places and in an order drawn for them, to check attention",
     )
     require_crowd_id = forms.BooleanField(
         required=False,
