@@ -13,7 +13,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.http import Http404  # noqa: E402
 
-from .bounds import BodyLimitMiddleware  # noqa: E402
+from .bounds import BodyLimitMiddleware, bound_daphne_bodies  # noqa: E402
 from .origins import SameOriginWebSocketValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 
@@ -46,10 +46,13 @@ class CachedStaticFilesHandler(ASGIStaticFilesHandler):
         return response
 
 
+# daphne, as deployed, imports this module before it accepts a connection.
+bound_daphne_bodies()
+
 application = ProtocolTypeRouter(
     {
         # daphne serves our own static files: one process to run, no separate file server needed.
-        # Bodies over ARENA_MAX_BODY_BYTES are refused before anything reads them.
+        # Bodies over ARENA_MAX_BODY_BYTES are refused as they arrive (in daphne), and here too.
         "http": BodyLimitMiddleware(CachedStaticFilesHandler(django_asgi_app)),
         # Sockets only from the site's own pages: scheme, host and port compared.
         "websocket": SameOriginWebSocketValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),

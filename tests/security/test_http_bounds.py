@@ -2,11 +2,19 @@
 characters in parameters, and staff sign-in throttling."""
 
 import asyncio
+import contextlib
+import re
+import select
+import socket
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from annotation.agents.server import ROOT, daphne_command
 from annotation.live.frames import MAX_FRAME_BYTES
 from annotation.studies.setup import study_create
 from tests.asgi_http import exchange, http_scope
@@ -53,7 +61,7 @@ def test_a_declared_oversized_body_is_refused_before_any_of_it_is_read(settings)
 @pytest.mark.parametrize("declared", [None, 100], ids=["chunked", "understated"])
 def test_a_streamed_body_is_cut_off_as_soon_as_it_passes_the_limit(settings, declared):
     settings.ARENA_MAX_BODY_BYTES = 4 * CHUNK
-    exchange = Exchange(content_length=declared, chunks=None)
+    exchange = Exchange(content_length=declared, chunks=64 * 1024 * 1024 // CHUNK)  # 64 MiB
     status, text = exchange.run()
     assert status == 413 and "Request body too large" in text
     assert exchange.read == 5  # the chunk that passed the limit was the last one read
@@ -65,6 +73,89 @@ def test_a_body_within_the_limit_reaches_the_site(settings):
     exchange = Exchange(content_length=4 * CHUNK, chunks=4)
     status, _ = exchange.run()
     assert status == 403 and exchange.read == 4  # read whole; refused by the site itself (no CSRF token)
+
+
+# --- through a real daphne, as deployed --------------------------------------------------------
+BIG = 64 * 1024 * 1024  # an attacker's body; the limit is 1 MiB (the default, as deployed)
+
+
+@pytest.fixture
+def daphne_server(db):
+    """A web process as deployed (annotation/agents/server.py's command): (its port, its process id)."""
+    port = _free_port()
+    command, env = daphne_command("127.0.0.1", port)
+    env.pop("ARENA_MAX_BODY_BYTES", None)
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            assert process.poll() is None, "daphne exited"
+            time.sleep(0.1)
+        yield port, process.pid
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _peak_memory_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1])
+
+
+def _post(port: int, *, declared: int | None, size: int) -> tuple[int, bytes]:
+    """POSTs size bytes in 64 KiB chunks (chunked transfer when declared is None), stopping as soon
+    as the server answers, as curl does; returns the body bytes sent and the answer."""
+    framing = f"Content-Length: {declared}" if declared is not None else "Transfer-Encoding: chunked"
+    head = f"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n{framing}\r\n\r\n".encode()
+    chunk = b"a" * CHUNK if declared is not None else b"%x\r\n%s\r\n" % (CHUNK, b"a" * CHUNK)
+    sent = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as client:
+        client.sendall(head)
+        while sent < size and not select.select([client], [], [], 0)[0]:
+            try:
+                client.sendall(chunk)
+            except OSError:  # cut off: the answer is already waiting
+                break
+            sent += CHUNK
+        if sent >= size and declared is None:
+            client.sendall(b"0\r\n\r\n")  # the end of a chunked body
+        return sent, _answer(client)
+
+
+def _answer(client: socket.socket) -> bytes:
+    received = b""
+    with contextlib.suppress(OSError):
+        while data := client.recv(65536):
+            received += data
+            if b"\r\n\r\n" in received and b"Request body too large" in received:
+                break
+    return received
+
+
+@pytest.mark.parametrize("declared", [BIG, None], ids=["declared", "chunked"])
+def test_daphne_stops_reading_an_oversized_body_and_holds_none_of_it(daphne_server, declared):
+    """daphne on its own takes the whole body (into a temporary file, then all of it into memory
+    for the application) before anything of ours runs: the client sent all 64 MiB and the server's
+    peak memory grew by about as much. Refused while it arrives, the sender is answered and stopped."""
+    port, pid = daphne_server
+    peak_before = _peak_memory_kib(pid)
+    sent, answer = _post(port, declared=declared, size=BIG)
+    assert answer.startswith(b"HTTP/1.1 413") and b"at most 1 MiB (1048576 bytes)" in answer
+    assert sent < BIG // 2  # the client was answered and stopped long before the end
+    assert _peak_memory_kib(pid) - peak_before < 16 * 1024  # KiB: nothing like the body was held
+
+
+def test_daphne_passes_a_body_within_the_limit_to_the_site(daphne_server):
+    port, _ = daphne_server
+    sent, answer = _post(port, declared=512 * 1024, size=512 * 1024)
+    assert sent == 512 * 1024 and answer.startswith(b"HTTP/1.1 403")  # the site's own CSRF refusal
 
 
 # --- control characters -------------------------------------------------------------------------
