@@ -163,3 +163,12 @@ def test_an_export_refuses_stored_ids_that_would_leave_its_folder(tmp_path):
 
 def test_pillow_refuses_what_the_cap_refuses():
     assert Image.MAX_IMAGE_PIXELS == IMAGE_MAX_PIXELS
+
+
+def test_an_image_just_over_the_cap_is_refused_from_its_header(tmp_path):
+    """Under Pillow's refusal (twice the cap) but over ours: refused before a pixel is decoded."""
+    _image(tmp_path / "Test" / "Dice_Count" / "big.png", (3000, 3000), "L")  # 9 Mpx
+    _entries(tmp_path / "Test" / "Dice_Count", {"big.png": {"sum": 6}})
+    _, err = _import(tmp_path / "Test")
+    assert _named(err, "'big.png'", f"3000x3000, over the {IMAGE_MAX_PIXELS:,} pixels")
+    assert not Puzzle.objects.exists()
