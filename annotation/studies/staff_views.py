@@ -126,16 +126,26 @@ class StudyForm(StudyDetailsForm):
         help_text="N of each type, drawn by seeded sampling; a number beside a type overrides it; "
         "empty: every replay-verified puzzle",
     )
-    puzzles_per_annotator = forms.IntegerField(min_value=1, initial=20, label="Puzzles per person")
-    overlap = forms.IntegerField(min_value=1, initial=2, help_text="different people who solve each puzzle")
+    # Upper bounds: past them a number is a form error, not a 500 from PostgreSQL's integer column
+    # (or `overlap` places per puzzle made one by one).
+    puzzles_per_annotator = forms.IntegerField(min_value=1, max_value=10_000, initial=20, label="Puzzles per person")
+    overlap = forms.IntegerField(
+        min_value=1, max_value=1_000, initial=2, help_text="different people who solve each puzzle"
+    )
     order = forms.ChoiceField(choices=Study.Order.choices)
-    seed = forms.IntegerField(initial=0, help_text="the same seed draws the same pool in the same order")
+    seed = forms.IntegerField(
+        min_value=-(2**31),
+        max_value=2**31 - 1,
+        initial=0,
+        help_text="the same seed draws the same pool in the same order",
+    )
     show_verdict = forms.BooleanField(required=False, label="Show people whether they were right")
     time_limit_s = forms.IntegerField(
-        min_value=5, required=False, label="Time limit per puzzle (s)", help_text="empty: no limit"
+        min_value=5, max_value=86_400, required=False, label="Time limit per puzzle (s)", help_text="empty: no limit"
     )
     attempts_per_puzzle = forms.IntegerField(
         min_value=1,
+        max_value=100,
         initial=1,
         label="Attempts per puzzle (k)",
         help_text="k for Pass@k; 1 for Pass@1. More than 1 needs verdicts shown: a retry offered after a wrong "
