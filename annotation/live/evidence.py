@@ -1,30 +1,45 @@
 """Evidence of a human hand: whether an attempt's semantic actions are backed by raw input. Pure:
 no database.
 
-The page logs the raw pointer and key events that cause each semantic action (docs/events.md),
-with the same timestamp, so a person's attempt shows for every action the press that made it, at
-its place. A client that sends only semantic actions, or that times a hold by the server's own
+The page logs the raw pointer, key and focus events that cause each semantic action
+(docs/events.md), with the same timestamp, so a person's attempt shows for every action the press
+that made it, at its place, by the page's own pointer or keyboard path. A client that sends only
+semantic actions, or adds one key at each action's time, or times a hold by the server's own
 progress frames, shows none. The rules, action by action:
 
-- act.click, act.toggle, act.swap: a pointer press (pointerdown, pointerup or click) at the
-  action's place and time, or a key at its time (the page's keyboard crosshair, a focused cell);
-  for a swap also an earlier press on the first cell;
-- act.cycle, act.reset, act.submit: the same on the arrow, "Reset Clicks" or submit button, or a
-  key at the same time (a focused button is pressed with Enter or Space); a submit without a
-  submit button (the types that submit by themselves) shares its time with the action that
-  made it;
-- act.type: a keydown, or a raw input event (paste, dictation), at the same time;
+- a pointer press is a pointerdown on the element the action names (its cell or button; the
+  picture for a click) followed by a pointerup at the action's place and time;
+- a key press is the key the page's keyboard path uses, at the action's time, on the control the
+  action names, which took the focus (a `focusin` naming it, the latest before the key): Enter or
+  Space on a focused cell or button (a button clicks on Enter's keydown or Space's keyup);
+- act.click: a pointer press, or Enter or Space on the focused picture with enough arrow keys
+  (on the focused picture, since the page loaded) to have moved the keyboard crosshair from its
+  start, the picture's centre, to the clicked point. Each arrow moves it at most
+  CROSSHAIR_STEP_PX (Shift + arrow) and the keys do not say whether Shift was down, so this is
+  the bound: ceil(distance / step) presses towards the point on each axis, never fewer;
+- act.toggle, act.swap, act.cycle, act.reset: a press on its cell, arrow or "Reset Clicks"
+  button; a swap also an earlier press on its first cell;
+- act.submit: a press on the submit button, or Enter in the focused text box (the text types);
+  a submit without a submit button (the types that submit by themselves) shares its time with
+  the action that made it;
+- act.type: an `input` event at its time in the focused text box, and for typed text
+  (`insertText`) a keydown just before it; a paste or dictation needs no key;
 - act.drag_start / act.drag_end: a pointerdown on the slider's handle (where the piece's place
-  puts it), a pointer path (PATH_SAMPLES moves or more) between, a release at the drop; or from
-  the keyboard, an arrow key down at the start, held or pressed between, and let go at the drop;
-- act.hold_start / act.hold_end: a pointer press on the hold button (or a key) at the start,
-  not released before the end;
-- and some pointer movement before the first action (a touch or pen pointerdown counts, having
-  no hover, and so does a key for someone on the keyboard).
+  puts it), a pointer path (PATH_SAMPLES moves or more) between, a release at the drop; or an
+  arrow key down on the focused handle at the start and an arrow let go at the drop;
+- act.hold_start / act.hold_end: a pointerdown on the hold button, or Enter or Space on the
+  focused hold button, at the start; not released before the end; and let go at the end: the
+  key's own keyup (or the window losing the focus, when the keyup goes elsewhere), for a
+  pointer its release or its leaving the button (a pointer event at the end's time);
+- and some movement before the first action: a pointer move, a touch or pen pointerdown (no
+  hover), or the focus reaching a control (`focusin`: a Tab, or the page focusing the text
+  box). Keys alone never count.
 
 Semantic coordinates are natural image pixels, raw pointer coordinates stage pixels: the puzzle
-type's layout (puzzles/layout.py) maps one to the other, as the page does. A client can forge
-raw events too; this catches the cheap scripts, and the report names what it catches.
+type's layout (puzzles/layout.py) maps one to the other, as the page does. What this catches: a
+script that sends semantic actions without synthesizing the raw stream around them. What it
+cannot catch: a client that synthesizes the whole raw stream (the focus events, the presses, the
+paths), e.g. a real browser driven with CDP or OS input events; the report says so.
 """
 
 from __future__ import annotations
@@ -38,20 +53,26 @@ from annotation.live.timing import LoggedEvent
 from puzzles.layout import Layout, Rect
 
 # The page stamps an action with the DOM event that caused it and logs that event with the same
-# stamp; a key that presses a button, or types, comes a few milliseconds before its effect.
+# stamp; a pointerup or a key comes a few milliseconds before the click it causes.
 TIME_MS = 50.0
 # Stage pixels between a pointer event and the place of its action: rounding, and the clamp that
 # keeps a click on the image's last pixel inside it.
 PLACE_PX = 6.0
 PATH_SAMPLES = 2  # pointer samples a drag's path needs between its start and its drop
+CROSSHAIR_STEP_PX = 25.0  # the longest step of the page's keyboard crosshair (widgets.js, Shift)
 
-PRESSES = frozenset({"pointerdown", "pointerup", "click"})
 RELEASES = frozenset({"pointerup", "pointercancel"})
 KEYS = frozenset({"keydown", "keyup"})
 KEY_DOWN = frozenset({"keydown"})
+KEY_UP = frozenset({"keyup"})
+PRESS_KEYS = frozenset({"Enter", " "})  # what presses a focused button or cell (widgets.js)
+SLIDE_KEYS = frozenset({"ArrowLeft", "ArrowRight"})
+ARROWS = ("ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown")
 NO_HOVER = frozenset({"touch", "pen"})  # pointers that do not move before they press
-MOVES = frozenset({"pointermove", "pointerdown", "keydown"})
+MOVES = frozenset({"pointermove", "pointerdown", "focusin"})
 CYCLE_BUTTONS = {1: "next", -1: "prev"}
+PICTURE = "image"  # the focus target of the keyboard crosshair (the picture's overlay)
+TEXT = "text"
 
 
 @dataclass(frozen=True)
@@ -66,6 +87,8 @@ class _Raw:
     def __init__(self, events: Sequence[LoggedEvent]) -> None:
         self.events = sorted((e for e in events if not e.kind.startswith("act.")), key=lambda e: e.t)
         self.times = [e.t for e in self.events]
+        focus = [e for e in self.events if e.kind == "focusin"]
+        self.focus_times, self.focus_targets = [e.t for e in focus], [e.data.get("target") for e in focus]
 
     def within(self, start: float, end: float, kinds: frozenset[str]) -> list[LoggedEvent]:
         low, high = bisect.bisect_left(self.times, start), bisect.bisect_right(self.times, end)
@@ -74,8 +97,16 @@ class _Raw:
     def near(self, t: float, kinds: frozenset[str]) -> list[LoggedEvent]:
         return self.within(t - TIME_MS, t + TIME_MS, kinds)
 
+    def last_before(self, t: float, kinds: frozenset[str]) -> LoggedEvent | None:
+        return next((e for e in reversed(self.events[: bisect.bisect_right(self.times, t)]) if e.kind in kinds), None)
+
     def first_after(self, t: float, test: Callable[[LoggedEvent], bool]) -> LoggedEvent | None:
         return next((e for e in self.events[bisect.bisect_right(self.times, t) :] if test(e)), None)
+
+    def focused(self, t: float) -> str | None:
+        """The control the latest focus event at or before t names (None: no focus event yet)."""
+        index = bisect.bisect_right(self.focus_times, t) - 1
+        return self.focus_targets[index] if index >= 0 else None
 
 
 def input_evidence(
@@ -93,7 +124,7 @@ def input_evidence(
     if not actions:
         return Evidence(True)
     if not _moved_before(raw, min(a.t for a in actions)):
-        return Evidence(False, "no pointer movement before the first action")
+        return Evidence(False, "no pointer movement or focus before the first action")
     origin = events[0].t
     check = _Checks(raw, layout)
     for index, action in enumerate(actions):
@@ -104,14 +135,22 @@ def input_evidence(
 
 
 def _moved_before(raw: _Raw, t: float) -> bool:
+    """A pointer moved, a touch or pen pressed, or the focus reached a control: keys alone never count."""
+
     def counts(e: LoggedEvent) -> bool:
-        return e.kind in ("pointermove", "keydown") or e.data.get("pointer") in NO_HOVER
+        return e.kind != "pointerdown" or e.data.get("pointer") in NO_HOVER
 
     return any(counts(e) for e in raw.within(-math.inf, t + TIME_MS, MOVES))
 
 
-def _inside(rect: Rect, x: float, y: float) -> bool:
+def _inside(rect: Rect, e: LoggedEvent) -> bool:
+    x, y = e.data["x"], e.data["y"]
     return rect.x - PLACE_PX <= x <= rect.x + rect.w + PLACE_PX and rect.y - PLACE_PX <= y <= rect.y + rect.h + PLACE_PX
+
+
+def cell_target(index: int) -> str:
+    """The focus target the page names a grid cell by (events.js)."""
+    return f"cell:{index}"
 
 
 class _Checks:
@@ -137,56 +176,86 @@ class _Checks:
         check = self.by_kind.get(action.kind)
         return check(action, earlier) if check else "an action of no known kind"
 
-    # --- presses at a place ---------------------------------------------------------------
-    def _pressed(self, t: float, rects: list[Rect], *, keys: bool) -> bool:
-        presses = self.raw.near(t, PRESSES)
-        if any(_inside(r, e.data["x"], e.data["y"]) for e in presses for r in rects):
-            return True
-        return keys and bool(self.raw.near(t, KEYS))
+    # --- presses: the pointer's or the keyboard's --------------------------------------------
+    def _pointer_pressed(self, t: float, place: Rect, area: Rect) -> bool:
+        """A pointerup at the place and time, after a pointerdown on the element (area)."""
+        for up in self.raw.near(t, frozenset({"pointerup"})):
+            down = self.raw.last_before(up.t, frozenset({"pointerdown"}))
+            if _inside(place, up) and down is not None and _inside(area, down):
+                return True
+        return False
 
-    def _point(self, x: float, y: float) -> Rect:
-        sx, sy = self.layout.main.to_stage(x, y)
-        return Rect(sx, sy, 0, 0)
+    def _key_on(
+        self, t: float, control: str, *, keys: frozenset[str], kinds: frozenset[str] = KEYS
+    ) -> LoggedEvent | None:
+        """A key among `keys` at t, pressed while `control` had the focus (its focusin first)."""
+        found = (e for e in self.raw.near(t, kinds) if e.data.get("key") in keys and self.raw.focused(e.t) == control)
+        return next(found, None)
+
+    def _pressed(self, t: float, rect: Rect, control: str) -> bool:
+        return self._pointer_pressed(t, rect, rect) or self._key_on(t, control, keys=PRESS_KEYS) is not None
+
+    def _crosshair_reaches(self, t: float, point: tuple[float, float]) -> bool:
+        """Enough arrow keys on the focused picture since the page loaded to move the crosshair
+        from the picture's centre to the point (module docstring)."""
+        load = self.raw.last_before(t, frozenset({"load"}))
+        keys = self.raw.within(load.t if load else -math.inf, t, KEY_DOWN)
+        count = dict.fromkeys(ARROWS, 0)
+        for e in keys:
+            if e.data.get("key") in count and self.raw.focused(e.t) == PICTURE:
+                count[e.data["key"]] += 1
+        reach = {key: n * CROSSHAIR_STEP_PX + PLACE_PX for key, n in count.items()}
+        cx, cy = self.layout.main.rect.center()
+        dx, dy = point[0] - cx, point[1] - cy
+        return -reach["ArrowLeft"] <= dx <= reach["ArrowRight"] and -reach["ArrowUp"] <= dy <= reach["ArrowDown"]
 
     def click(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
-        place = self._point(action.data["x"], action.data["y"])
-        return "" if self._pressed(action.t, [place], keys=True) else "no pointer press at its place and time"
+        image = self.layout.main
+        sx, sy = image.to_stage(action.data["x"], action.data["y"])
+        if self._pointer_pressed(action.t, Rect(sx, sy, 0, 0), image.rect):
+            return ""
+        if self._key_on(action.t, PICTURE, keys=PRESS_KEYS, kinds=KEY_DOWN) is None:
+            return "no pointer press at its place and time"
+        return "" if self._crosshair_reaches(action.t, (sx, sy)) else "the arrow keys never moved the crosshair there"
 
     def toggle(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
-        cell = self.layout.cell(action.data["cell"])
-        return "" if self._pressed(action.t, [cell], keys=True) else "no pointer press on its cell"
+        cell = action.data["cell"]
+        return "" if self._pressed(action.t, self.layout.cell(cell), cell_target(cell)) else "no press on its cell"
 
     def swap(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
-        first, second = self.layout.cell(action.data["a"]), self.layout.cell(action.data["b"])
-        if not self._pressed(action.t, [second], keys=False):
-            return "no pointer press on its second cell"
-        picked = self.raw.within(-math.inf, action.t, PRESSES)
-        return (
-            "" if any(_inside(first, e.data["x"], e.data["y"]) for e in picked) else "its first cell was never pressed"
-        )
+        a, b = action.data["a"], action.data["b"]
+        if not self._pressed(action.t, self.layout.cell(b), cell_target(b)):
+            return "no press on its second cell"
+        first, target = self.layout.cell(a), cell_target(a)
+        ups = self.raw.within(-math.inf, action.t, frozenset({"pointerup"}))
+        keys = self.raw.within(-math.inf, action.t, KEY_DOWN)
+        by_key = any(e.data.get("key") in PRESS_KEYS and self.raw.focused(e.t) == target for e in keys)
+        return "" if by_key or any(_inside(first, e) for e in ups) else "its first cell was never pressed"
+
+    def _button(self, action: LoggedEvent, name: str, missing: str) -> str:
+        button = self.layout.controls.get(name)
+        return "" if button is not None and self._pressed(action.t, button, name) else missing
 
     def cycle(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
-        button = self.layout.controls.get(CYCLE_BUTTONS[action.data["delta"]])
-        pressed = button is not None and self._pressed(action.t, [button], keys=True)
-        return "" if pressed else "no press on its arrow button"
+        return self._button(action, CYCLE_BUTTONS[action.data["delta"]], "no press on its arrow button")
 
     def reset(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
-        button = self.layout.controls.get("reset")
-        pressed = button is not None and self._pressed(action.t, [button], keys=True)
-        return "" if pressed else "no press on the reset button"
+        return self._button(action, "reset", "no press on the reset button")
 
     def submit(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
-        button = self.layout.controls.get("submit")
-        if button is not None:
-            return "" if self._pressed(action.t, [button], keys=True) else "no press on the submit button"
-        # Submitted by the page with the action that made it (a click, a hold's release).
-        if earlier and abs(earlier[-1].t - action.t) <= TIME_MS:
+        if "submit" not in self.layout.controls:
+            # Submitted by the page with the action that made it (a click, a hold's release).
+            return "" if earlier and abs(earlier[-1].t - action.t) <= TIME_MS else "no action at its time"
+        if TEXT in self.layout.controls and self._key_on(action.t, TEXT, keys=frozenset({"Enter"}), kinds=KEY_DOWN):
             return ""
-        return "" if self.raw.near(action.t, PRESSES | RELEASES | KEYS) else "no input at its time"
+        return self._button(action, "submit", "no press on the submit button")
 
     def typed(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
-        typed = self.raw.near(action.t, frozenset({"keydown", "input"}))
-        return "" if typed else "no keystroke or input event at its time"
+        for e in self.raw.near(action.t, frozenset({"input"})):
+            keyed = e.data.get("input_type") != "insertText" or self.raw.within(e.t - TIME_MS, e.t, KEY_DOWN)
+            if self.raw.focused(e.t) == TEXT and keyed:
+                return ""
+        return "no keystroke or input event in the focused text box at its time"
 
     # --- drags and holds ------------------------------------------------------------------
     def drag_start(self, action: LoggedEvent, earlier: list[LoggedEvent]) -> str:
@@ -195,7 +264,7 @@ class _Checks:
             return "a drag on a page without a slider"
         handle = slider.handle_at(action.data["x"])
         downs = self.raw.near(action.t, frozenset({"pointerdown"}))
-        if any(_inside(handle, e.data["x"], e.data["y"]) for e in downs) or self.raw.near(action.t, KEY_DOWN):
+        if any(_inside(handle, e) for e in downs) or self._key_on(action.t, "slider", keys=SLIDE_KEYS, kinds=KEY_DOWN):
             return ""
         return "no pointer press on the handle"
 
@@ -203,8 +272,9 @@ class _Checks:
         start = next((e for e in reversed(earlier) if e.kind in ("act.drag_start", "act.drag_end")), None)
         if start is None or start.kind != "act.drag_start":
             return "a drop without a drag"
-        if self.raw.near(start.t, KEY_DOWN):  # slid with the arrow keys
-            return "" if self.raw.near(action.t, frozenset({"keyup"})) else "no key let go at the drop"
+        if self._key_on(start.t, "slider", keys=SLIDE_KEYS, kinds=KEY_DOWN):  # slid with the arrow keys
+            let_go = self._key_on(action.t, "slider", keys=SLIDE_KEYS, kinds=KEY_UP)
+            return "" if let_go else "no key let go at the drop"
         if len(self.raw.within(start.t, action.t, frozenset({"pointermove"}))) < PATH_SAMPLES:
             return "no pointer path from the drag's start"
         return "" if self.raw.near(action.t, RELEASES) else "no pointer release at the drop"
@@ -222,14 +292,22 @@ class _Checks:
         release = self.raw.first_after(press.t, _release_of(press))
         if release is not None and release.t < action.t - TIME_MS:
             return f"the press was released {(action.t - release.t) / 1000:.2f} s before the hold ended"
-        return ""
+        return "" if self._let_go(press, action.t) else "the press was not let go when the hold ended"
 
     def _hold_press(self, start: LoggedEvent) -> LoggedEvent | None:
         button = self.layout.controls.get("hold")
         downs = self.raw.near(start.t, frozenset({"pointerdown"}))
-        down = next((e for e in downs if button is None or _inside(button, e.data["x"], e.data["y"])), None)
-        keys = self.raw.near(start.t, KEY_DOWN)  # the key that started it has its stamp: the nearest
-        return down or min(keys, key=lambda e: abs(e.t - start.t), default=None)
+        down = next((e for e in downs if button is None or _inside(button, e)), None)
+        return down or self._key_on(start.t, "hold", keys=PRESS_KEYS, kinds=KEY_DOWN)
+
+    def _let_go(self, press: LoggedEvent, t: float) -> bool:
+        """The press ends at the hold's end: the key's own keyup, a pointer's release or move
+        (leaving the button ends a hold), or the window losing the focus."""
+        if self.raw.near(t, frozenset({"blur"})):
+            return True
+        if press.kind == "keydown":
+            return any(_release_of(press)(e) for e in self.raw.near(t, KEY_UP))
+        return bool(self.raw.near(t, RELEASES | frozenset({"pointermove"})))
 
 
 def _release_of(press: LoggedEvent) -> Callable[[LoggedEvent], bool]:

@@ -123,6 +123,21 @@ def _delta(value: Any, limits: Limits) -> int:
     return value
 
 
+# What a `focusin` may name: a stage control, or a grid cell by its index (static/arena/events.js).
+FOCUS_TARGETS = frozenset({"submit", "next", "prev", "reset", "hold", "text", "slider", "image", "other"})
+
+
+def _focus_target(value: Any, limits: Limits) -> str:
+    if isinstance(value, str) and (value in FOCUS_TARGETS or _is_cell_target(value, limits.cells)):
+        return value
+    raise ValueError(f"must be one of {', '.join(sorted(FOCUS_TARGETS))} or cell:0..cell:{max(0, limits.cells - 1)}")
+
+
+def _is_cell_target(value: str, cells: int) -> bool:
+    index = value.removeprefix("cell:")
+    return index != value and index.isascii() and index.isdigit() and len(index) <= 4 and int(index) < cells
+
+
 _stage = _number(*STAGE_SPAN)
 _size = _number(0, 100000)
 _scale = _number(0, 100)
@@ -143,6 +158,7 @@ KINDS: dict[str, dict[str, Check]] = {
     "visibilitychange": {"state": _choice("hidden", "visible")},
     "focus": {},
     "blur": {},
+    "focusin": {"target": _focus_target},
     "resize": {"w": _size, "h": _size, "scale": _scale},
     "beat": {},
     "act.click": {"x": _natural_x, "y": _natural_y},

@@ -15,11 +15,31 @@ const POST_MIN_DELAY = 1000; // fallback retries: 1 s, doubling to 8 s
 const BEACON_CHUNK = 100; // events per batch cut at pagehide: beacons have a small byte quota
 const MAX_SAVED_CHARS = 1_000_000; // sessionStorage is small; keep the oldest batches first
 const POINTERS = new Set(["mouse", "pen", "touch"]);
+// The controls a focusin names (annotation/live/frames.py): the server checks that a key which
+// makes an action was pressed on the control the action names (annotation/live/evidence.py).
+const CONTROLS = new Set(["submit", "next", "prev", "reset", "hold", "text", "slider"]);
 
 const round3 = (v) => Math.round(v * 1000) / 1000;
 /** Epoch ms now, and of a DOM event (its own timeStamp, not the time we handle it). */
 export const now = () => round3(performance.timeOrigin + performance.now());
 export const stamp = (e) => round3(performance.timeOrigin + e.timeStamp);
+
+/** The name of a focused element for a focusin: a stage control, the picture's keyboard
+ *  crosshair ("image"), a grid cell ("cell:3"), or "other". */
+function controlName(stage, el) {
+  if (!(el instanceof Element) || !stage.contains(el)) return "other";
+  if (el.classList.contains("overlay")) return "image";
+  const role = el.dataset.role;
+  if (role === "cell") return `cell:${el.dataset.index}`;
+  return CONTROLS.has(role) ? role : "other";
+}
+
+/** A focusin for the element that has the focus now, if any: a widget may focus one before
+ *  capture starts (the text box is focused on load), and that focusin went unheard. */
+export function focusedNow(stage) {
+  const el = document.activeElement;
+  return el && el !== document.body ? { k: "focusin", t: now(), target: controlName(stage, el) } : null;
+}
 
 /** Listen for raw events and push them; `fit` re-scales the stage and returns the scale. While the
  *  page is visible a `beat` goes out every beatMs, so the server can tell silence from looking. */
@@ -48,6 +68,8 @@ export function capture(stage, push, fit, beatMs) {
     input: (e) => ({ k: "input", t: stamp(e), input_type: String(e.inputType ?? "").slice(0, 32) }),
     wheel: (e) => ({ k: "wheel", t: stamp(e), ...at(e), dx: round2(e.deltaX), dy: round2(e.deltaY) }),
     resize: (e) => ({ k: "resize", t: stamp(e), w: innerWidth, h: innerHeight, scale: fit() }),
+    // An element took the focus (a Tab, a press): which control a key that follows acts on.
+    focusin: (e) => ({ k: "focusin", t: stamp(e), target: controlName(stage, e.target) }),
   };
   const stop = new AbortController();
   const record = (make) => (e) => [].concat(make(e)).forEach(push);

@@ -2,7 +2,7 @@
 // One attempt is mounted at a time; window.arena.next(uid) mounts the next attempt in place,
 // so a queue of puzzles (or a replay) moves on without reloading the document.
 import { buildStage, fitStage, puzzleRegion, toStage, toNatural, round2 } from "./stage.js";
-import { capture, Transport, now, stamp } from "./events.js";
+import { capture, focusedNow, Transport, now, stamp } from "./events.js";
 import { widgets } from "./widgets.js";
 
 const container = document.getElementById("stage");
@@ -129,6 +129,8 @@ function mount(data, asked = 0) {
     stopCapture = capture(ui.stage, (event) => transport.push(event), fit, data.beat_ms);
     const state = document.visibilityState === "hidden" ? "hidden" : "visible"; // opened in a background tab?
     transport.push({ k: "load", t: now(), w: innerWidth, h: innerHeight, scale: fit(), state });
+    const focused = focusedNow(ui.stage); // the text box, focused on load before capture listened
+    if (focused) transport.push(focused);
     transport.start();
   }
   container.dataset.attempt = data.attempt; // last: the page is built and listening

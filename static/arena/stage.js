@@ -107,7 +107,7 @@ export function buildStage(stage, data) {
   const controls = layout.controls;
   if (controls.prev) ui.controls.prev = role(button("arrow prev", "◀", controls.prev, stage), "prev");
   if (controls.next) ui.controls.next = role(button("arrow next", "▶", controls.next, stage), "next");
-  if (controls.reset) ui.controls.reset = button("reset", "Reset Clicks", controls.reset, stage);
+  if (controls.reset) ui.controls.reset = role(button("reset", "Reset Clicks", controls.reset, stage), "reset");
   if (controls.hold) ui.controls.hold = role(button("hold", "HOLD", controls.hold, stage), "hold");
   if (controls.text) {
     const input = role(place(make("input", "text", stage), controls.text), "text");

@@ -133,7 +133,12 @@ class Hand:
         return self
 
     def press_control(self, name: str, *acts: dict) -> "Hand":
-        return self.press(*self.layout.control(name).center(), *acts)
+        """Press a control; the press gives it the focus (the page logs a focusin naming it)."""
+        self.press(*self.layout.control(name).center())
+        self.log("focusin", target=name)
+        for act in acts:
+            self.log(act["k"], **{k: v for k, v in act.items() if k != "k"})
+        return self
 
     def type(self, text: str) -> "Hand":
         """Each character: keydown, the input event and its act.type, keyup."""

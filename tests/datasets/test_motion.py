@@ -88,10 +88,12 @@ def as_page_logs(events: list[tuple[str, float, dict]], *, answer: str) -> list[
     after the click (Dice_Count's text box): what the intake stores and scoring measures."""
     shift = time.time() * 1000 - events[-1][1] - 400
     logged = [{"k": "load", "t": events[0][1] + shift, "w": 1280, "h": 1080, "scale": 1, "state": "visible"}]
+    logged.append({"k": "focusin", "t": logged[0]["t"], "target": "text"})  # the box is focused on load
     logged += [{"k": kind, "t": t + shift, **data} for kind, t, data in events[1:] if kind != "act.click"]
     t = logged[-1]["t"]
     logged += [
         {"k": "keydown", "t": t + 100, "key": answer[-1], "code": f"Digit{answer[-1]}"},
+        {"k": "input", "t": t + 101, "input_type": "insertText"},
         {"k": "act.type", "t": t + 101, "text": answer},
         {"k": "keyup", "t": t + 140, "key": answer[-1], "code": f"Digit{answer[-1]}"},
         {"k": "keydown", "t": t + 300, "key": "Enter", "code": "Enter"},

@@ -72,7 +72,7 @@ def test_a_click_needs_a_press_at_its_place_and_time():
         not found.ok and found.problem.startswith("act.click at ") and "no pointer press at its place" in found.problem
     )
     scripted = judge(puzzle, semantic_only({"k": "act.click", "x": x, "y": y}, {"k": "act.submit"}))
-    assert (scripted.ok, scripted.problem) == (False, "no pointer movement before the first action")
+    assert (scripted.ok, scripted.problem) == (False, "no pointer movement or focus before the first action")
 
 
 def test_cells_swaps_and_arrows_need_their_own_cell_or_button():
@@ -81,7 +81,7 @@ def test_cells_swaps_and_arrows_need_their_own_cell_or_button():
     hand.press(*hand.layout.cell(4).center(), {"k": "act.toggle", "cell": 4})
     assert judge(cells, hand.events).ok
     wrong_cell = Hand(cells, T0).press(*hand.layout.cell(5).center(), {"k": "act.toggle", "cell": 4})
-    assert "no pointer press on its cell" in judge(cells, wrong_cell.events).problem
+    assert "no press on its cell" in judge(cells, wrong_cell.events).problem
 
     swap = puzzle_of("Bingo")
     hand = Hand(swap, T0)
@@ -97,6 +97,8 @@ def test_cells_swaps_and_arrows_need_their_own_cell_or_button():
     assert "no press on its arrow button" in judge(option, backward.events).problem
     keyboard = Hand(option, T0).move(300, 300)
     keyboard.t += 200
+    keyboard.log("focusin", target="next")  # tabbed to
+    keyboard.t += 300
     keyboard.log("keydown", key="Enter", code="Enter")
     keyboard.log("act.cycle", delta=1)  # a focused button pressed with Enter clicks at no place
     assert judge(option, keyboard.events).ok
@@ -239,7 +241,10 @@ def test_a_semantic_only_client_is_marked_and_left_out_of_pass1_but_counted_and_
 
     for attempt in Attempt.objects.filter(pk__in=[a.pk for a in scripted]):
         assert attempt.correct is True  # the verifier is fooled...
-        assert attempt.input_ok is False and attempt.input_problem == "no pointer movement before the first action"
+        assert (
+            attempt.input_ok is False
+            and attempt.input_problem == "no pointer movement or focus before the first action"
+        )
     assert set(Attempt.objects.filter(participant=human.participant).values_list("input_ok", flat=True)) == {True}
     marks = attempt_marks(study=study)
     assert all("no_input" in marks[a.pk] for a in scripted)
@@ -329,13 +334,20 @@ async def test_a_client_whose_raw_input_backs_its_actions_passes(open_attempt):
 
 
 def test_the_keyboard_is_a_hand_too():
-    """The page's keyboard crosshair clicks with Enter, a focused cell toggles with Space, the
-    slider's handle slides with the arrow keys: a key at each action's time backs it."""
+    """The page's keyboard crosshair clicks with Enter once the arrows moved it there, the
+    slider's handle slides with the arrow keys: each on the control that took the focus."""
     dot = puzzle_of("Place_Dot")
     hand = Hand(dot, T0)
     hand.t += 300
+    hand.log("focusin", target="image")  # tabbed to the picture: the crosshair shows at its centre
+    image = hand.layout.main
+    centre = image.to_natural(*image.rect.center())
+    for _ in range(2):
+        hand.t += 120
+        hand.log("keydown", key="ArrowRight", code="ArrowRight")  # with Shift: 25 stage px each
+    hand.t += 200
     hand.log("keydown", key="Enter", code="Enter")
-    hand.log("act.click", x=50, y=60)
+    hand.log("act.click", x=centre[0] + 50 / image.scale, y=centre[1])
     hand.t += 80
     hand.log("keyup", key="Enter", code="Enter")
     hand.press_control("submit", {"k": "act.submit"})
@@ -345,6 +357,8 @@ def test_the_keyboard_is_a_hand_too():
     start_x, start_y = slide.public["start_position"]
     keys = Hand(slide, T0)
     keys.t += 300
+    keys.log("focusin", target="slider")
+    keys.t += 100
     keys.log("keydown", key="ArrowRight", code="ArrowRight")
     keys.log("act.drag_start", x=start_x, y=start_y)
     for _ in range(5):
@@ -356,6 +370,7 @@ def test_the_keyboard_is_a_hand_too():
     assert judge(slide, keys.events).ok
     never_let_go = Hand(slide, T0)
     never_let_go.t += 300
+    never_let_go.log("focusin", target="slider")
     never_let_go.log("keydown", key="ArrowRight", code="ArrowRight")
     never_let_go.log("act.drag_start", x=start_x, y=start_y)
     never_let_go.t += 500
