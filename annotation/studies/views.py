@@ -37,10 +37,11 @@ def study_join(request, token: str):
     needed), and a browser that joined before is offered to continue."""
     study = get_object_or_404(Study, token=token)
     try:
-        crowd = crowd_ids(request.GET) or request.session.get(f"crowd-{token}", {})
+        # The consent form posts back to the link itself, query and all: the crowd ids travel in
+        # the address, and an anonymous visit writes nothing (no session until the person starts).
+        crowd = crowd_ids(request.GET)
     except AccessRefused as refused:
         return _refused(request, study, refused, status=400)
-    request.session[f"crowd-{token}"] = crowd  # kept until the person starts
     returning = resumable_user(study=study, token=request.COOKIES.get(resume_cookie(study), ""))
     if request.method == "POST":
         return _resume(request, study, returning) if returning else _start(request, study, crowd)

@@ -216,7 +216,7 @@ def test_invite_link_records_crowd_ids_and_the_resume_link_continues_on_another_
     link = f"/s/{study.token}/?PROLIFIC_PID=abc123&STUDY_ID=s9"
     browser = Client()
     assert "I agree, start" in browser.get(link).content.decode()
-    started = browser.post(f"/s/{study.token}/")
+    started = browser.post(link)  # the consent form posts back to the link, query and all
     assert started.status_code == 302
     first = browser.get(started["Location"])
     enrollment = Enrollment.objects.get(study=study)
@@ -227,7 +227,7 @@ def test_invite_link_records_crowd_ids_and_the_resume_link_continues_on_another_
     assert page.context["page_data"]["study"]["total"] == 2
     other_device = Client()
     assert "I agree, start" in other_device.get(link).content.decode()  # the crowd id alone signs nobody in
-    assert other_device.post(f"/s/{study.token}/").status_code == 403  # ...and takes no second place
+    assert other_device.post(link).status_code == 403  # ...and takes no second place
     resume_url = browser.get(f"/s/{study.token}/pause/").context["resume_url"]
     assert other_device.get(resume_url).status_code == 200  # a GET signs nobody in
     assert other_device.get(f"/s/{study.token}/next/")["Location"] == f"/s/{study.token}/"
@@ -291,7 +291,7 @@ def test_a_crowd_id_never_signs_anyone_in_as_an_account_with_a_password(verified
     staff = Client()
     staff.force_login(boss)
     staff.get(f"/s/{study.token}/?PROLIFIC_PID=same")
-    staff.post(f"/s/{study.token}/")
+    staff.post(f"/s/{study.token}/?PROLIFIC_PID=same")
     stranger = Client()
     page = stranger.get(f"/s/{study.token}/?PROLIFIC_PID=same")
     assert page.status_code == 200 and "I agree, start" in page.content.decode()  # not signed in as boss

@@ -5,6 +5,7 @@ and numbers stay numbers (arena_site/csv_cells.py)."""
 import csv
 import io
 import json
+from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -48,9 +49,9 @@ def test_a_crowd_id_reaches_the_per_participant_csv_as_text(verified):
     verified(types=("Dice_Count",), per_type=3)
     study = study_create(name="s", split="test", puzzles_per_annotator=1)
     for crowd_id in PRINTABLE:
-        browser = Client()
-        browser.get(f"/s/{study.token}/", {"PROLIFIC_PID": crowd_id})
-        assert browser.post(f"/s/{study.token}/").status_code == 302
+        browser, link = Client(), f"/s/{study.token}/?{urlencode({'PROLIFIC_PID': crowd_id})}"
+        browser.get(link)
+        assert browser.post(link).status_code == 302  # the consent form posts back to the link
     staff = Client()
     staff.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     rows = read(staff.get(f"/studies/{study.pk}/participants.csv").content.decode())

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.sessions.models import Session
 from django.test import Client
 
 from annotation.agents.server import ROOT, daphne_command
 from annotation.live.frames import MAX_FRAME_BYTES
+from annotation.models import Enrollment
 from annotation.studies.setup import study_create
 from tests.asgi_http import exchange, http_scope
 
@@ -156,6 +158,27 @@ def test_daphne_passes_a_body_within_the_limit_to_the_site(daphne_server):
     port, _ = daphne_server
     sent, answer = _post(port, declared=512 * 1024, size=512 * 1024)
     assert sent == 512 * 1024 and answer.startswith(b"HTTP/1.1 403")  # the site's own CSRF refusal
+
+
+# --- invite pages -------------------------------------------------------------------------------
+def test_anonymous_visits_of_an_invite_page_write_no_session_and_the_start_button_still_joins(study):
+    """Invite links are public: every anonymous GET used to store a session row (the crowd ids,
+    empty or not), so anyone could fill the session table by reloading. The session starts at
+    the consent POST, which carries the CSRF token from the page (cookie, not session) and the
+    crowd ids in the link it posts back to."""
+    link = f"/s/{study.token}/?PROLIFIC_PID=p42&STUDY_ID=s1"
+    for _ in range(20):
+        page = Client().get(link)
+        assert page.status_code == 200 and "I agree, start" in page.content.decode()
+        Client().get(f"/s/{study.token}/")
+    assert Session.objects.count() == 0
+    browser = Client(enforce_csrf_checks=True)
+    page = browser.get(link).content.decode()
+    assert browser.post(link).status_code == 403  # no token, no join
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)[1]
+    started = browser.post(link, {"csrfmiddlewaretoken": token})
+    assert started.status_code == 302 and Session.objects.count() == 1
+    assert Enrollment.objects.get(study=study).external_ids == {"PROLIFIC_PID": "p42", "STUDY_ID": "s1"}
 
 
 # --- control characters -------------------------------------------------------------------------

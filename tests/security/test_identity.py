@@ -17,10 +17,10 @@ from annotation.studies.setup import study_create
 
 
 def joined(study, query="", client=None):
-    """A browser that opened the invite link (with its query) and pressed start."""
+    """A browser that opened the invite link (with its query) and pressed start (the form posts back to the link)."""
     client = client or Client()
     client.get(f"/s/{study.token}/{query}")
-    return client, client.post(f"/s/{study.token}/")
+    return client, client.post(f"/s/{study.token}/{query}")
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def test_knowing_someones_crowd_id_signs_nobody_in_as_them(study):
     attacker = Client()
     page = attacker.get(f"/s/{study.token}/?PROLIFIC_PID=victim")
     assert "I agree, start" in page.content.decode() and "_auth_user_id" not in attacker.session
-    refused = attacker.post(f"/s/{study.token}/")
+    refused = attacker.post(f"/s/{study.token}/?PROLIFIC_PID=victim")
     assert refused.status_code == 403 and "already takes part" in refused.content.decode()
     assert attacker.get(f"/s/{study.token}/next/")["Location"] == f"/s/{study.token}/"
     assert Enrollment.objects.filter(study=study).count() == 1
@@ -65,14 +65,14 @@ def test_the_browser_that_joined_continues_with_its_cookie(study):
     browser.cookies.pop("sessionid")
     again = browser.get(f"/s/{study.token}/?PROLIFIC_PID=p1")
     assert "Continue where I stopped" in again.content.decode() and "_auth_user_id" not in browser.session
-    resumed = browser.post(f"/s/{study.token}/", follow=True)
+    resumed = browser.post(f"/s/{study.token}/?PROLIFIC_PID=p1", follow=True)
     assert resumed.redirect_chain[-1][0] == first
 
 
 def test_another_persons_id_cannot_be_attached_to_an_enrolment(study):
     attacker, _ = joined(study, "?PROLIFIC_PID=mine")
     attacker.get(f"/s/{study.token}/?PROLIFIC_PID=theirs")
-    attacker.post(f"/s/{study.token}/")
+    attacker.post(f"/s/{study.token}/?PROLIFIC_PID=theirs")
     enrollment = Enrollment.objects.get(study=study)
     assert (enrollment.crowd_id, enrollment.external_ids) == ("mine", {"PROLIFIC_PID": "mine"})
     _, started = joined(study, "?PROLIFIC_PID=theirs")
@@ -90,7 +90,7 @@ def test_one_crowd_id_gets_one_enrolment_however_many_browsers_join_at_once(veri
             client = Client()
             client.get(f"/s/{study.token}/?workerId=w1")
             barrier.wait()
-            codes.append(client.post(f"/s/{study.token}/").status_code)
+            codes.append(client.post(f"/s/{study.token}/?workerId=w1").status_code)
         finally:
             connection.close()
 
