@@ -101,7 +101,14 @@ PARTICIPANT_TAIL = (
     "gold_correct",
     "gold_accuracy",
 )
-PARTICIPANT_END = ("marked_attempts", "flags", "active_minutes", "median_active_s")
+PARTICIPANT_END = (
+    "marked_attempts",
+    "gold_no_input",
+    "practice_no_input",
+    "flags",
+    "active_minutes",
+    "median_active_s",
+)
 PARTICIPANT_DIGITS = {"active_minutes": 1, "median_active_s": 1}  # proportions: 4 decimals
 
 
@@ -121,9 +128,11 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
     submitted scored attempt, retries and retired puzzles included (with one attempt per puzzle,
     their first answers); wrong and timed out part the ones not correct (reports.submitted_late);
     not_submitted: scored attempts started and never submitted. Gold: every submitted gold attempt.
-    marks: the quality marks per attempt (attempt_marks), counted per mark over scored attempts.
+    marks: the quality marks per attempt (attempt_marks), counted per mark over scored attempts;
+    gold_no_input and practice_no_input: the person's gold and practice attempts marked no_input.
     """
     by_participant = _attempt_rows(study)
+    no_input = {purpose: _no_input_on(study, purpose, marks) for purpose in ("gold", "practice")}
     enrollments = list(
         Enrollment.objects.filter(study=study).select_related("participant__user").order_by("joined_at", "pk")
     )
@@ -201,12 +210,22 @@ def participant_rows(*, study: Study, marks: Mapping[int, Sequence[str]]) -> tup
             "gold_accuracy": gold_correct / len(gold) if gold else None,
             **{f"marks_{mark}": counted[mark] for mark in mark_kinds},
             "marked_attempts": sum(1 for a in answered if marks.get(a["pk"])),
+            **{f"{purpose}_no_input": found.get(enrollment.participant_id, 0) for purpose, found in no_input.items()},
             "flags": flags.get(enrollment.participant_id, 0),
             "active_minutes": sum(a["active_ms"] for a in mine if a["submitted_at"] and a["active_ms"]) / 60000,
             "median_active_s": statistics.median(active) / 1000 if active else None,
         }
         rows.append(row)
     return columns, rows
+
+
+def _no_input_on(study: Study, purpose: str, marks: Mapping[int, Sequence[str]]) -> dict[int, int]:
+    """Per participant, their submitted attempts of this purpose that carry the no_input mark."""
+    counted: dict[int, int] = defaultdict(int)
+    submitted = Attempt.objects.filter(study=study, purpose=purpose, submitted_at__isnull=False)
+    for pk, participant in submitted.values_list("pk", "participant_id").order_by():
+        counted[participant] += "no_input" in marks.get(pk, ())
+    return counted
 
 
 def _attempt_rows(study: Study) -> dict[int, list[dict]]:

@@ -198,6 +198,8 @@ def summary_rows(report: dict) -> list[list]:
         ]
     for measure in ("started", "correct", "wrong", "timed_out", "not_submitted", "no_input"):
         rows.append(["outcomes", measure, overall.get(measure), None, None, None, "answers (first attempts)"])
+    for purpose, count in (report.get("no_input_beside_pool") or {}).items():
+        rows.append(["outcomes", f"no_input_{purpose}", count, None, None, None, f"{purpose} attempts, not in Pass@1"])
     agreement = report.get("agreement") or {}
     if agreement:
         n = agreement.get("agreement_n", agreement.get("alpha_n"))

@@ -21,6 +21,12 @@ Counting rules (written into every report's `rules`):
 - an answer whose first attempt has no input evidence (semantic actions without the raw pointer or
   key input a person's hand leaves on the page) is left out too, and counted per type and overall
   as `no_input` ("excluded: n without input evidence"); nor can such an attempt solve within k;
+  gold and practice attempts get the same check and their marks are counted apart
+  (`no_input_beside_pool`), though never in Pass@1 either way. The check catches a script that
+  sends the page's semantic actions without synthesizing the raw input around them (the presses
+  at each action's place, the keys on the focused control, the focus itself); it cannot catch a
+  client that synthesizes the whole raw stream, such as a real browser driven with CDP or
+  operating-system input;
 - agents are matched on the study's puzzles, one entry per run: each puzzle counts with exactly k
   rollouts of that run (k its rollouts per puzzle), the first k that did not fail; a failed rollout
   (the model server or the page failed after retries) is left out and counted per type, and a
@@ -43,7 +49,7 @@ from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Value
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 
 from annotation.live.scoring import TIME_UP_EARLY_MS
@@ -105,6 +111,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
         "excluded_annotators": excluded,
         "retired_puzzles": retired,
         "public_truth_puzzles": _public_truth(study, pool),
+        "no_input_beside_pool": _no_input_beside_pool(study),
         "types": types,
         "overall": _overall(types, k, pass1, pass_k),
         "intervals": {
@@ -127,6 +134,22 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
             for name, rows in _by_type(counted).items()
         },
     }
+
+
+def _no_input_beside_pool(study: Study) -> dict[str, int]:
+    """Gold and practice attempts of included annotators without input evidence: a script
+    answers them as readily as scored ones, so they are counted, though never in Pass@1."""
+    excluded = Enrollment.objects.filter(study=study, excluded=True).values("participant_id")
+    beside = (Attempt.Purpose.GOLD, Attempt.Purpose.PRACTICE)
+    counts = dict(
+        Attempt.objects.filter(study=study, purpose__in=beside, input_ok=False)
+        .exclude(participant_id__in=excluded)
+        .values("purpose")
+        .annotate(n=Count("pk"))
+        .values_list("purpose", "n")
+        .order_by()
+    )
+    return {str(purpose): counts.get(purpose, 0) for purpose in beside}
 
 
 def _boolean(condition: Q) -> ExpressionWrapper:

@@ -379,10 +379,15 @@ def no_input_line(report: dict) -> str:
     """The answers left out for want of input evidence, overall and per type that has any."""
     overall = report.get("overall") or {}
     by_type = [f"{type_name(row)} {fmt_count(row['no_input'])}" for row in types_of(report) if row.get("no_input")]
-    return (
+    line = (
         f"Excluded: {fmt_count(overall.get('no_input'))} without input evidence (actions with no pointer or key "
         f"input behind them){': ' + ', '.join(by_type) if by_type else ''}."
     )
+    beside = report.get("no_input_beside_pool") or {}
+    if any(is_number(n) and n > 0 for n in beside.values()):
+        counts = ", ".join(f"{purpose} {fmt_count(n)}" for purpose, n in beside.items())
+        line += f" Also without input evidence beside the scored puzzles: {counts} (never in Pass@1)."
+    return line
 
 
 def public_truth_line(count) -> str | None:

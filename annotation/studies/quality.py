@@ -3,6 +3,7 @@
 Marks: fast (active time under a floor or a share of the type's median), hidden (the page hidden,
 or silent, for long), tabs (hidden often), no_input (semantic actions without the raw pointer or
 key input a hand leaves, live/evidence.py; such attempts are also left out of the report's Pass@1).
+Gold and practice attempts get the same marks; an annotator's row counts no_input on them apart.
 An excluded annotator's attempts stay stored and are left out of reports; excluding and
 including again are logged and reversible.
 
@@ -40,14 +41,16 @@ STUCK_AFTER = timedelta(minutes=10)  # enrolled, unfinished, and no answer for t
 
 
 def attempt_marks(*, study: Study) -> dict[int, list[str]]:
-    """Marks per scored, submitted attempt of the study: fast, hidden, tabs, no_input."""
+    """Marks per submitted attempt of the study, scored, gold and practice alike: fast, hidden,
+    tabs, no_input. A script answers gold as readily as anything else; "fast" is judged against
+    the type's median over scored attempts."""
     rows = list(
-        Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, submitted_at__isnull=False)
+        Attempt.objects.filter(study=study, submitted_at__isnull=False)
         .annotate(hidden_count=times_hidden())
-        .values("pk", "puzzle__type", "wall_ms", "active_ms", "hidden_count", "input_ok")
+        .values("pk", "purpose", "puzzle__type", "wall_ms", "active_ms", "hidden_count", "input_ok")
         .order_by()
     )
-    medians = _median_active_by_type(rows)
+    medians = _median_active_by_type([r for r in rows if r["purpose"] == Attempt.Purpose.SCORED])
     marks: dict[int, list[str]] = {}
     for row in rows:
         found = []
@@ -114,6 +117,7 @@ def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
         for r in scored:
             for mark in marks.get(r["pk"], []):
                 counted[mark] += 1
+        no_input = {purpose: _marked(rows, marks, purpose, "no_input") for purpose in (GOLD, PRACTICE)}
         active = [r["active_ms"] for r in scored if r["active_ms"] is not None]
         seen = activity.get(enrollment.participant_id, {})
         stuck = is_stuck(enrollment, last_answer=seen.get("last_answer"), now=now)
@@ -143,12 +147,22 @@ def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
                 "hidden": counted["hidden"],
                 "tabs": counted["tabs"],
                 "no_input": counted["no_input"],
+                "gold_no_input": no_input[GOLD],
+                "practice_no_input": no_input[PRACTICE],
                 "excluded": enrollment.excluded,
                 "excluded_reason": enrollment.excluded_reason,
                 "finished": enrollment.finished_at is not None,
             }
         )
     return table
+
+
+GOLD, PRACTICE = Attempt.Purpose.GOLD, Attempt.Purpose.PRACTICE
+
+
+def _marked(rows: list[dict], marks: dict[int, list[str]], purpose: str, mark: str) -> int:
+    """How many of the rows' attempts of this purpose carry the mark."""
+    return sum(1 for r in rows if r["purpose"] == purpose and mark in marks.get(r["pk"], ()))
 
 
 def _state(enrollment: Enrollment, stuck: bool) -> str:

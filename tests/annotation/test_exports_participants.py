@@ -55,6 +55,8 @@ COLUMNS = [
     "marks_tabs",
     "marks_no_input",
     "marked_attempts",
+    "gold_no_input",
+    "practice_no_input",
     "flags",
     "active_minutes",
     "median_active_s",
