@@ -154,7 +154,7 @@ def _note_input(attempt: Attempt, events: list[Event], *, server_ms: float) -> N
 
 def _slot_after_submit(attempt: Attempt, *, slot_id: int) -> None:
     """A study place is done when solved, or when its k attempts are used up."""
-    allowed = attempt.study.attempts_per_puzzle if attempt.study else 1
+    allowed = attempt.study.attempts_allowed if attempt.study else 1
     used = (
         Attempt.objects.filter(
             slot_id=slot_id, participant_id=attempt.participant_id, submitted_at__isnull=False

@@ -125,8 +125,9 @@ def _next_step(enrollment: Enrollment, now: datetime) -> Step:
 
 def _close_answered_places(enrollment: Enrollment) -> None:
     """A study stored with k > 1 and verdicts hidden allows one attempt (Study.attempts_allowed):
-    scoring closes a place at the stored k, so here, before progress is counted, any answer
-    closes it, right or wrong alike; a retry offered after a wrong one would tell the verdict."""
+    scoring closes a place at its first answer now, but places answered before that rule may be
+    open still, so here, before progress is counted, any answer closes one, right or wrong alike;
+    a retry offered after a wrong one would tell the verdict."""
     study = enrollment.study
     if study.attempts_allowed == study.attempts_per_puzzle:
         return
@@ -224,7 +225,7 @@ def _current(enrollment: Enrollment, now: datetime) -> Attempt | None:
 
 
 # Events a page sends without anyone acting: they show it is open, not that someone is there.
-UNATTENDED = ("beat", "load", "visibilitychange", "focus", "blur", "resize", Event.REFUSED)
+UNATTENDED = ("beat", "load", "visibilitychange", "focus", "focusin", "blur", "resize", Event.REFUSED)
 
 
 def _last_activity(attempt: Attempt) -> datetime:

@@ -64,6 +64,16 @@ def test_with_verdicts_shown_a_wrong_answer_is_retried(pool):
     assert after_answering(study, correct=True) == {"page": "puzzle", "again": False, "progress": (1, 2)}
 
 
+def test_with_verdicts_hidden_a_wrong_answer_closes_its_place_when_submitted(pool):
+    """Staff progress and the dashboard count the place done at once, not when its holder next asks
+    for work (a person who leaves after a wrong answer would hold it open for good)."""
+    study = stored_with_retries(show_verdict=False)
+    _, first = first_puzzle(study)
+    submit_answer(first, False)
+    first.refresh_from_db()
+    assert first.correct is False and first.slot.done
+
+
 def test_the_report_of_such_a_study_counts_pass_at_1(pool):
     study = stored_with_retries(show_verdict=False)
     after_answering(study, correct=False)
