@@ -159,7 +159,7 @@ def main() -> None:
     scratch = django_for_bench()
     from django.db import connection
 
-    from annotation.management.commands.report import render
+    from annotation.reporting.render import render
     from annotation.reporting.reports import study_report
 
     study, puzzles, attempts, generated, stored = setup(args.per_type, args.annotators, args.seed, args.agent_runs)

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from annotation.management.commands.report import find_study
+from annotation.management.common import find_study
 from annotation.reporting.exports import event_lines
 
 

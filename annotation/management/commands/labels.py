@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.datasets.labels import FORMATS, FormatUnavailable, labels_write, puzzle_labels
 from annotation.datasets.motion import motion_table
 from annotation.live.scoring import attempt_measure_motion, attempts_without_motion
-from annotation.management.commands.report import find_study
+from annotation.management.common import find_study
 from annotation.reporting.motion import COLUMNS
 from puzzles.models import Puzzle
 from puzzles.progress import Progress

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from annotation.management.commands.report import find_study
+from annotation.management.common import find_study
 from annotation.reporting.exports import participants_csv
 from annotation.studies.quality import attempt_marks
 

@@ -8,19 +8,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Study
+from annotation.management.common import find_study
 from annotation.reporting.render import FORMATS, render
 from annotation.reporting.reports import study_report
 from annotation.studies.setup import study_datasets
 from puzzles.selectors import datasets_line
-
-
-def find_study(ref: str) -> Study:
-    query = Study.objects.filter(pk=int(ref)) if ref.isdigit() else Study.objects.filter(name=ref)
-    found = list(query[:2]) or list(Study.objects.filter(token=ref))
-    if len(found) != 1:
-        raise CommandError(f"no single study named or numbered {ref!r}")
-    return found[0]
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ from typing import TextIO, cast
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.agents.prompts import TOOLS_PROMPT
-from annotation.management.commands.report import find_study
+from annotation.management.common import find_study
 from puzzles.progress import Progress
 
 
