@@ -20,6 +20,7 @@ from django.db.models.functions import Cast
 
 from annotation.live.motion import RULE
 from annotation.models import Rollout
+from annotation.reporting.report_types import MotionRow, MotionSection
 
 FEATURES = ("path_px", "straightness", "peak_speed", "pause_ms", "density")
 KEPT = ("samples", *FEATURES, "human_likeness")  # what summaries read of Attempt.motion
@@ -59,14 +60,14 @@ def add_agents(groups: Groups, rollouts: QuerySet[Rollout]) -> Groups:
     return groups
 
 
-def motion_rows(groups: Groups) -> list[dict[str, Any]]:
+def motion_rows(groups: Groups) -> list[MotionRow]:
     """One row per type and group: people first in each type, then the runs by name."""
     rows = [summarize(type_name, group, motions) for (type_name, group), motions in groups.items()]
     rows.sort(key=lambda r: (r["type"], r["group"] != PEOPLE, r["group"]))
     return rows
 
 
-def motion_overall(groups: Groups) -> list[dict[str, Any]]:
+def motion_overall(groups: Groups) -> list[MotionRow]:
     """One row per group over every type (each attempt weighs the same)."""
     pooled: dict[str, list[dict | None]] = defaultdict(list)
     for (_, group), motions in groups.items():
@@ -76,12 +77,12 @@ def motion_overall(groups: Groups) -> list[dict[str, Any]]:
     return rows
 
 
-def motion_section(groups: Groups) -> dict[str, Any]:
+def motion_section(groups: Groups) -> MotionSection:
     """What a report or a page shows: the rows per type, the rows over all types, and the rule."""
     return {"rows": motion_rows(groups), "overall": motion_overall(groups), "rule": RULE}
 
 
-def summarize(type_name: str, group: str, motions: list[dict | None]) -> dict[str, Any]:
+def summarize(type_name: str, group: str, motions: list[dict[str, Any] | None]) -> MotionRow:
     measured = [m for m in motions if m is not None]
     scores = [m["human_likeness"] for m in measured if m.get("human_likeness") is not None]
 
@@ -95,7 +96,11 @@ def summarize(type_name: str, group: str, motions: list[dict | None]) -> dict[st
         "attempts": len(motions),
         "measured": len(measured),
         "with_path": len(scores),
-        **{name: median(name) for name in FEATURES},
+        "path_px": median("path_px"),
+        "straightness": median("straightness"),
+        "peak_speed": median("peak_speed"),
+        "pause_ms": median("pause_ms"),
+        "density": median("density"),
         "human_likeness": sum(scores) / len(scores) if scores else None,
         "humanlike_share": sum(s >= HUMANLIKE_AT for s in scores) / len(scores) if scores else None,
     }

@@ -47,6 +47,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet, Value
@@ -55,6 +56,18 @@ from django.db.models.functions import Coalesce
 from annotation.live.scoring import TIME_UP_EARLY_MS
 from annotation.models import AgentRun, Attempt, Enrollment, Rollout, Slot, Study
 from annotation.reporting.motion import PEOPLE, Groups, add_agents, motion_from, motion_section, motion_values
+from annotation.reporting.report_types import (
+    AgentSummary,
+    AgentTypeRow,
+    Agreement,
+    Intervals,
+    MotionSection,
+    Overall,
+    StudyFacts,
+    StudyReport,
+    TimeSample,
+    TypeRow,
+)
 from annotation.reporting.stats import (
     BOOTSTRAP_SEED,
     ClusterBootstrap,
@@ -74,10 +87,40 @@ RULES = __doc__.split("Counting rules (written into every report's `rules`):\n",
 TIME_SAMPLE = 5000  # per type, for the distribution charts
 INTERVAL_METHOD = "cluster bootstrap over annotators"
 MOTION = motion_values()
-Pool = Collection[int] | QuerySet  # the puzzles reported on: their ids, or a query of them
+# The counts of a type row that add up over types.
+Counted = Literal[
+    "attempts",
+    "puzzles",
+    "correct",
+    "wrong",
+    "timed_out",
+    "not_submitted",
+    "started",
+    "correct_within_k",
+    "no_input",
+]
+Pool = Collection[int] | QuerySet[Any, Any]  # the puzzles reported on: their ids, or a query of them
 
 
-def study_report(*, study: Study, dataset: str | None = None) -> dict:
+class Answer(TypedDict):
+    """One included person's answer to one puzzle: their first attempt, and whether one of the
+    first k was correct."""
+
+    participant: int
+    puzzle: int
+    type: str
+    submitted: bool
+    correct: bool
+    timed_out: bool
+    wall_ms: int | None
+    active_ms: int | None
+    actions: int | None
+    solved_within_k: bool
+    no_input: bool  # False also when not submitted, or scored before evidence was kept
+    motion: dict[str, Any] | None  # None: not submitted, or scored before motion was kept
+
+
+def study_report(*, study: Study, dataset: str | None = None) -> StudyReport:
     """The whole report of a study, as plain data (rendered by annotation.reporting.render); with a
     dataset, over the study's puzzles of that dataset only (`study.datasets` lists its pool's)."""
     slots = Slot.objects.filter(study=study)
@@ -95,16 +138,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
     types = [_type_row(name, rows, k) for name, rows in _by_type(answers).items()]
     boot, pass1, pass_k = _clustered(counted, types, k)
     return {
-        "study": {
-            "id": study.pk,
-            "name": study.name,
-            "split": study.split,
-            "overlap": study.overlap,
-            "attempts_per_puzzle": k,  # as it applies: 1 with verdicts hidden (Study.attempts_allowed)
-            "time_limit_s": study.time_limit_s,
-            "datasets": datasets,  # the generated bank and each import its pool draws on, with their puzzles
-            "dataset": dataset,  # the one this report keeps to, or None: all of them
-        },
+        "study": _study_facts(study, datasets, dataset),
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "rules": RULES,
         "annotators": len({a["participant"] for a in counted}),
@@ -114,25 +148,47 @@ def study_report(*, study: Study, dataset: str | None = None) -> dict:
         "no_input_beside_pool": _no_input_beside_pool(study),
         "types": types,
         "overall": _overall(types, k, pass1, pass_k),
-        "intervals": {
-            "method": INTERVAL_METHOD,
-            "level": 0.95,
-            "interval": "percentile",
-            "annotators": boot.clusters,
-            "exact": boot.exact,  # every distinct resample, weighted by its probability
-            "resamples": boot.resamples,  # distinct resamples when exact, else draws
-            "seed": None if boot.exact else BOOTSTRAP_SEED,
-        },
+        "intervals": _intervals(boot),
         "agreement": _agreement(counted) if study.overlap >= 2 else None,
         "agents": agents_on(pool),
         "motion": _motion(counted, pool),
-        "times": {
-            name: {
-                "wall_ms": [r["wall_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
-                "active_ms": [r["active_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
-            }
-            for name, rows in _by_type(counted).items()
-        },
+        "times": _times(counted),
+    }
+
+
+def _study_facts(study: Study, datasets: dict[str, int], dataset: str | None) -> StudyFacts:
+    return {
+        "id": study.pk,
+        "name": study.name,
+        "split": study.split,
+        "overlap": study.overlap,
+        "attempts_per_puzzle": study.attempts_allowed,  # as it applies: 1 with verdicts hidden (Study.attempts_allowed)
+        "time_limit_s": study.time_limit_s,
+        "datasets": datasets,  # the generated bank and each import its pool draws on, with their puzzles
+        "dataset": dataset,  # the one this report keeps to, or None: all of them
+    }
+
+
+def _intervals(boot: ClusterBootstrap) -> Intervals:
+    return {
+        "method": INTERVAL_METHOD,
+        "level": 0.95,
+        "interval": "percentile",
+        "annotators": boot.clusters,
+        "exact": boot.exact,  # every distinct resample, weighted by its probability
+        "resamples": boot.resamples,  # distinct resamples when exact, else draws
+        "seed": None if boot.exact else BOOTSTRAP_SEED,
+    }
+
+
+def _times(answers: list[Answer]) -> dict[str, TimeSample]:
+    """Per type, the times of up to TIME_SAMPLE submitted answers, for the distribution charts."""
+    return {
+        name: {
+            "wall_ms": [r["wall_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
+            "active_ms": [r["active_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
+        }
+        for name, rows in _by_type(answers).items()
     }
 
 
@@ -174,7 +230,7 @@ def _public_truth(study: Study, pool: Pool) -> int:
     return Puzzle.objects.filter(scored_or_gold, truth_public=True).count()
 
 
-def _first_answers(study: Study, pool: Pool) -> list[dict]:
+def _first_answers(study: Study, pool: Pool) -> list[Answer]:
     """Each included person's answer per puzzle: their first attempt, plus whether one of the
     first k was correct."""
     excluded = set(Enrollment.objects.filter(study=study, excluded=True).values_list("participant_id", flat=True))
@@ -201,42 +257,47 @@ def _first_answers(study: Study, pool: Pool) -> list[dict]:
             "input_ok",
             "late",
             *MOTION,
+            named=True,
         )
     )
-    tries: dict[tuple[int, int], list[tuple]] = defaultdict(list)
+    tries: dict[tuple[int, int], list[Any]] = defaultdict(list)
     for row in rows.iterator(chunk_size=5000):
-        tries[(row[0], row[1])].append(row)
+        tries[(row.participant_id, row.puzzle_id)].append(row)
     k = study.attempts_allowed
-    answers = []
-    for (participant, puzzle), attempts in tries.items():
-        _, _, type_name, submitted, correct, wall, active, actions, input_ok, late, *motion = attempts[0]
-        answers.append(
-            {
-                "participant": participant,
-                "puzzle": puzzle,
-                "type": type_name,
-                "submitted": submitted,
-                "correct": bool(correct),
-                "timed_out": bool(submitted and late and not correct),
-                "wall_ms": wall,
-                "active_ms": active,
-                "actions": actions,
-                "solved_within_k": any(a[4] and a[8] is not False for a in attempts[:k]),
-                "no_input": input_ok is False,  # None: not submitted, or scored before evidence was kept
-                "motion": motion_from(motion),  # None: not submitted, or scored before motion was kept
-            }
-        )
-    return answers
+    return [_answer(attempts[0], any(_solved(a) for a in attempts[:k])) for attempts in tries.values()]
 
 
-def _by_type(answers: list[dict]) -> dict[str, list[dict]]:
-    grouped: dict[str, list[dict]] = defaultdict(list)
+def _solved(attempt: Any) -> bool:
+    """Correct, and not without input evidence (None: scored before evidence was kept)."""
+    return bool(attempt.correct) and attempt.input_ok is not False
+
+
+def _answer(first: Any, solved_within_k: bool) -> Answer:
+    """An answer from a person's first attempt on a puzzle (a named row of _first_answers)."""
+    return {
+        "participant": first.participant_id,
+        "puzzle": first.puzzle_id,
+        "type": first.puzzle__type,
+        "submitted": first.was_submitted,
+        "correct": bool(first.correct),
+        "timed_out": bool(first.was_submitted and first.late and not first.correct),
+        "wall_ms": first.wall_ms,
+        "active_ms": first.active_ms,
+        "actions": first.action_count,
+        "solved_within_k": solved_within_k,
+        "no_input": first.input_ok is False,  # None: not submitted, or scored before evidence was kept
+        "motion": motion_from([getattr(first, name) for name in MOTION]),  # None: not measured
+    }
+
+
+def _by_type(answers: list[Answer]) -> dict[str, list[Answer]]:
+    grouped: dict[str, list[Answer]] = defaultdict(list)
     for answer in answers:
         grouped[answer["type"]].append(answer)
     return dict(sorted(grouped.items()))
 
 
-def _type_row(name: str, rows: list[dict], k: int) -> dict:
+def _type_row(name: str, rows: list[Answer], k: int) -> TypeRow:
     """A type's counts, Pass@1 (and Pass@k with k > 1), Wilson interval and times; the clustered
     intervals (ci_low, ci_high and pass_k_ci_*) are filled in by _clustered."""
     no_input = sum(r["no_input"] for r in rows)
@@ -283,7 +344,7 @@ def _type_row(name: str, rows: list[dict], k: int) -> dict:
 
 
 def _clustered(
-    answers: list[dict], rows: list[dict], k: int
+    answers: list[Answer], rows: list[TypeRow], k: int
 ) -> tuple[ClusterBootstrap, ClusterIntervals, ClusterIntervals | None]:
     """The cluster bootstrap over the annotators of the counted answers; its intervals of Pass@1
     (and of Pass@k with k > 1) go into the type rows, and are returned for the overall figures."""
@@ -311,18 +372,18 @@ def _clustered(
     return boot, pass1, pass_k
 
 
-def _overall(rows: list[dict], k: int, pass1: ClusterIntervals, pass_k: ClusterIntervals | None) -> dict:
+def _overall(rows: list[TypeRow], k: int, pass1: ClusterIntervals, pass_k: ClusterIntervals | None) -> Overall:
     """Every type together: the mean over types (each type weighs the same, as published) and the
     pooled figures, with their clustered intervals, and the outcomes counted."""
 
-    def total(key: str) -> int:
+    def total(key: Counted) -> int:
         return sum(row[key] or 0 for row in rows)
 
     answered = [row for row in rows if row["pass1"] is not None]
     attempts, correct = total("attempts"), total("correct")
     low, high = wilson_interval(correct, attempts)
-    overall = {
-        "mean_pass1_over_types": sum(r["pass1"] for r in answered) / len(answered) if answered else None,
+    overall: Overall = {
+        "mean_pass1_over_types": _mean([r["pass1"] for r in answered]),
         "mean_ci_low": pass1.mean[0],
         "mean_ci_high": pass1.mean[1],
         "attempts": attempts,
@@ -349,7 +410,7 @@ def _overall(rows: list[dict], k: int, pass1: ClusterIntervals, pass_k: ClusterI
     if pass_k is not None and answered:
         overall.update(
             {
-                "mean_pass_k_over_types": sum(r["pass_k"] for r in answered) / len(answered),
+                "mean_pass_k_over_types": _mean([r["pass_k"] for r in answered]),
                 "mean_pass_k_ci_low": pass_k.mean[0],
                 "mean_pass_k_ci_high": pass_k.mean[1],
                 "pass_k_pooled": total("correct_within_k") / attempts,
@@ -360,7 +421,13 @@ def _overall(rows: list[dict], k: int, pass1: ClusterIntervals, pass_k: ClusterI
     return overall
 
 
-def _motion(answers: list[dict], pool: Pool) -> dict:
+def _mean(values: list[float | None]) -> float | None:
+    """The mean of values that are all there (a type's Pass@k is wherever its Pass@1 is); None when empty."""
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _motion(answers: list[Answer], pool: Pool) -> MotionSection:
     """People's pointer motion per type (their counted, submitted answers) beside each agent run's
     rollouts on the same puzzles (reporting/motion.py)."""
     groups: Groups = defaultdict(list)
@@ -371,7 +438,7 @@ def _motion(answers: list[dict], pool: Pool) -> dict:
     return motion_section(groups)
 
 
-def _agreement(answers: list[dict]) -> dict:
+def _agreement(answers: list[Answer]) -> Agreement:
     """Agreement on correctness among people who answered the same puzzle: percent agreement,
     Gwet's AC1, Fleiss' kappa and Krippendorff's alpha (a time-out counts as not correct)."""
     per_puzzle: dict[int, list[bool]] = defaultdict(list)
@@ -393,14 +460,14 @@ def _agreement(answers: list[dict]) -> dict:
 
 
 # --- agents --------------------------------------------------------------------------------
-def agents_on(pool: Pool) -> list[dict]:
+def agents_on(pool: Pool) -> list[AgentSummary]:
     """Every agent run with rollouts on these puzzles, each on its own: harness and imported runs."""
     types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
     runs = AgentRun.objects.filter(rollouts__puzzle_id__in=pool).distinct().order_by("created_at", "pk")
     return [_run_summary(run, pool, types) for run in runs]
 
 
-def _run_summary(run: AgentRun, pool: Pool, types: dict[int, str]) -> dict:
+def _run_summary(run: AgentRun, pool: Pool, types: dict[int, str]) -> AgentSummary:
     """One run's Pass@k on the pool, from exactly k rollouts per puzzle (the first k that did not fail)."""
     k = run.rollouts_per_puzzle
     counted: dict[int, list[bool]] = defaultdict(list)
@@ -419,42 +486,39 @@ def _run_summary(run: AgentRun, pool: Pool, types: dict[int, str]) -> dict:
         else:
             counted[puzzle].append(bool(correct))
     complete = {puzzle: outcomes[:k] for puzzle, outcomes in counted.items() if len(outcomes) >= k}
-    summary = _agent_summary(run.name, run.source, complete, types, k)
-    summary.update(
-        {
-            "run": run.pk,
-            "model": run.model,
-            "protocol": run.protocol,
-            "failed": sum(failed.values()),
-            "failed_by_type": dict(sorted(failed.items())),
-            "short_puzzles": len(reached - set(complete)),  # fewer than k rollouts left: left out
-        }
-    )
-    for row in summary["types"]:
-        row["failed"] = failed.get(row["type"], 0)
-    return summary
-
-
-def _agent_summary(name: str, source: str, outcomes: dict[int, list[bool]], types: dict[int, str], k: int) -> dict:
-    counts = {puzzle: (len(r), sum(r)) for puzzle, r in outcomes.items()}
+    counts = [(len(r), sum(r)) for r in complete.values()]
     ks = [n for n in (1, 5) if n <= k]
+    type_rows = _agent_type_rows(complete, types, ks, failed)
+    return {
+        "name": run.name,
+        "source": run.source,
+        "rollouts_per_puzzle": k,
+        "types": type_rows,
+        "mean_pass1_over_types": _mean([r["pass1"] for r in type_rows]),
+        "pass_at": {str(n): mean_pass_at_k(counts, n) for n in ks} if counts else {},
+        "run": run.pk,
+        "model": run.model,
+        "protocol": run.protocol,
+        "failed": sum(failed.values()),
+        "failed_by_type": dict(sorted(failed.items())),
+        "short_puzzles": len(reached - set(complete)),  # fewer than k rollouts left: left out
+    }
+
+
+def _agent_type_rows(
+    outcomes: dict[int, list[bool]], types: dict[int, str], ks: list[int], failed: dict[str, int]
+) -> list[AgentTypeRow]:
+    """A run's Pass@1 and Pass@k per type, from its complete puzzles, with its failed rollouts."""
     by_type: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for puzzle, count in counts.items():
-        by_type[types[puzzle]].append(count)
-    rows = [
+    for puzzle, r in outcomes.items():
+        by_type[types[puzzle]].append((len(r), sum(r)))
+    return [
         {
             "type": t,
             "puzzles": len(c),
             "pass1": mean_pass_at_k(c, 1),
             "pass_k": {str(n): mean_pass_at_k(c, n) for n in ks if n > 1},
+            "failed": failed.get(t, 0),
         }
         for t, c in sorted(by_type.items())
     ]
-    return {
-        "name": name,
-        "source": source,
-        "rollouts_per_puzzle": k,
-        "types": rows,
-        "mean_pass1_over_types": sum(r["pass1"] for r in rows) / len(rows) if rows else None,
-        "pass_at": {str(n): mean_pass_at_k(list(counts.values()), n) for n in ks} if counts else {},
-    }

@@ -251,7 +251,9 @@ class ClusterBootstrap:
         return weighted_percentile_interval(values[keep], self.weights[keep], self.level)
 
 
-def weighted_percentile_interval(values, weights, level: float = 0.95) -> tuple[float, float]:
+def weighted_percentile_interval(
+    values: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray, level: float = 0.95
+) -> tuple[float, float]:
     """The central interval of a discrete distribution (values with weights, renormalised): the
     lowest value whose cumulative weight reaches (1 - level)/2, and the lowest reaching (1 + level)/2."""
     values, weights = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)

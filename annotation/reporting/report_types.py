@@ -1,0 +1,188 @@
+"""The study report's shape (docs/reports.md): what study_report builds and every format reads.
+
+TypedDicts, so that the report stays plain data (json.dumps and the templates take it as it is)
+while mypy checks every key that is written or read. The JSON report is a public format: a key
+added, renamed or dropped here is a change of that format. Pure: no Django, no database.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class StudyFacts(TypedDict):
+    """The study the report is of, as it applies."""
+
+    id: int
+    name: str
+    split: str
+    overlap: int
+    attempts_per_puzzle: int  # 1 with verdicts hidden (Study.attempts_allowed)
+    time_limit_s: int | None
+    datasets: dict[str, int]  # the generated bank and each import its pool draws on, with their puzzles
+    dataset: str | None  # the one this report keeps to, or None: all of them
+
+
+class TypeRow(TypedDict):
+    """People on one puzzle type: counts, Pass@1 (and Pass@k with k > 1), intervals and times."""
+
+    type: str
+    attempts: int
+    puzzles: int
+    annotators: int
+    correct: int
+    wrong: int
+    timed_out: int
+    not_submitted: int
+    pass1: float | None
+    ci_low: float | None
+    ci_high: float | None
+    wilson_low: float | None
+    wilson_high: float | None
+    submitted: int
+    started: int
+    submission_rate: float | None
+    wall_median_ms: float | None
+    wall_q1_ms: float | None
+    wall_q3_ms: float | None
+    active_median_ms: float | None
+    active_q1_ms: float | None
+    active_q3_ms: float | None
+    mean_actions: float | None
+    k: int
+    correct_within_k: int | None
+    pass_k: float | None
+    pass_k_ci_low: float | None
+    pass_k_ci_high: float | None
+    no_input: int
+
+
+class Overall(TypedDict):
+    """Every type together: the means over types, the pooled figures and the outcomes."""
+
+    mean_pass1_over_types: float | None
+    mean_ci_low: float | None
+    mean_ci_high: float | None
+    attempts: int
+    puzzles: int
+    correct: int
+    wrong: int
+    timed_out: int
+    not_submitted: int
+    started: int
+    pass1_pooled: float | None
+    ci_low: float | None
+    ci_high: float | None
+    wilson_low: float | None
+    wilson_high: float | None
+    k: int
+    mean_pass_k_over_types: float | None
+    mean_pass_k_ci_low: float | None
+    mean_pass_k_ci_high: float | None
+    pass_k_pooled: float | None
+    pass_k_ci_low: float | None
+    pass_k_ci_high: float | None
+    no_input: int
+
+
+class Intervals(TypedDict):
+    """How the clustered intervals were made."""
+
+    method: str
+    level: float
+    interval: str
+    annotators: int
+    exact: bool  # every distinct resample, weighted by its probability
+    resamples: int  # distinct resamples when exact, else draws
+    seed: int | None
+
+
+class Agreement(TypedDict):
+    """Agreement on correctness among people who answered the same puzzle."""
+
+    percent_agreement: float | None
+    gwet_ac1: float | None
+    agreement_n: int  # puzzles with 2 or more answers: percent agreement, AC1 and alpha
+    fleiss_kappa: float | None
+    fleiss_n: int
+    krippendorff_alpha: float | None
+    alpha_n: int
+
+
+class AgentTypeRow(TypedDict):
+    """One agent run on one puzzle type."""
+
+    type: str
+    puzzles: int
+    pass1: float
+    pass_k: dict[str, float]  # {"5": 0.6}: each k > 1 the run has rollouts for
+    failed: int
+
+
+class AgentSummary(TypedDict):
+    """One agent run on the report's puzzles, from exactly k rollouts per puzzle."""
+
+    name: str
+    source: str
+    rollouts_per_puzzle: int
+    types: list[AgentTypeRow]
+    mean_pass1_over_types: float | None
+    pass_at: dict[str, float]  # {"1": 0.35, "5": 0.6}
+    run: int
+    model: str
+    protocol: str
+    failed: int
+    failed_by_type: dict[str, int]
+    short_puzzles: int  # fewer than k rollouts left: left out
+
+
+class MotionRow(TypedDict):
+    """Pointer motion of one group (people, or an agent run) on one type or on all types."""
+
+    type: str
+    group: str
+    attempts: int
+    measured: int
+    with_path: int
+    path_px: float | None
+    straightness: float | None
+    peak_speed: float | None
+    pause_ms: float | None
+    density: float | None
+    human_likeness: float | None
+    humanlike_share: float | None
+
+
+class MotionSection(TypedDict):
+    """The rows per type, the rows over all types, and the human-likeness rule."""
+
+    rows: list[MotionRow]
+    overall: list[MotionRow]
+    rule: str
+
+
+class TimeSample(TypedDict):
+    """A type's submitted answers' times, for the distribution charts."""
+
+    wall_ms: list[int | None]
+    active_ms: list[int | None]
+
+
+class StudyReport(TypedDict):
+    """The whole report of a study (annotation.reporting.reports.study_report)."""
+
+    study: StudyFacts
+    generated_at: str
+    rules: str
+    annotators: int
+    excluded_annotators: int
+    retired_puzzles: int
+    public_truth_puzzles: int
+    no_input_beside_pool: dict[str, int]
+    types: list[TypeRow]
+    overall: Overall
+    intervals: Intervals
+    agreement: Agreement | None  # None with an overlap of 1
+    agents: list[AgentSummary]
+    motion: MotionSection
+    times: dict[str, TimeSample]
