@@ -103,19 +103,30 @@ def _transparent_entries(image: Image.Image) -> list[int]:
 
 def jpeg_blocks(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     """An RGB image with a keyed half of its 8x8 blocks one level lighter or darker, all channels alike."""
-    values = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
+    values = np.array(image if image.mode == "RGB" else image.convert("RGB"))  # our own copy, shifted in place
     height, width = values.shape[:2]
-    flat = values.reshape(height, width * 3)  # a row of samples: a block is 8 rows of 24 samples
-    highest, lowest = _block_extremes(flat, width)
+    highest, lowest = _block_extremes(values.reshape(height, width * 3), width)
     signs = _signs(rng, highest.shape)
     signs = np.where((highest == 255) & (signs > 0), -1, signs)
     signs = np.where((lowest == 0) & (signs < 0), 1, signs)
     fits = (highest < 255) | (lowest > 0)  # a block holding both 0 and 255 cannot shift whole
     signs = _at_least_one(np.where(fits, signs, 0), fits, np.where(highest == 255, 255, 0))
     # uint8 arithmetic: -1 is 255 and wraps, which never crosses 0..255 after the turns above.
-    shift = (signs % 256).astype(np.uint8)
-    per_sample = np.repeat(np.repeat(shift, BLOCK, axis=0)[:height], BLOCK * 3, axis=1)[:, : width * 3]
-    return Image.fromarray((flat + per_sample).reshape(height, width, 3), "RGB")
+    _shift_blocks(values, (signs % 256).astype(np.uint8))
+    return Image.fromarray(values, "RGB")
+
+
+def _shift_blocks(values: np.ndarray, shift: np.ndarray) -> None:
+    """Adds each block's shift to its samples, in place: the whole blocks through a broadcast view
+    (no full-size shift array is made), then the partial blocks at the right and bottom edges."""
+    height, width = values.shape[:2]
+    rows, columns = height // BLOCK, width // BLOCK
+    whole = values[: rows * BLOCK, : columns * BLOCK].reshape(rows, BLOCK, columns, BLOCK, 3)
+    whole += shift[:rows, None, :columns, None, None]
+    if columns * BLOCK < width:
+        values[:, columns * BLOCK :] += np.repeat(shift[:, -1], BLOCK)[:height, None, None]
+    if rows * BLOCK < height:
+        values[rows * BLOCK :, : columns * BLOCK] += np.repeat(shift[-1, :columns], BLOCK)[None, :, None]
 
 
 def _block_extremes(flat: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:

@@ -124,3 +124,43 @@ def test_lossless_moves_exactly_the_keyed_samples_its_definition_names(mode):
     moved = np.asarray(imprint.lossless(original, _rng(7))).reshape(values.shape)
     assert np.array_equal(moved[:, :, : colours.shape[2]], expected)
     assert np.array_equal(moved[:, :, colours.shape[2] :], values[:, :, colours.shape[2] :])  # alpha as it was
+
+
+def _jpeg_moved_by_definition(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The JPEG imprint as the docstring says it, one 8x8 block at a time (partial blocks at the
+    edges included): a keyed half move down or up, turned inwards at 0 and 255, never one holding
+    both; if none would move, the first block that can does."""
+    rows, columns = -(-values.shape[0] // 8), -(-values.shape[1] // 8)
+    draw = rng.integers(0, 4, size=(rows, columns), dtype=np.int8)
+    blocks = {(r, c): values[r * 8 : r * 8 + 8, c * 8 : c * 8 + 8] for r in range(rows) for c in range(columns)}
+    steps = {}
+    for place, block in blocks.items():
+        high, low = int(block.max()), int(block.min())
+        step = {0: -1, 1: 1}.get(int(draw[place]), 0)
+        step = -1 if high == 255 and step > 0 else 1 if low == 0 and step < 0 else step
+        steps[place] = 0 if (high, low) == (255, 0) else step
+    fitting = [place for place, block in blocks.items() if (block.max(), block.min()) != (255, 0)]
+    if not any(steps.values()) and fitting:
+        steps[fitting[0]] = -1 if blocks[fitting[0]].max() == 255 else 1
+    moved = values.astype(np.int16)
+    for (r, c), step in steps.items():
+        moved[r * 8 : r * 8 + 8, c * 8 : c * 8 + 8] += step
+    return moved.astype(np.uint8)
+
+
+@pytest.mark.parametrize("size", [(1, 1), (3, 5), (8, 8), (17, 9), (40, 64), (61, 37)])
+@pytest.mark.parametrize("content", ["noise", "black_and_white", "edges_of_the_range", "flat"])
+def test_jpeg_blocks_move_exactly_the_keyed_blocks_their_definition_names(size, content):
+    # The in-place imprint must keep the keyed stream: the same key gives a served file the same
+    # bytes after a rewrite as before it (an import that resumes mixes both).
+    rng = _rng(8)
+    shape = (size[1], size[0], 3)
+    values = {
+        "noise": lambda: rng.integers(0, 256, shape, dtype=np.uint8),
+        "black_and_white": lambda: np.repeat(np.where(rng.random(shape[:2] + (1,)) < 0.5, 0, 255), 3, 2),
+        "edges_of_the_range": lambda: rng.choice(np.array([0, 1, 128, 254, 255]), shape),
+        "flat": lambda: np.full(shape, 255),
+    }[content]().astype(np.uint8)
+    for seed in range(5):
+        moved = np.asarray(imprint.jpeg_blocks(Image.fromarray(values, "RGB"), _rng(seed)))
+        assert np.array_equal(moved, _jpeg_moved_by_definition(values, _rng(seed)))
