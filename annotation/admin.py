@@ -5,24 +5,10 @@ from django.contrib import admin
 from django.db import models
 
 from annotation.models import Attempt, Enrollment, Participant, Study
+from annotation.studies.study_settings import CONSENT, CROWD, RECORD, SETUP, STUDY, in_section
 
 # The set-up: shown for the record, changed on the study's page while a draft (it draws the pool).
-SETUP_FIELDS = (
-    "split",
-    "dataset",
-    "types",
-    "quotas",
-    "puzzles_per_annotator",
-    "overlap",
-    "order",
-    "seed",
-    "show_verdict",
-    "time_limit_s",
-    "attempts_per_puzzle",
-    "hold_minutes",
-    "practice",
-    "gold",
-)
+SETUP_FIELDS = in_section(SETUP)
 
 
 @admin.register(Study)
@@ -34,12 +20,12 @@ class StudyAdmin(admin.ModelAdmin):
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_filter = ("status", "split")
     search_fields = ("name", "token", "completion_code")
-    readonly_fields = ("token", "status", "is_open", *SETUP_FIELDS, "created_at")
+    readonly_fields = (*RECORD, *SETUP_FIELDS)
     fieldsets = (
-        (None, {"fields": ("name", "status", "is_open", "token", "created_at")}),
-        ("Crowd platform", {"fields": ("completion_code", "return_url", "require_crowd_id")}),
-        ("Consent page", {"fields": ("researcher", "contact", "duration_minutes", "consent_text", "decline_url")}),
-        ("Set-up (change it on the study's page while a draft)", {"fields": SETUP_FIELDS}),
+        (STUDY, {"fields": (*in_section(STUDY), *RECORD)}),
+        (CROWD, {"fields": in_section(CROWD)}),
+        (CONSENT, {"fields": in_section(CONSENT)}),
+        (SETUP, {"fields": SETUP_FIELDS}),
     )
 
     def has_add_permission(self, request):

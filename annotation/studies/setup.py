@@ -34,12 +34,13 @@ from django.db.models import Count, Q
 
 from annotation.models import AuditLog, Enrollment, Slot, Study
 from annotation.reporting.wording import public_truth_line
+from annotation.studies.study_settings import DETAILS, RULES, STANDARD_CONSENT
 from puzzles.models import Puzzle
 from puzzles.registry import type_names
 from puzzles.selectors import dataset_counts, datasets_line
 
-# What a study says to people and where it sends them; editable at any time (study_details_update).
-DETAILS = ("completion_code", "return_url", "researcher", "contact", "duration_minutes", "consent_text", "decline_url")
+# DETAILS: what a study says to people and where it sends them, editable at any time
+# (study_details_update); RULES: its plain rules, set while a draft. Both declared in study_settings.
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
 # Which status may follow which: a draft opens; an open study pauses or closes; a paused one opens
 # again or closes; a closed one may reopen (a draft may be dropped by closing it).
@@ -86,55 +87,45 @@ def study_update(study: Study, *, name: str | None = None, **setup) -> Study:
 
 def study_setup(
     *,
-    split: str,
-    puzzles_per_annotator: int,
-    overlap: int = 1,
     types: list[str] | None = None,
     quotas: Mapping[str, int] | None = None,
     per_type: int | None = None,
-    order: str = Study.Order.SHUFFLED,
-    seed: int = 0,
-    show_verdict: bool = False,
-    time_limit_s: int | None = None,
-    attempts_per_puzzle: int = 1,
     practice: list[Puzzle] = (),
     gold: list[Puzzle] = (),
-    require_crowd_id: bool = False,
     dataset: str | None = None,
-    **details,
+    **settings,
 ) -> Drawn:
     """A study's settings checked and its pool drawn, or StudySetupError saying why not.
 
     per_type: N puzzles of each type; quotas: a number per type (over per_type; 0 leaves a type
-    out). Either draws by seeded sampling (pool_draw). details: DETAILS (consent, completion)."""
+    out). Either draws by seeded sampling (pool_draw). settings: RULES (split and
+    puzzles_per_annotator needed, any other left out at the Study field's default) and DETAILS."""
+    rules = _rules(settings)
+    details = {key: value for key, value in settings.items() if key not in RULES}
     _check_details(details)
-    _check_attempts(attempts_per_puzzle=attempts_per_puzzle, show_verdict=show_verdict)
+    _check_attempts(attempts_per_puzzle=rules["attempts_per_puzzle"], show_verdict=rules["show_verdict"])
     names, drawn_quotas, pool = _pool(
-        split=split,
+        split=rules["split"],
         dataset=dataset,
         types=types,
         quotas=quotas,
         per_type=per_type,
-        seed=seed,
+        seed=rules["seed"],
         special=[*practice, *gold],
-        puzzles_per_annotator=puzzles_per_annotator,
+        puzzles_per_annotator=rules["puzzles_per_annotator"],
     )
-    fields = {
-        "split": split,
-        "dataset": dataset or "",
-        "types": names,
-        "quotas": drawn_quotas,
-        "puzzles_per_annotator": puzzles_per_annotator,
-        "overlap": overlap,
-        "order": order,
-        "seed": seed,
-        "show_verdict": show_verdict,
-        "time_limit_s": time_limit_s,
-        "attempts_per_puzzle": attempts_per_puzzle,
-        "require_crowd_id": require_crowd_id,
-        **details,
-    }
+    fields = {**rules, "dataset": dataset or "", "types": names, "quotas": drawn_quotas, **details}
     return Drawn(fields=fields, pool=pool, practice=list(practice), gold=list(gold))
+
+
+def _rules(given: Mapping[str, object]) -> dict[str, object]:
+    """RULES as given, each left out at its Study field's default; a TypeError names those without one."""
+    fields = {name: Study._meta.get_field(name) for name in RULES}
+    optional = {name for name, field in fields.items() if field.has_default() or field.null}
+    missing = [name for name in RULES if name not in given and name not in optional]
+    if missing:
+        raise TypeError(f"missing study settings: {', '.join(missing)}")
+    return {name: given[name] if name in given else field.get_default() for name, field in fields.items()}
 
 
 @dataclass(frozen=True)
@@ -445,15 +436,6 @@ def ranked(puzzles: list[Puzzle], *, order: str, seed: int) -> list[Puzzle]:
 
 
 # --- the consent page ---------------------------------------------------------------------------
-STANDARD_CONSENT = (
-    "We record your clicks, movements, key presses and their timing on the puzzle page, to measure how "
-    "people solve these puzzles. We store no name or e-mail; an id from a crowd-work platform, if the link "
-    "carries one, is kept to credit your work.\n\n"
-    "The records are used for research and published only as anonymous aggregates. Taking part is "
-    "voluntary: you may stop at any time."
-)
-
-
 def consent_paragraphs(study: Study) -> list[str]:
     """The study's consent text (or the standard one), one paragraph per blank-line-separated block."""
     text = study.consent_text.strip() or STANDARD_CONSENT

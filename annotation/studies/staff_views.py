@@ -27,9 +27,7 @@ from annotation.studies.quality import (
     thumbnail_urls,
 )
 from annotation.studies.setup import (
-    DETAILS,
     RETRIES_NEED_VERDICTS,
-    STANDARD_CONSENT,
     TRANSITIONS,
     StudySetupError,
     mixed_datasets_warning,
@@ -43,6 +41,7 @@ from annotation.studies.setup import (
     study_staffing,
     study_update,
 )
+from annotation.studies.study_settings import ANY_TIME, DETAILS, FORM_ORDER, PLAIN, RULES, form_fields
 from arena_site.staff import staff_required
 from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
@@ -61,59 +60,26 @@ class PuzzleChoiceField(forms.ModelMultipleChoiceField):
         return super().clean([v for v in (value or []) if str(v).strip()])
 
 
-class StudyDetailsForm(forms.Form):
+def settings_form(names: tuple[str, ...]) -> type[forms.Form]:
+    """A form class whose fields are these plain settings' declared ones (study_settings)."""
+    return type(forms.Form)("SettingsForm", (forms.Form,), form_fields(names))
+
+
+class StudyDetailsForm(settings_form(ANY_TIME)):
     """What a study says and where it sends people: editable whatever its status."""
 
-    name = forms.CharField(max_length=200)
-    completion_code = forms.CharField(
-        max_length=32,
-        required=False,
-        help_text="shown to people who finish; give it to Prolific (or paste Prolific's here) before launch; "
-        "empty: a new one is made",
-    )
-    return_url = forms.URLField(
-        max_length=500,
-        assume_scheme="https",
-        required=False,
-        label="Return URL",
-        help_text="where people go when they finish; empty: Prolific's completion page with the code, "
-        "for people who came from Prolific",
-    )
-    researcher = forms.CharField(max_length=200, required=False, help_text="who runs the study: a person or a lab")
-    contact = forms.CharField(max_length=200, required=False, help_text="an e-mail address or web page for questions")
-    duration_minutes = forms.IntegerField(
-        min_value=1, max_value=600, required=False, label="Duration (minutes)", help_text="about how long it takes"
-    )
-    consent_text = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 7, "placeholder": STANDARD_CONSENT}),
-        label="Consent text",
-        help_text="what people agree to, in paragraphs separated by a blank line; empty: the standard text",
-    )
-    decline_url = forms.URLField(
-        max_length=500,
-        assume_scheme="https",
-        required=False,
-        label="Decline URL",
-        help_text="where someone who does not agree goes, e.g. the platform's page to return the study",
-    )
-
     def details(self) -> dict:
+        """DETAILS as set-up takes them (the text fields come stripped); an empty code gets a new one."""
         data = self.cleaned_data
-        return {key: data[key] if data[key] is not None else None for key in DETAILS} | {
-            "completion_code": data["completion_code"].strip() or new_completion_code(),
-            "return_url": data["return_url"] or "",
-            "decline_url": data["decline_url"] or "",
-            "researcher": data["researcher"].strip(),
-            "contact": data["contact"].strip(),
-            "consent_text": data["consent_text"].strip(),
+        return {key: data[key] for key in DETAILS} | {
+            "completion_code": data["completion_code"] or new_completion_code()
         }
 
 
-class StudyForm(StudyDetailsForm):
-    """A study's whole set-up: its pool (per-type quotas), order, rules, practice and gold, wording."""
+class StudyForm(StudyDetailsForm, settings_form(RULES)):
+    """A study's whole set-up: its pool (per-type quotas), order, rules, practice and gold, wording.
+    The plain settings' fields are declared in study_settings; the ones below need the bank."""
 
-    split = forms.ChoiceField(choices=[(s, s) for s in SPLIT_SIZES], initial="test")
     dataset = forms.ChoiceField(
         required=False,
         help_text="the generated bank or one imported dataset; every dataset of the split mixes them (and says so)",
@@ -126,31 +92,6 @@ class StudyForm(StudyDetailsForm):
         help_text="N of each type, drawn by seeded sampling; a number beside a type overrides it; "
         "empty: every replay-verified puzzle",
     )
-    # Upper bounds: past them a number is a form error, not a 500 from PostgreSQL's integer column
-    # (or `overlap` places per puzzle made one by one).
-    puzzles_per_annotator = forms.IntegerField(min_value=1, max_value=10_000, initial=20, label="Puzzles per person")
-    overlap = forms.IntegerField(
-        min_value=1, max_value=1_000, initial=2, help_text="different people who solve each puzzle"
-    )
-    order = forms.ChoiceField(choices=Study.Order.choices)
-    seed = forms.IntegerField(
-        min_value=-(2**31),
-        max_value=2**31 - 1,
-        initial=0,
-        help_text="the same seed draws the same pool in the same order",
-    )
-    show_verdict = forms.BooleanField(required=False, label="Show people whether they were right")
-    time_limit_s = forms.IntegerField(
-        min_value=5, max_value=86_400, required=False, label="Time limit per puzzle (s)", help_text="empty: no limit"
-    )
-    attempts_per_puzzle = forms.IntegerField(
-        min_value=1,
-        max_value=100,
-        initial=1,
-        label="Attempts per puzzle (k)",
-        help_text="k for Pass@k; 1 for Pass@1. More than 1 needs verdicts shown: a retry offered after a wrong "
-        "answer would tell the verdict",
-    )
     practice = PuzzleChoiceField(
         queryset=Puzzle.objects.none(), to_field_name="uid", required=False, help_text="shown first, not scored"
     )
@@ -160,36 +101,7 @@ class StudyForm(StudyDetailsForm):
         required=False,
         help_text="everyone meets each gold puzzle once, at places and in an order drawn for them, to check attention",
     )
-    require_crowd_id = forms.BooleanField(
-        required=False,
-        label="Require a crowd id",
-        help_text="only people whose link carries PROLIFIC_PID or workerId may join",
-    )
-
-    field_order = [
-        "name",
-        "split",
-        "dataset",
-        "types",
-        "per_type",
-        "puzzles_per_annotator",
-        "overlap",
-        "order",
-        "seed",
-        "show_verdict",
-        "time_limit_s",
-        "attempts_per_puzzle",
-        "practice",
-        "gold",
-        "completion_code",
-        "return_url",
-        "require_crowd_id",
-        "researcher",
-        "contact",
-        "duration_minutes",
-        "consent_text",
-        "decline_url",
-    ]
+    field_order = FORM_ORDER
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -231,21 +143,13 @@ class StudyForm(StudyDetailsForm):
             types += [name for name, n in quotas.items() if n and name not in types]
         return {
             "name": data["name"],
-            "split": data["split"],
+            **{key: data[key] for key in RULES},
             "dataset": data["dataset"] or None,
             "types": types or None,
             "quotas": quotas,
             "per_type": data["per_type"],
-            "puzzles_per_annotator": data["puzzles_per_annotator"],
-            "overlap": data["overlap"],
-            "order": data["order"],
-            "seed": data["seed"],
-            "show_verdict": data["show_verdict"],
-            "time_limit_s": data["time_limit_s"],
-            "attempts_per_puzzle": data["attempts_per_puzzle"],
             "practice": list(data["practice"]),
             "gold": list(data["gold"]),
-            "require_crowd_id": data["require_crowd_id"],
             **self.details(),
         }
 
@@ -363,7 +267,7 @@ def study_edit(request, study_id: int):
     """A draft: every setting (its pool drawn again). After opening: what it says and where it sends people."""
     study = get_object_or_404(Study, pk=study_id)
     draft = study.status == Study.Status.DRAFT
-    initial = _initial(study) if draft else {"name": study.name, **{k: getattr(study, k) for k in DETAILS}}
+    initial = _initial(study) if draft else {key: getattr(study, key) for key in ANY_TIME}
     form_class = StudyForm if draft else StudyDetailsForm
     form = form_class(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
@@ -385,22 +289,11 @@ def _initial(study: Study) -> dict:
     """The form as the study was set up: quotas as "N per type" when they are all equal."""
     quotas = study.quotas or {}
     values = set(quotas.values())
-    initial = {
-        "name": study.name,
-        "split": study.split,
+    initial = {key: getattr(study, key) for key in PLAIN} | {
         "dataset": study.dataset,
         "types": study.types,
-        "puzzles_per_annotator": study.puzzles_per_annotator,
-        "overlap": study.overlap,
-        "order": study.order,
-        "seed": study.seed,
-        "show_verdict": study.show_verdict,
-        "time_limit_s": study.time_limit_s,
-        "attempts_per_puzzle": study.attempts_per_puzzle,
         "practice": list(study.practice.all()),
         "gold": list(study.gold.all()),
-        "require_crowd_id": study.require_crowd_id,
-        **{key: getattr(study, key) for key in DETAILS},
     }
     if len(values) == 1:
         initial["per_type"] = values.pop()
