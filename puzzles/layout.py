@@ -1,11 +1,12 @@
 """The published CaptchaArena page, element by element, at 1280x1080 (docs/page-parity/README.md).
 
 Every box here is where the published page (its index.html, script.js and style.css, measured
-in Chromium at a 1280x1080 viewport: /work/shared/reference/captchaarena-page/) puts that
-element for a puzzle of the given image sizes, in CSS px from the top left. Our page places each
-element at these boxes (and scales the whole stage to a person's window), compile_actions and the
-published computer-use answers aim at them, and the evidence checks read them: a reference
-answer, an agent and a person's hand all act on the same pixels.
+in Chromium at a 1280x1080 viewport: ../shared/reference/captchaarena-page/ beside the checkout,
+extracted to tests/e2e/published_page_boxes.json) puts that element for a puzzle of the given
+image sizes, in CSS px from the top left. Our page places each element at these boxes (and
+scales the whole stage to a person's window), compile_actions and the published computer-use
+answers aim at them, and the evidence checks read them: a reference answer, an agent and a
+person's hand all act on the same pixels.
 
 Image coordinates are "natural": pixels of the puzzle image, origin top left. An ImageBox maps
 them to the stage through the image's content box (inside any border).

@@ -1,7 +1,7 @@
 """The live page is the published CaptchaArena page: every type rendered at 1280x1080 (as an agent
 sees it) puts each element a person or agent sees or acts on within 8 px of the box measured on
 the published page (published_page_boxes.json: an extract of
-/work/shared/reference/captchaarena-page/boxes.json).
+../shared/reference/captchaarena-page/boxes.json beside the checkout).
 
 Each puzzle is one of ours given the natural sizes of the puzzle measured there (its images,
 reference, piece and grid): the published layout is a function of those sizes, so the same sizes

@@ -1,7 +1,8 @@
 """The published page's geometry (puzzles/layout.py) against the boxes measured on it for images of
-other sizes than the export's (/work/shared/reference/captchaarena-page/: README "Image scaling
-rules" and boxes.json image_scaling_samples; Chromium at 1280x1080, whole CSS px). The export's
-own sizes are checked in the browser (tests/e2e/test_page_parity.py)."""
+other sizes than the export's (../shared/reference/captchaarena-page/ beside the checkout, not in
+the repository: README "Image scaling rules" and boxes.json image_scaling_samples; Chromium at
+1280x1080, whole CSS px). The export's own sizes are checked in the browser
+(tests/e2e/test_page_parity.py)."""
 
 import pytest
 
