@@ -1,5 +1,6 @@
-"""The WebSocket end of the live page: thin, every batch goes through intake (batch_receive; the usual
-batches of many sockets together through batches_append_next)."""
+"""The WebSocket end of the live page: thin, every frame goes through intake's one entry
+(batch_receive; the usual batches of many sockets together through frames_store_next) and the
+socket acts on the decision it returns: answer, follow a hold, resolve a gap later."""
 
 from __future__ import annotations
 
@@ -14,17 +15,17 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import InterfaceError, OperationalError, connection
 
-from annotation.live.attempts import attempt_for, attempt_limits
-from annotation.live.frames import Batch, FrameError, parse_frame
+from annotation.live.attempts import attempt_for
 from annotation.live.intake import (
     GAP_WAIT_S,
-    attempt_resolve_gap,
+    Decision,
+    Parsed,
+    Receipt,
     batch_receive,
-    batches_append_next,
-    shows_verdict,
-    submitted_frame,
+    frames_store_next,
+    gap_resolve,
+    hold_frame,
 )
-from annotation.live.scoring import hold_progress
 from annotation.models import Attempt
 
 logger = logging.getLogger(__name__)
@@ -49,44 +50,17 @@ def _on_a_live_connection(write, *args, **kwargs):
         return write(*args, **kwargs)
 
 
-def _receive_on_a_live_connection(**batch):
-    return _on_a_live_connection(batch_receive, **batch)
+def _receive_on_a_live_connection(**frame):
+    return _on_a_live_connection(batch_receive, **frame)
 
 
 # Writes run in a thread pool, not the single shared thread: sockets must not queue behind
 # each other's database round trips. One writer per socket keeps each attempt's batches in order.
 _receive_batch = database_sync_to_async(_receive_on_a_live_connection, thread_sensitive=False)
-
-
-Stored = tuple[list[dict], Batch]
-
-
-def _usual_batches_stored(items: list[tuple[Attempt, str | bytes, float]]) -> list[Stored | None]:
-    """Each socket's usual batch (the next of its attempt, no submit, within its limits) stored
-    together in one statement; for each item, its answer and batch, or None where the socket stores
-    it itself the usual way (a submit, a resend, a gap, a refused frame, the limits, a second
-    socket of the same attempt)."""
-    batches: list[Batch | None] = []
-    attempts: set[int] = set()
-    for attempt, raw, _ in items:
-        try:
-            batch: Batch | None = parse_frame(raw, attempt_limits(puzzle=attempt.puzzle))
-        except FrameError:
-            batch = None
-        if batch is None or batch.has_submit or attempt.pk in attempts:
-            batches.append(None)
-            continue
-        attempts.add(attempt.pk)
-        batches.append(batch)
-    candidates = [(a.pk, b, r) for (a, _, r), b in zip(items, batches) if b is not None]
-    stored = _on_a_live_connection(batches_append_next, candidates)
-    return [
-        ([{"type": "ack", "seq": b.seq}], b) if b is not None and (a.pk, b.seq) in stored else None
-        for (a, _, _), b in zip(items, batches)
-    ]
-
-
-_store_usual = database_sync_to_async(_usual_batches_stored, thread_sensitive=False)
+_store_usual = database_sync_to_async(
+    lambda items: _on_a_live_connection(frames_store_next, items), thread_sensitive=False
+)
+_resolve_gap = database_sync_to_async(gap_resolve, thread_sensitive=False)
 
 
 class _Coalesced:
@@ -101,7 +75,7 @@ class _Coalesced:
         self.waiting: list[tuple[Attempt, str | bytes, float, asyncio.Future]] = []
         self.task: asyncio.Task | None = None
 
-    async def store(self, attempt: Attempt, raw, received_ms: float) -> Stored | None:
+    async def store(self, attempt: Attempt, raw, received_ms: float) -> Receipt | Parsed:
         future = asyncio.get_running_loop().create_future()
         self.waiting.append((attempt, raw, received_ms, future))
         if self.task is None or self.task.done():
@@ -131,17 +105,6 @@ def _coalesced() -> _Coalesced:
     if loop not in _rounds:
         _rounds[loop] = _Coalesced()
     return _rounds[loop]
-
-
-def _resolved_frame(*, attempt_id: int, now_ms: float) -> dict | None:
-    """The submitted frame of an attempt scored now behind a gap, or None if it was not."""
-    if not attempt_resolve_gap(attempt_id=attempt_id, now_ms=now_ms):
-        return None
-    scored = Attempt.objects.select_related("study").get(pk=attempt_id)
-    return submitted_frame(correct=scored.correct, show=shows_verdict(scored))
-
-
-_resolve_gap = database_sync_to_async(_resolved_frame, thread_sensitive=False)
 
 
 class AttemptConsumer(AsyncWebsocketConsumer):
@@ -214,56 +177,54 @@ class AttemptConsumer(AsyncWebsocketConsumer):
     async def _write(self, received_ms: float, raw) -> None:
         """Store one batch and answer it; on a failed write, close so the page resends it."""
         try:
-            replies, batch = await self._store(received_ms, raw)
+            receipt = await self._receive(received_ms, raw)
         except Exception:
             logger.exception("batch of attempt %s not stored", self.attempt.uid)
             await self.close(code=RETRY_LATER)  # the page reconnects and sends it again
             return
         try:
-            for reply in replies:
+            for reply in receipt.replies:
                 await self._send(reply)
         except Exception:  # stored; the page learns it from the ack of its resend
             logger.warning("batch of attempt %s stored, its answer not sent", self.attempt.uid, exc_info=True)
             return
-        if batch is not None:
-            self._follow_hold(batch.events, received_ms)
-            if batch.has_submit and not any(r["type"] == "submitted" for r in replies):
-                self.gap_task = asyncio.create_task(self._resolve_gap_later())
+        self._follow_hold(receipt.hold, received_ms)
+        if receipt.decision == Decision.GAP:
+            self.gap_task = asyncio.create_task(self._resolve_gap_later())
 
     async def _resolve_gap_later(self) -> None:
         """A submit waits behind batches that have not arrived: give the page time to resend them,
         then score on what came (never an attempt left unscorable) and tell the page."""
         await asyncio.sleep(GAP_WAIT_S + 0.5)
-        frame = await _resolve_gap(attempt_id=self.attempt.pk, now_ms=time.time() * 1000)
-        if frame is not None:
+        for frame in await _resolve_gap(attempt_id=self.attempt.pk, now_ms=time.time() * 1000):
             with contextlib.suppress(Exception):  # scored either way; the page may be gone
                 await self._send(frame)
 
-    async def _store(self, received_ms: float, raw):
-        if POSTGRESQL:
-            stored = await _coalesced().store(self.attempt, raw, received_ms)
-            if stored is not None:
-                return stored
-        return await _receive_batch(attempt=self.attempt, raw=raw, received_ms=received_ms)
+    async def _receive(self, received_ms: float, raw) -> Receipt:
+        """The frame through intake's entry: with the other sockets' usual batches first, then, if
+        not stored there, on its own, parsed once and the predicate not run again."""
+        if not POSTGRESQL:
+            return await _receive_batch(attempt=self.attempt, raw=raw, received_ms=received_ms)
+        outcome = await _coalesced().store(self.attempt, raw, received_ms)
+        if isinstance(outcome, Receipt):
+            return outcome
+        return await _receive_batch(attempt=self.attempt, raw=outcome, received_ms=received_ms, next_tried=True)
 
-    def _follow_hold(self, events: list[dict], received_ms: float) -> None:
+    def _follow_hold(self, change: str | None, received_ms: float) -> None:
         """Start or stop the hold widget's progress frames as holds begin and end."""
-        for event in events:
-            if event["k"] == "act.hold_start":
-                self._stop_hold()
-                self.hold_task = asyncio.create_task(self._hold_ticks(received_ms))
-            elif event["k"] in ("act.hold_end", "act.submit"):
-                self._stop_hold()
+        if change is not None:
+            self._stop_hold()
+        if change == "start":
+            self.hold_task = asyncio.create_task(self._hold_ticks(received_ms))
 
     async def _hold_ticks(self, started_ms: float) -> None:
-        # Progress is the server's own measure from when it received the hold's start, so the
-        # page never needs to know the hold time.
+        # Measured from when the server received the hold's start (intake.hold_frame).
         while True:
-            progress = hold_progress(puzzle=self.attempt.puzzle, held_ms=time.time() * 1000 - started_ms)
-            if progress is None:
+            frame = hold_frame(attempt=self.attempt, held_ms=time.time() * 1000 - started_ms)
+            if frame is None:
                 return
-            await self._send({"type": "hold", "progress": round(progress, 3)})
-            if progress >= 1:
+            await self._send(frame)
+            if frame["progress"] >= 1:
                 return
             await asyncio.sleep(HOLD_TICK_S)
 

@@ -1,7 +1,11 @@
 """One path for every batch a page sends, whether over the WebSocket or the HTTP fallback.
 
-A batch is validated (live.frames), stored once under its number, acknowledged, and when the
-acknowledged run of batches reaches a submit, the attempt is scored (live.scoring).
+One entry, batch_receive: a frame is parsed once (live.frames) and decided (a Decision: stored,
+gap, resent, refused, closed, conflict); the socket and the views act on the decision. A batch is
+stored once under its number, acknowledged, and when the acknowledged run of batches reaches a
+submit, the attempt is scored (live.scoring) after the store, under the same row lock. The usual
+next batch is taken by one acceptance predicate, _NEXT_BATCHES_SQL; every other batch goes under
+the attempt's row lock. docs/intake.md draws each branch and the lock it takes.
 
 An attempt stores at most MAX_ATTEMPT_EVENTS events and MAX_ATTEMPT_BYTES bytes (live.frames).
 Past either, a batch keeps only its semantic actions (ACTIONS_PAST_LIMIT more at most, then only a
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
@@ -28,7 +33,7 @@ from annotation.live.frames import (
     FrameError,
     parse_frame,
 )
-from annotation.live.scoring import attempt_score
+from annotation.live.scoring import attempt_score, hold_progress
 from annotation.models import Attempt, Event
 
 # How long a submit stored beyond a gap waits for the missing batches (a page resends what was not
@@ -50,32 +55,109 @@ class Appended:
     submitted: bool  # the attempt is submitted (now or before)
     correct: bool | None = None
     dropped: int = 0  # events of the batch not stored: the attempt is past its limits
+    resent: bool = False  # the batch was already held: nothing was stored
+
+
+class Decision(StrEnum):
+    """What intake did with a frame; the socket and the HTTP views act on it, never on the frames."""
+
+    STORED = "stored"  # stored and acknowledged (and a submit it reached scored)
+    GAP = "gap"  # held, but its submit waits behind batches not yet here (resolve it later)
+    RESENT = "resent"  # already held: acknowledged again, nothing stored
+    REFUSED = "refused"  # not a valid batch; its place is kept when its number is known
+    CLOSED = "closed"  # the attempt takes no more actions
+    CONFLICT = "conflict"  # that number is held with other events (the puzzle open twice)
+
+
+Parsed = Batch | FrameError
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """A frame's decision, the frames that answer it, and the hold it starts or stops."""
+
+    decision: Decision
+    replies: list[dict[str, Any]]
+    batch: Batch | None = None  # the batch, when held (stored, gap, resent)
+    hold: str | None = None  # "start" or "stop": what the batch does to the hold widget's progress
+
+    @property
+    def held(self) -> bool:
+        return self.batch is not None
+
+
+def frame_read(*, attempt: Attempt, raw: str | bytes) -> Parsed:
+    """A raw frame parsed and validated once: the batch, or why it was refused."""
+    try:
+        return parse_frame(raw, attempt_limits(puzzle=attempt.puzzle))
+    except FrameError as error:
+        return error
 
 
 def batch_receive(
-    *, attempt: Attempt, raw: str | bytes, received_ms: float
-) -> tuple[list[dict[str, Any]], Batch | None]:
-    """The frames to answer a raw batch with, and the batch if it was stored."""
+    *, attempt: Attempt, raw: str | bytes | Parsed, received_ms: float, next_tried: bool = False
+) -> Receipt:
+    """The one entry for a frame (the socket, the HTTP fallback, the beacon): parse it once, then
+    refuse it, store it, or answer a resend; next_tried when the caller already tried it as the
+    usual next batch (frames_store_next), so the predicate is not run twice."""
+    parsed = raw if isinstance(raw, (Batch, FrameError)) else frame_read(attempt=attempt, raw=raw)
+    if isinstance(parsed, FrameError):
+        return _refused(attempt, parsed, received_ms)
     try:
-        batch = parse_frame(raw, attempt_limits(puzzle=attempt.puzzle))
-    except FrameError as error:
-        if error.seq is None:
-            return [error.as_frame()], None
-        # The page drops a batch refused by number; its place is kept so later ones count.
-        kept = batch_refuse(
-            attempt_id=attempt.pk, seq=error.seq, code=error.code, message=error.message, received_ms=received_ms
-        )
-        return [error.as_frame(), *_acknowledged(kept, attempt)], None
-    try:
-        appended = events_append(attempt_id=attempt.pk, batch=batch, received_ms=received_ms)
+        appended = events_append(attempt_id=attempt.pk, batch=parsed, received_ms=received_ms, next_tried=next_tried)
     except AttemptClosed:
-        return [FrameError("closed", "this attempt is already submitted", batch.seq).as_frame()], None
+        return Receipt(
+            Decision.CLOSED, [FrameError("closed", "this attempt is already submitted", parsed.seq).as_frame()]
+        )
     except BatchConflict as conflict:
-        return [FrameError("seq_conflict", str(conflict), batch.seq).as_frame()], None
+        return Receipt(Decision.CONFLICT, [FrameError("seq_conflict", str(conflict), parsed.seq).as_frame()])
+    return _held(attempt, parsed, appended)
+
+
+def _refused(attempt: Attempt, error: FrameError, received_ms: float) -> Receipt:
+    if error.seq is None:
+        return Receipt(Decision.REFUSED, [error.as_frame()])
+    # The page drops a batch refused by number; its place is kept so later ones count.
+    kept = batch_refuse(
+        attempt_id=attempt.pk, seq=error.seq, code=error.code, message=error.message, received_ms=received_ms
+    )
+    return Receipt(Decision.REFUSED, [error.as_frame(), *_acknowledged(kept, attempt)])
+
+
+def _held(attempt: Attempt, batch: Batch, appended: Appended) -> Receipt:
     replies = _acknowledged(appended, attempt)
     if appended.dropped:
         replies.append(_limit_error(batch, appended.dropped).as_frame())
-    return replies, batch
+    if batch.has_submit and not appended.submitted:
+        decision = Decision.GAP
+    else:
+        decision = Decision.RESENT if appended.resent else Decision.STORED
+    return Receipt(decision, replies, batch, _hold_change(batch))
+
+
+def _hold_change(batch: Batch) -> str | None:
+    """The last word of a batch on a hold: its start begins progress, its end or a submit stops it."""
+    for event in reversed(batch.events):
+        if event["k"] == "act.hold_start":
+            return "start"
+        if event["k"] in ("act.hold_end", "act.submit"):
+            return "stop"
+    return None
+
+
+def hold_frame(*, attempt: Attempt, held_ms: float) -> dict[str, Any] | None:
+    """The progress frame of a hold held_ms after its start arrived, or None for types without one.
+    Progress is the server's own measure, so the page never needs to know the hold time."""
+    progress = hold_progress(puzzle=attempt.puzzle, held_ms=held_ms)
+    return None if progress is None else {"type": "hold", "progress": round(progress, 3)}
+
+
+def gap_resolve(*, attempt_id: int, now_ms: float) -> list[dict[str, Any]]:
+    """A submit that waited behind a gap scored now on what came: its submitted frame, or none."""
+    if not attempt_resolve_gap(attempt_id=attempt_id, now_ms=now_ms):
+        return []
+    scored = Attempt.objects.select_related("study").get(pk=attempt_id)
+    return [submitted_frame(correct=scored.correct, show=shows_verdict(scored))]
 
 
 def _limit_error(batch: Batch, dropped: int) -> FrameError:
@@ -111,15 +193,16 @@ def _fields(event: dict) -> dict:
     return {k: v for k, v in event.items() if k not in ("k", "t")}
 
 
-# The usual batch on PostgreSQL in one round trip: advance the acknowledgement and the attempt's
-# counters and insert the events in a single statement (atomic by itself), only if this is the
-# next batch of an open attempt with nothing stored beyond it and room for it. Five round trips
-# and the ORM's overhead were most of the cost of a batch. The events go as one JSON parameter that
-# PostgreSQL takes apart (kind, time, the other fields as the row's data): quoting four arrays
-# value by value on the client (psycopg's client-side binding) was the next largest cost.
-# The statement takes many sockets' usual batches at once (one batch per attempt): a busy web
-# process stores them together, one round trip and one commit for all, instead of a thread, a
-# connection check and a commit per batch (annotation/live/consumers.py); events_append gives it one.
+# The acceptance predicate, the one place that decides a batch is the usual next one: the next
+# batch of an open attempt with nothing stored beyond it, room for it, and no submit. Such a batch
+# is stored in one round trip: advance the acknowledgement and the attempt's counters and insert
+# the events in a single statement (atomic by itself). Every other batch goes under the attempt's
+# row lock (events_append). Five round trips and the ORM's overhead were most of the cost of a
+# batch. The events go as one JSON parameter that PostgreSQL takes apart (kind, time, the other
+# fields as the row's data): quoting four arrays value by value on the client (psycopg's
+# client-side binding) was the next largest cost. The statement takes many sockets' usual batches
+# at once (one batch per attempt): a busy web process stores them together, one round trip and
+# one commit for all (annotation/live/consumers.py); events_append gives it one.
 _NEXT_BATCHES_SQL = """
 WITH input AS (
     SELECT * FROM jsonb_to_recordset(%(batches)s::jsonb)
@@ -147,11 +230,9 @@ def _size(batch: Batch) -> int:
 
 
 def batches_append_next(batches: list[tuple[int, Batch, float]]) -> set[tuple[int, int]]:
-    """Store each (attempt id, batch, received ms) that is the next batch of its open attempt, with
-    room for it and no submit, all in one statement (PostgreSQL; at most one batch per attempt).
-    Returns the (attempt id, seq) stored; every other one is left for events_append."""
-    if not batches:
-        return set()
+    """Store each (attempt id, batch, received ms) that the acceptance predicate takes as the usual
+    next batch, all in one statement (at most one batch per attempt). Returns the (attempt id, seq)
+    stored; every other one is left for events_append. Without PostgreSQL, none is stored here."""
     assert len({attempt_id for attempt_id, _, _ in batches}) == len(batches), "one batch per attempt"
     rows = [
         {
@@ -165,6 +246,8 @@ def batches_append_next(batches: list[tuple[int, Batch, float]]) -> set[tuple[in
         for attempt_id, batch, received_ms in batches
         if not batch.has_submit
     ]
+    if not rows or connection.vendor != "postgresql":
+        return set()
     with connection.cursor() as cursor:
         cursor.execute(
             _NEXT_BATCHES_SQL,
@@ -173,33 +256,78 @@ def batches_append_next(batches: list[tuple[int, Batch, float]]) -> set[tuple[in
         return {(attempt_id, seq) for attempt_id, seq in cursor.fetchall()}
 
 
-def events_append(*, attempt_id: int, batch: Batch, received_ms: float) -> Appended:
-    """Store a batch (idempotent on its number), advance the acknowledgement, score on submit."""
-    size = _size(batch)
-    one_statement = connection.vendor == "postgresql" and not batch.has_submit
-    if one_statement and batches_append_next([(attempt_id, batch, received_ms)]):
+def frames_store_next(items: list[tuple[Attempt, str | bytes, float]]) -> list[Receipt | Parsed]:
+    """Many sockets' frames (attempt, raw, received ms), each parsed once and the usual next
+    batches among them stored together in one statement; for each, its receipt when stored there,
+    else what it parsed to, for batch_receive(next_tried=...) (a submit, a resend, a gap, a refused
+    frame, the limits, a second frame of the same attempt)."""
+    parsed = [frame_read(attempt=attempt, raw=raw) for attempt, raw, _ in items]
+    candidates: dict[int, tuple[int, Batch, float]] = {}
+    for (attempt, _, received_ms), frame in zip(items, parsed, strict=True):
+        if isinstance(frame, Batch) and not frame.has_submit and attempt.pk not in candidates:
+            candidates[attempt.pk] = (attempt.pk, frame, received_ms)
+    stored = batches_append_next(list(candidates.values()))
+    return [_stored_next(attempt, frame, stored) for (attempt, _, _), frame in zip(items, parsed, strict=True)]
+
+
+def _stored_next(attempt: Attempt, frame: Parsed, stored: set[tuple[int, int]]) -> Receipt | Parsed:
+    if not isinstance(frame, Batch) or (attempt.pk, frame.seq) not in stored:
+        return frame
+    return Receipt(Decision.STORED, [{"type": "ack", "seq": frame.seq}], frame, _hold_change(frame))
+
+
+def events_append(*, attempt_id: int, batch: Batch, received_ms: float, next_tried: bool = False) -> Appended:
+    """Store a batch (idempotent on its number), advance the acknowledgement, and then score a
+    submit it reached: the usual next batch by the acceptance predicate (unless next_tried: the
+    caller ran it already), every other one under the attempt's row lock."""
+    if not next_tried and batches_append_next([(attempt_id, batch, received_ms)]):
         return Appended(batch.seq, False)
     with transaction.atomic():
-        # The usual case, in one statement that also locks the row: the next batch of an open
-        # attempt with nothing stored beyond it, and room for it.
-        advanced = Attempt.objects.filter(
-            pk=attempt_id,
-            acked_seq=batch.seq - 1,
-            max_seq__lt=batch.seq,
-            submitted_at__isnull=True,
-            abandoned_at__isnull=True,
-            event_count__lte=MAX_ATTEMPT_EVENTS - len(batch.events),
-            event_bytes__lte=MAX_ATTEMPT_BYTES - size,
-        ).update(
-            acked_seq=batch.seq,
-            max_seq=batch.seq,
-            event_count=F("event_count") + len(batch.events),
-            event_bytes=F("event_bytes") + size,
-        )
-        if advanced and not batch.has_submit:
-            Event.objects.bulk_create(_rows(attempt_id, batch.seq, batch.events, received_ms))
-            return Appended(batch.seq, False)
-        return _append_slowly(attempt_id, batch, size, received_ms, advanced=bool(advanced))
+        attempt = _locked(attempt_id)
+        answered = _answered_unstored(attempt, batch)
+        if answered is not None:
+            return answered
+        before = attempt.acked_seq
+        dropped = _store(attempt, batch, received_ms)
+        # Scored here, after the store and still under the lock: a verdict and the batches it
+        # stands on commit together, and two writers never both score.
+        return replace(_scored(attempt, before=before), dropped=dropped)
+
+
+def _locked(attempt_id: int) -> Attempt:
+    # The attempt's row only: locking its puzzle too deadlocked with a truth correction, which
+    # holds the puzzle and waits to score this attempt again.
+    return Attempt.objects.select_for_update(of=("self",)).select_related("puzzle").get(pk=attempt_id)
+
+
+def _answered_unstored(attempt: Attempt, batch: Batch) -> Appended | None:
+    """A batch the attempt holds already (a resend), or refuses (closed, a conflicting number):
+    answered without storing. None when the batch is to be stored."""
+    if attempt.is_submitted:
+        if batch.seq <= attempt.acked_seq:  # a resend of something already held
+            return Appended(attempt.acked_seq, True, attempt.correct, resent=True)
+        raise AttemptClosed(f"attempt {attempt.uid} is already submitted")
+    if attempt.abandoned_at:
+        raise AttemptClosed(f"attempt {attempt.uid} expired; its puzzle went to someone else")
+    stored = list(attempt.events.filter(seq=batch.seq).order_by("index").values_list("kind", flat=True))
+    if stored and stored not in _as_stored(batch.events):
+        raise BatchConflict(f"batch {batch.seq} is already stored with other events; is this puzzle open in two tabs?")
+    # A resend of a batch already held (past the limits, maybe held without rows): nothing new.
+    if stored or batch.seq <= attempt.acked_seq:
+        return Appended(attempt.acked_seq, False, resent=True)
+    return None
+
+
+def _store(attempt: Attempt, batch: Batch, received_ms: float) -> int:
+    """Store what the attempt keeps of a batch (all of it within its limits) and move the
+    acknowledgement on; returns how many of its events were dropped."""
+    kept = _within_limits(attempt, batch.events, _size(batch))
+    if kept:
+        Event.objects.bulk_create(_rows(attempt.pk, batch.seq, kept, received_ms))
+        _advance(attempt, before=attempt.acked_seq, seq=batch.seq)
+    else:
+        _keep_place(attempt, batch.seq, "limit", "past the attempt's limits", received_ms, rowless=True)
+    return len(batch.events) - len(kept)
 
 
 def _rows(attempt_id: int, seq: int, events: list[dict[str, Any]], received_ms: float) -> list[Event]:
@@ -207,38 +335,6 @@ def _rows(attempt_id: int, seq: int, events: list[dict[str, Any]], received_ms: 
         Event(attempt_id=attempt_id, seq=seq, index=i, kind=e["k"], t=e["t"], received=received_ms, data=_fields(e))
         for i, e in enumerate(events)
     ]
-
-
-def _append_slowly(attempt_id: int, batch: Batch, size: int, received_ms: float, *, advanced: bool) -> Appended:
-    """Resends, gaps, submits, closed attempts and attempts past their limits: under the
-    attempt's row lock."""
-    # The attempt's row only: locking its puzzle too deadlocked with a truth correction, which
-    # holds the puzzle and waits to score this attempt again.
-    attempt = Attempt.objects.select_for_update(of=("self",)).select_related("puzzle").get(pk=attempt_id)
-    if attempt.is_submitted:
-        if batch.seq <= attempt.acked_seq:  # a resend of something already held
-            return Appended(attempt.acked_seq, True, attempt.correct)
-        raise AttemptClosed(f"attempt {attempt.uid} is already submitted")
-    if attempt.abandoned_at:
-        raise AttemptClosed(f"attempt {attempt.uid} expired; its puzzle went to someone else")
-    kept = batch.events
-    if not advanced:
-        stored = list(attempt.events.filter(seq=batch.seq).order_by("index").values_list("kind", flat=True))
-        if stored and stored not in _as_stored(batch.events):
-            raise BatchConflict(
-                f"batch {batch.seq} is already stored with other events; is this puzzle open in two tabs?"
-            )
-        # A resend of a batch already held (past the limits, maybe held without rows): nothing new.
-        if stored or batch.seq <= attempt.acked_seq:
-            return Appended(attempt.acked_seq, False)
-        kept = _within_limits(attempt, batch.events, size)
-    dropped = len(batch.events) - len(kept)
-    if not kept:
-        kept_place = _keep_place(attempt, batch.seq, "limit", "past the attempt's limits", received_ms, rowless=True)
-        return replace(kept_place, dropped=dropped)
-    Event.objects.bulk_create(_rows(attempt.pk, batch.seq, kept, received_ms))
-    appended = _advance(attempt, before=batch.seq - 1 if advanced else attempt.acked_seq, seq=batch.seq)
-    return replace(appended, dropped=dropped)
 
 
 def _within_limits(attempt: Attempt, events: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
@@ -270,20 +366,23 @@ def batch_refuse(*, attempt_id: int, seq: int, code: str, message: str, received
     """Keep a refused batch's place, with why it was refused, so acknowledgement can move past it
     (the page drops the batch; without this its number would stay a gap for good)."""
     with transaction.atomic():
-        attempt = Attempt.objects.select_for_update(of=("self",)).select_related("puzzle").get(pk=attempt_id)
+        attempt = _locked(attempt_id)
         held = seq <= attempt.acked_seq or attempt.events.filter(seq=seq).exists()
         if attempt.is_submitted or seq > attempt.max_seq + 1 or held:
             return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
+        before = attempt.acked_seq
         past_limits = attempt.event_count > MAX_ATTEMPT_EVENTS
-        return _keep_place(attempt, seq, code, message, received_ms, rowless=past_limits)
+        _keep_place(attempt, seq, code, message, received_ms, rowless=past_limits)
+        return _scored(attempt, before=before)
 
 
-def _keep_place(attempt: Attempt, seq: int, code: str, message: str, received_ms: float, *, rowless: bool) -> Appended:
+def _keep_place(attempt: Attempt, seq: int, code: str, message: str, received_ms: float, *, rowless: bool) -> None:
     """A batch the attempt keeps nothing of still takes its number: a stand-in event of kind
     `refused` holds why. Rowless (past the limits), the next batch in order is acknowledged
     without one, so a flood past the limits stores nothing more."""
     if rowless and seq == attempt.acked_seq + 1:
-        return _advance(attempt, before=attempt.acked_seq, seq=seq, held=seq)
+        _advance(attempt, before=attempt.acked_seq, seq=seq, held=seq)
+        return
     Event.objects.create(
         attempt=attempt,
         seq=seq,
@@ -294,14 +393,18 @@ def _keep_place(attempt: Attempt, seq: int, code: str, message: str, received_ms
         data={"code": code, "message": message[:200]},
     )
     attempt.event_count += 1
-    return _advance(attempt, before=attempt.acked_seq, seq=seq)
+    _advance(attempt, before=attempt.acked_seq, seq=seq)
 
 
-def _advance(attempt: Attempt, *, before: int, seq: int, held: int = 0) -> Appended:
-    """After storing batch `seq` (or holding it without rows, `held`): move the acknowledgement
-    on, and score a submit it reaches."""
+def _advance(attempt: Attempt, *, before: int, seq: int, held: int = 0) -> None:
+    """After storing batch `seq` (or holding it without rows, `held`): move the acknowledgement on."""
     attempt.max_seq = max(attempt.max_seq, seq)
     attempt.acked_seq = _contiguous(attempt, max(before, held))
+
+
+def _scored(attempt: Attempt, *, before: int) -> Appended:
+    """After a store that moved the acknowledgement from `before`: score a submit it reached (or
+    one a reload made whole), and save the attempt."""
     if attempt.acked_seq > before and _submit_within(attempt, before):
         attempt_score(attempt=attempt)
     else:

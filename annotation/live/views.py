@@ -56,9 +56,9 @@ def events(request, uid: str):
     if attempt is None:
         frame = {"type": "error", "code": "not_allowed", "message": "no such attempt of yours; sign in first"}
         return JsonResponse([frame], safe=False, status=403)
-    replies, _ = batch_receive(attempt=attempt, raw=request.body, received_ms=time.time() * 1000)
-    status = 400 if replies[0]["type"] == "error" else 200
-    return JsonResponse(replies, safe=False, status=status)
+    receipt = batch_receive(attempt=attempt, raw=request.body, received_ms=time.time() * 1000)
+    status = 200 if receipt.held else 400
+    return JsonResponse(receipt.replies, safe=False, status=status)
 
 
 @login_required

@@ -275,9 +275,9 @@ def test_a_study_time_limit_and_its_verdict_setting_apply_on_the_server(verified
     now = time.time() * 1000
     hand = Hand(prompt.puzzle, now - 500).press_control("text").type(str(prompt.puzzle.truth["sum"]))
     frame = json.dumps({"type": "batch", "seq": 1, "events": hand.press_control("submit", {"k": "act.submit"}).events})
-    replies, _ = batch_receive(
+    replies = batch_receive(
         attempt=Attempt.objects.select_related("puzzle", "study").get(pk=prompt.pk), raw=frame, received_ms=now
-    )
+    ).replies
     assert replies[-1] == {"type": "submitted", "verdict": {"correct": True}}  # this study shows verdicts
     assert Attempt.objects.get(pk=prompt.pk).input_ok
 

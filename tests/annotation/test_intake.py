@@ -1,0 +1,69 @@
+"""Intake's one entry: every frame parsed once and answered by one decision (docs/intake.md)."""
+
+import time
+
+import pytest
+
+from annotation.live.intake import Decision, batch_receive, frames_store_next
+from annotation.models import Attempt, Event
+
+from .conftest import batch
+
+pytestmark = pytest.mark.django_db
+
+
+def ev(kind: str, t: float, **fields) -> dict:
+    return {"k": kind, "t": t, **fields}
+
+
+def receive(attempt: Attempt, raw: str, at: float):
+    return batch_receive(
+        attempt=Attempt.objects.select_related("puzzle", "study").get(pk=attempt.pk), raw=raw, received_ms=at
+    )
+
+
+def test_each_frame_gets_one_decision_and_the_frames_of_the_protocol(open_attempt):
+    attempt, _ = open_attempt("Dice_Count")
+    now = time.time() * 1000
+    first = batch(1, ev("beat", now))
+    stored = receive(attempt, first, now)
+    assert (stored.decision, stored.replies) == (Decision.STORED, [{"type": "ack", "seq": 1}])
+    resent = receive(attempt, first, now + 1)
+    assert (resent.decision, resent.replies) == (Decision.RESENT, [{"type": "ack", "seq": 1}])
+    conflict = receive(attempt, batch(1, ev("act.submit", now)), now + 2)
+    assert conflict.decision == Decision.CONFLICT and conflict.replies[0]["code"] == "seq_conflict"
+    refused = receive(attempt, '{"type": "batch", "seq": 2, "events": []}', now + 3)
+    assert refused.decision == Decision.REFUSED and refused.replies[-1] == {"type": "ack", "seq": 2}
+    assert not refused.held and Event.objects.get(attempt=attempt, seq=2).kind == Event.REFUSED
+
+
+def test_a_submit_beyond_a_gap_is_decided_gap_then_closed_once_scored(open_attempt):
+    attempt, _ = open_attempt("Dice_Count")
+    now = time.time() * 1000
+    receive(attempt, batch(1, ev("beat", now)), now)
+    gap = receive(attempt, batch(3, ev("act.type", now + 1, text="7"), ev("act.submit", now + 2)), now + 2)
+    assert (gap.decision, gap.replies) == (Decision.GAP, [{"type": "ack", "seq": 1}])
+    scored = receive(attempt, batch(2, ev("beat", now + 1)), now + 3)
+    assert scored.decision == Decision.STORED and scored.replies[1]["type"] == "submitted"
+    closed = receive(attempt, batch(4, ev("beat", now + 4)), now + 4)
+    assert closed.decision == Decision.CLOSED and closed.replies[0]["code"] == "closed"
+
+
+def test_a_hold_is_started_and_stopped_by_the_last_word_of_a_batch(open_attempt):
+    attempt, _ = open_attempt("Dice_Count")
+    now = time.time() * 1000
+    started = receive(attempt, batch(1, ev("act.hold_end", now), ev("act.hold_start", now + 1)), now + 1)
+    stopped = receive(attempt, batch(2, ev("act.hold_start", now + 2), ev("act.hold_end", now + 3)), now + 3)
+    assert (started.hold, stopped.hold) == ("start", "stop")
+
+
+def test_frames_that_are_not_the_usual_next_batch_come_back_parsed_for_the_entry(open_attempt):
+    attempt, _ = open_attempt("Dice_Count")
+    other, _ = open_attempt("Dice_Count")
+    now = time.time() * 1000
+    items = [(attempt, batch(1, ev("beat", now)), now), (attempt, batch(2, ev("beat", now)), now), (other, "{", now)]
+    usual, second, broken = frames_store_next(items)
+    assert usual.decision == Decision.STORED and usual.replies == [{"type": "ack", "seq": 1}]
+    assert second.seq == 2 and broken.code == "bad_frame"  # not stored here, not parsed again
+    after = batch_receive(attempt=attempt, raw=second, received_ms=now, next_tried=True)
+    assert after.decision == Decision.STORED and after.replies == [{"type": "ack", "seq": 2}]
