@@ -12,8 +12,10 @@ reporting/time_chart.html draw these shapes, and their autoescaping covers every
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
+from annotation.reporting.report_types import StudyReport, TimeSample, TypeRow
 from annotation.reporting.wording import (
     DASH,
     PEOPLE_COLOUR,
@@ -21,7 +23,6 @@ from annotation.reporting.wording import (
     agent_name,
     agent_overall_pass1,
     agent_types,
-    agents_of,
     all_type_names,
     fmt_count,
     fmt_pass1,
@@ -29,7 +30,6 @@ from annotation.reporting.wording import (
     fmt_seconds,
     is_number,
     type_name,
-    types_of,
 )
 
 # Colours of the charts alone; people's and the agents' colours are shared with the tables (wording.py).
@@ -69,7 +69,7 @@ def compact(value: float) -> float:
 class Shape:
     """Compacts its float fields once built, so that the templates print them as they are."""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for each in fields(self):  # type: ignore[arg-type]
             if isinstance(getattr(self, each.name), float):
                 setattr(self, each.name, compact(getattr(self, each.name)))
@@ -143,7 +143,7 @@ class Chart:
     height: float
     legend: list[tuple[str, str]]
     axis: Axis
-    rows: list
+    rows: list[Pass1Row] | list[TimeRow]
     bands: list[Rect] = field(default_factory=list)
     width: int = CHART_WIDTH
 
@@ -231,37 +231,50 @@ class BarScale:
         return self.x0 + (self.x1 - self.x0) * min(max(p, 0.0), 1.0)
 
 
-def pass1_rows(report: dict) -> list[dict]:
+@dataclass(frozen=True)
+class Pass1Values:
+    """What one row of chart 1 shows: people's Pass@1 with its interval, and each agent's Pass@1."""
+
+    label: str
+    pass1: float | None
+    low: float | None
+    high: float | None
+    agents: list[float | None]
+    correct: int | None = None  # people's counts, for the tooltip; None on the means
+    attempts: int | None = None
+
+
+def pass1_rows(report: StudyReport) -> list[Pass1Values]:
     """Per type: the label, people's Pass@1 and CI, and each agent's Pass@1 (None when missing)."""
-    people = {type_name(row): row for row in types_of(report)}
-    per_agent = [agent_types(agent) for agent in agents_of(report)]
+    people = {type_name(row): row for row in report["types"]}
+    per_agent = [agent_types(agent) for agent in report["agents"]]
     rows = []
     for name in all_type_names(report):
-        person = people.get(name, {})
-        rows.append(
-            {
-                "label": name,
-                "pass1": person.get("pass1"),
-                "low": person.get("ci_low"),
-                "high": person.get("ci_high"),
-                "correct": person.get("correct"),
-                "attempts": person.get("attempts"),
-                "agents": [by_type.get(name, {}).get("pass1") for by_type in per_agent],
-            }
-        )
+        person = people.get(name)  # a type only agents have
+        agents = [row["pass1"] if (row := by_type.get(name)) else None for by_type in per_agent]
+        rows.append(_people_values(name, person, agents))
     return rows
 
 
-def mean_row(report: dict) -> dict:
+def _people_values(name: str, person: TypeRow | None, agents: list[float | None]) -> Pass1Values:
+    """A type's row of chart 1; people's figures empty when no person answered the type."""
+    if person is None:
+        return Pass1Values(name, None, None, None, agents)
+    return Pass1Values(
+        name, person["pass1"], person["ci_low"], person["ci_high"], agents, person["correct"], person["attempts"]
+    )
+
+
+def mean_row(report: StudyReport) -> Pass1Values:
     """The closing row of chart 1: the means over types, people's with its clustered interval."""
-    overall = report.get("overall") or {}
-    return {
-        "label": "Mean over types",
-        "pass1": overall.get("mean_pass1_over_types"),
-        "low": overall.get("mean_ci_low"),
-        "high": overall.get("mean_ci_high"),
-        "agents": [agent_overall_pass1(agent) for agent in agents_of(report)],
-    }
+    overall = report["overall"]
+    return Pass1Values(
+        label="Mean over types",
+        pass1=overall["mean_pass1_over_types"],
+        low=overall["mean_ci_low"],
+        high=overall["mean_ci_high"],
+        agents=[agent_overall_pass1(agent) for agent in report["agents"]],
+    )
 
 
 def pct_axis(scale: BarScale, bottom: float) -> Axis:
@@ -276,11 +289,11 @@ def pct_axis(scale: BarScale, bottom: float) -> Axis:
     )
 
 
-def people_tip(row: dict) -> str:
+def people_tip(row: Pass1Values) -> str:
     """The tooltip of people's bar: Pass@1 with its interval, and out of how many attempts."""
-    tip = f"{row['label']}: people {fmt_pass1(row['pass1'], row['low'], row['high'])}"
-    if is_number(row.get("attempts")):
-        tip += f", {fmt_count(row.get('correct'))} of {fmt_count(row['attempts'])} attempts"
+    tip = f"{row.label}: people {fmt_pass1(row.pass1, row.low, row.high)}"
+    if is_number(row.attempts):
+        tip += f", {fmt_count(row.correct)} of {fmt_count(row.attempts)} attempts"
     return tip
 
 
@@ -293,21 +306,22 @@ def ci_whisker(low: float, high: float, mid: float) -> list[Line]:
     ]
 
 
-def people_bar(row: dict, scale: BarScale, y: float, cls: str) -> Bar:
+def people_bar(row: Pass1Values, scale: BarScale, y: float, cls: str) -> Bar:
     """People's bar for one row, with its CI whisker and its value printed after both."""
-    value, mid = row["pass1"], y + BAR_H / 2
+    value, low, high, mid = row.pass1, row.low, row.high, y + BAR_H / 2
     if not is_number(value):
         return Bar(None, Text(scale.x(0) + 4, mid, f"{DASH} no attempts", "tick"))
-    has_ci = is_number(row["low"]) and is_number(row["high"])
-    right = max(scale.x(value), scale.x(row["high"])) if has_ci else scale.x(value)
+    right, whisker = scale.x(value), []
+    if is_number(low) and is_number(high):
+        right, whisker = max(right, scale.x(high)), ci_whisker(scale.x(low), scale.x(high), mid)
     return Bar(
         rect=Rect(scale.x(0), y, scale.x(value) - scale.x(0), BAR_H, PEOPLE_COLOUR, cls, people_tip(row), rx=2),
         text=Text(right + 6, mid, fmt_pct(value), bold=True),
-        whisker=ci_whisker(scale.x(row["low"]), scale.x(row["high"]), mid) if has_ci else [],
+        whisker=whisker,
     )
 
 
-def agent_bar(label: str, agent: str, value, colour: str, scale: BarScale, y: float) -> Bar:
+def agent_bar(label: str, agent: str, value: float | None, colour: str, scale: BarScale, y: float) -> Bar:
     """One agent's thin bar for one row, with its value printed after it."""
     mid = y + AGENT_H / 2
     if not is_number(value):
@@ -317,29 +331,29 @@ def agent_bar(label: str, agent: str, value, colour: str, scale: BarScale, y: fl
     return Bar(rect, Text(scale.x(value) + 5, mid, fmt_pct(value), "tick"))
 
 
-def pass1_row(row: dict, index: int, scale: BarScale, names: list[str], is_mean: bool) -> Pass1Row:
+def pass1_row(row: Pass1Values, index: int, scale: BarScale, names: list[str], is_mean: bool) -> Pass1Row:
     """One row of chart 1; the means sit a little lower, under a dashed rule."""
     y = CHART_TOP + scale.row_h * index + 6 + (8 if is_mean else 0)
     bars = [people_bar(row, scale, y, "bar-mean" if is_mean else "bar-people")]
-    for k, (name, value) in enumerate(zip(names, row["agents"])):
+    for k, (name, value) in enumerate(zip(names, row.agents)):
         agent_y = y + BAR_H + BAR_GAP + k * (AGENT_H + BAR_GAP)
-        bars.append(agent_bar(row["label"], name, value, agent_colour(k), scale, agent_y))
+        bars.append(agent_bar(row.label, name, value, agent_colour(k), scale, agent_y))
     return Pass1Row(
-        label=row_label(row["label"], scale.x0, y + BAR_H / 2, bold=is_mean),
+        label=row_label(row.label, scale.x0, y + BAR_H / 2, bold=is_mean),
         bars=bars,
         rule=Line(8, y - 7, scale.x1, y - 7, RULE, dash="4 3") if is_mean else None,
     )
 
 
-def pass1_chart(report: dict) -> Chart | None:
+def pass1_chart(report: StudyReport) -> Chart | None:
     """Chart 1: horizontal Pass@1 bars per type with CI whiskers, agents' thinner bars beneath; None without types."""
     rows = pass1_rows(report)
     if not rows:
         return None
-    names = [agent_name(agent, i) for i, agent in enumerate(agents_of(report))]
+    names = [agent_name(agent, i) for i, agent in enumerate(report["agents"])]
     rows.append(mean_row(report))
     row_h = BAR_H + len(names) * (AGENT_H + BAR_GAP) + 12
-    scale = BarScale(label_width([row["label"] for row in rows]), CHART_WIDTH - CHART_RIGHT_PAD, row_h)
+    scale = BarScale(label_width([row.label for row in rows]), CHART_WIDTH - CHART_RIGHT_PAD, row_h)
     bottom = CHART_TOP + row_h * len(rows) + 8
     legend = [(PEOPLE_COLOUR, "People (bar: Pass@1, whisker: 95% CI)")]
     return Chart(
@@ -362,47 +376,72 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
 
 
-def box_stats(values, median, q1, q3) -> dict | None:
+@dataclass(frozen=True)
+class BoxStats:
+    """Box-plot numbers in ms; low, high and n unknown when only the report's quartiles are."""
+
+    median: float
+    q1: float
+    q3: float
+    low: float | None = None
+    high: float | None = None
+    outliers: list[float] = field(default_factory=list)
+    n: int | None = None
+
+
+def box_stats(
+    values: Sequence[float | None], median: float | None, q1: float | None, q3: float | None
+) -> BoxStats | None:
     """Box-plot numbers in ms: the report's median and quartiles (computed from the values when
     missing), whiskers at the furthest values within 1.5 IQR of the box, and the values beyond."""
-    data = sorted(v for v in values or [] if is_number(v))
-    if not all(is_number(v) for v in (median, q1, q3)):
+    data = sorted(v for v in values if is_number(v))
+    if not (is_number(median) and is_number(q1) and is_number(q3)):
         if not data:
             return None
         median, q1, q3 = (quantile(data, q) for q in (0.5, 0.25, 0.75))
     if not data:
-        return {"median": median, "q1": q1, "q3": q3, "low": None, "high": None, "outliers": [], "n": None}
+        return BoxStats(median, q1, q3)
     reach = 1.5 * (q3 - q1)
     inside = [v for v in data if q1 - reach <= v <= q3 + reach] or [median]
-    return {
-        "median": median,
-        "q1": q1,
-        "q3": q3,
-        "low": min(min(inside), q1),
-        "high": max(max(inside), q3),
-        "n": len(data),
-        "outliers": [v for v in data if v < q1 - reach or v > q3 + reach],
-    }
+    return BoxStats(
+        median=median,
+        q1=q1,
+        q3=q3,
+        low=min(min(inside), q1),
+        high=max(max(inside), q3),
+        n=len(data),
+        outliers=[v for v in data if v < q1 - reach or v > q3 + reach],
+    )
 
 
-def time_rows(report: dict) -> list[dict]:
+@dataclass(frozen=True)
+class TimeValues:
+    """What one row of chart 2 shows: a type's wall and active time boxes (None when nothing is known)."""
+
+    label: str
+    wall: BoxStats | None
+    active: BoxStats | None
+
+
+def time_rows(report: StudyReport) -> list[TimeValues]:
     """Per type: the label and the wall and active box-plot numbers (None when nothing is known)."""
-    times = report.get("times") or {}
-    rows = []
-    for row in types_of(report):
-        name = type_name(row)
-        recorded = times.get(name) or {}
-        boxes = {
-            kind: box_stats(
-                recorded.get(f"{kind}_ms"),
-                row.get(f"{kind}_median_ms"),
-                row.get(f"{kind}_q1_ms"),
-                row.get(f"{kind}_q3_ms"),
-            )
-            for kind in ("wall", "active")
-        }
-        rows.append({"label": name, **boxes})
-    return rows
+    return [_time_values(row, report["times"].get(type_name(row))) for row in report["types"]]
+
+
+def _time_values(row: TypeRow, recorded: TimeSample | None) -> TimeValues:
+    """A type's boxes, from its recorded times (none kept: from the quartiles in its row)."""
+    return TimeValues(
+        label=type_name(row),
+        wall=box_stats(
+            recorded["wall_ms"] if recorded else [], row["wall_median_ms"], row["wall_q1_ms"], row["wall_q3_ms"]
+        ),
+        active=box_stats(
+            recorded["active_ms"] if recorded else [],
+            row["active_median_ms"],
+            row["active_q1_ms"],
+            row["active_q3_ms"],
+        ),
+    )
 
 
 def log_ticks(low_s: float, high_s: float) -> list[float]:
@@ -423,14 +462,14 @@ def fmt_tick(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
-def time_range_seconds(rows: list[dict]) -> tuple[float, float] | None:
+def time_range_seconds(rows: list[TimeValues]) -> tuple[float, float] | None:
     """Smallest and largest time drawn on the chart, in seconds, floored at MIN_SECONDS."""
-    values = []
+    values: list[float] = []
     for row in rows:
-        for box in (row["wall"], row["active"]):
+        for box in (row.wall, row.active):
             if box:
-                values += [v for v in (box["low"], box["q1"], box["median"], box["q3"], box["high"]) if is_number(v)]
-                values += box["outliers"]
+                values += [v for v in (box.low, box.q1, box.median, box.q3, box.high) if is_number(v)]
+                values += box.outliers
     if not values:
         return None
     return max(min(values) / 1000, MIN_SECONDS), max(max(values) / 1000, MIN_SECONDS * 2)
@@ -473,49 +512,49 @@ def time_axis(scale: LogScale, bottom: float) -> Axis:
     )
 
 
-def box_tip(box: dict, label: str, kind: str) -> str:
+def box_tip(box: BoxStats, label: str, kind: str) -> str:
     """The tooltip of a box: median and IQR in seconds, and how many attempts."""
-    n = f", n = {box['n']}" if box.get("n") else ""
+    n = f", n = {box.n}" if box.n else ""
     return (
-        f"{label}, {kind} time: median {fmt_seconds(box['median'])} s, IQR "
-        f"{fmt_seconds(box['q1'])}–{fmt_seconds(box['q3'])} s{n}"
+        f"{label}, {kind} time: median {fmt_seconds(box.median)} s, IQR "
+        f"{fmt_seconds(box.q1)}–{fmt_seconds(box.q3)} s{n}"
     )
 
 
-def box_whiskers(box: dict, scale: LogScale, y: float) -> list[Line]:
+def box_whiskers(box: BoxStats, scale: LogScale, y: float) -> list[Line]:
     """From the box out to the furthest attempts within 1.5 IQR, with caps; none without the times."""
-    if not (is_number(box["low"]) and is_number(box["high"])):
+    if not (is_number(box.low) and is_number(box.high)):
         return []
-    mid, low, high = y + BOX_H / 2, scale.x(box["low"]), scale.x(box["high"])
+    mid, low, high = y + BOX_H / 2, scale.x(box.low), scale.x(box.high)
     return [
-        Line(low, mid, scale.x(box["q1"]), mid, WHISKER),
-        Line(scale.x(box["q3"]), mid, high, mid, WHISKER),
+        Line(low, mid, scale.x(box.q1), mid, WHISKER),
+        Line(scale.x(box.q3), mid, high, mid, WHISKER),
         Line(low, y + 1, low, y + BOX_H - 1, WHISKER),
         Line(high, y + 1, high, y + BOX_H - 1, WHISKER),
     ]
 
 
-def box_plot(box: dict | None, label: str, kind: str, colour: str, scale: LogScale, y: float) -> Box:
+def box_plot(box: BoxStats | None, label: str, kind: str, colour: str, scale: LogScale, y: float) -> Box:
     """One horizontal box plot of wall or active time, its top at y."""
     if not box:
         return Box(missing=Text(scale.x(MIN_SECONDS * 1000) + 4, y + BOX_H / 2, DASH, "tick"))
-    q1, q3, median = scale.x(box["q1"]), scale.x(box["q3"]), scale.x(box["median"])
+    q1, q3, median = scale.x(box.q1), scale.x(box.q3), scale.x(box.median)
     return Box(
         rect=Rect(q1, y, max(q3 - q1, 0), BOX_H, colour, f"box-{kind}", box_tip(box, label, kind), stroke=BOX_EDGE),
         median=Line(median, y, median, y + BOX_H, INK, 2),
         whiskers=box_whiskers(box, scale, y),
-        outliers=[Dot(scale.x(v), y + BOX_H / 2) for v in box["outliers"]],
+        outliers=[Dot(scale.x(v), y + BOX_H / 2) for v in box.outliers],
     )
 
 
-def time_row(row: dict, index: int, scale: LogScale) -> TimeRow:
+def time_row(row: TimeValues, index: int, scale: LogScale) -> TimeRow:
     """One type of chart 2: wall time at the top of its row, active time at the bottom."""
     y = CHART_TOP + TIME_ROW_H * index
     return TimeRow(
-        label=row_label(row["label"], scale.x0, y + TIME_ROW_H / 2),
+        label=row_label(row.label, scale.x0, y + TIME_ROW_H / 2),
         boxes=[
-            box_plot(row["wall"], row["label"], "wall", WALL_COLOUR, scale, y + 5),
-            box_plot(row["active"], row["label"], "active", ACTIVE_COLOUR, scale, y + TIME_ROW_H - 5 - BOX_H),
+            box_plot(row.wall, row.label, "wall", WALL_COLOUR, scale, y + 5),
+            box_plot(row.active, row.label, "active", ACTIVE_COLOUR, scale, y + TIME_ROW_H - 5 - BOX_H),
         ],
     )
 
@@ -527,13 +566,13 @@ def row_bands(scale: LogScale, count: int) -> list[Rect]:
     ]
 
 
-def time_chart(report: dict) -> Chart | None:
+def time_chart(report: StudyReport) -> Chart | None:
     """Chart 2: wall and active time per type as box plots on a log axis in seconds; None without times."""
-    rows = [row for row in time_rows(report) if row["wall"] or row["active"]]
+    rows = [row for row in time_rows(report) if row.wall or row.active]
     span = time_range_seconds(rows)
     if span is None:
         return None
-    scale = LogScale(label_width([row["label"] for row in rows]), CHART_WIDTH - TIME_RIGHT_PAD, log_ticks(*span))
+    scale = LogScale(label_width([row.label for row in rows]), CHART_WIDTH - TIME_RIGHT_PAD, log_ticks(*span))
     bottom = CHART_TOP + TIME_ROW_H * len(rows)
     return Chart(
         label="Time per attempt per puzzle type",

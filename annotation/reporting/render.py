@@ -1,4 +1,4 @@
-"""Render a study report dict as CSV, Markdown, JSON, or one self-contained HTML page.
+"""Render a study report (report_types.StudyReport) as CSV, Markdown, JSON, or one self-contained HTML page.
 
 The wording (numbers, names, shared sentences) comes from wording.py; this module owns the
 formats. Study, type and agent names can hold markup: the Markdown escapes them here, and the HTML page is
@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from html import escape
+from typing import Any
 
 from django.template.loader import render_to_string
 
 from annotation.reporting import charts
+from annotation.reporting.report_types import StudyReport
 from annotation.reporting.wording import (
     AGREEMENT_NOTE,
     CSV_DIGITS,
@@ -47,7 +50,6 @@ from annotation.reporting.wording import (
     agent_overall_pass1,
     agent_pass_at_text,
     agent_types,
-    agents_of,
     agents_table,
     agreement_lines,
     annotators_line,
@@ -56,7 +58,6 @@ from annotation.reporting.wording import (
     fmt_pct,
     interval_note,
     is_number,
-    motion_of,
     motion_rule_line,
     motion_table_rows,
     motion_who,
@@ -66,19 +67,19 @@ from annotation.reporting.wording import (
     public_truth_lines,
     study_k,
     study_line,
-    study_of,
     study_title,
     type_name,
     type_row_cells,
     type_table_headers,
-    types_of,
 )
 from arena_site.csv_cells import csv_text
+
+Cell = int | str | Decimal  # what a CSV cell holds for the csv module
 
 # --- CSV --------------------------------------------------------------------------------------
 
 
-def csv_number(value, digits: int = PROPORTION_DIGITS):
+def csv_number(value: object, digits: int = PROPORTION_DIGITS) -> Any:
     """A value as a CSV cell: None as empty, an int (or a whole float with 0 digits) as an integer,
     a float rounded to `digits` decimals without trailing zeros (0.875, not 0.8750000000000001),
     as a Decimal: a number, which the CSV writer never escapes (-0.5 is data, not a formula)."""
@@ -98,79 +99,92 @@ def csv_number(value, digits: int = PROPORTION_DIGITS):
     return value
 
 
-def csv_cell(value, column: str = ""):
+def csv_cell(value: object, column: str = "") -> Any:
     """A value of a column as the csv module should write it, rounded as CSV_DIGITS says."""
     return csv_number(value, CSV_DIGITS.get(column, PROPORTION_DIGITS))
 
 
-def agent_csv_columns(report: dict) -> list[tuple[int, int, str]]:
+def agent_csv_columns(report: StudyReport) -> list[tuple[int, int, str]]:
     """(agent index, k, header) for each agent's per-type Pass@1 and every Pass@k it has."""
     columns = []
-    for index, agent in enumerate(agents_of(report)):
+    for index, agent in enumerate(report["agents"]):
         name = agent_name(agent, index)
-        ks = sorted({k for row in agent.get("types") or [] for k, _ in pass_k_items(row.get("pass_k"))})
+        ks = sorted({k for row in agent["types"] for k, _ in pass_k_items(row["pass_k"])})
         columns += [(index, k, f"agent:{name}:pass{k}") for k in [1, *ks]]
     return columns
 
 
-def to_csv(report: dict) -> str:
+def to_csv(report: StudyReport) -> str:
     """One header row, then one row per puzzle type: data rows only, the means over types are the
     summary CSV's (to_summary_csv).
 
     Columns are CSV_TYPE_COLUMNS and then agent:<name>:pass1 (and agent:<name>:pass<k> for each
     Pass@k it has) for each agent; a missing value is an empty cell and numbers are rounded.
     """
-    agents = agents_of(report)
     columns = agent_csv_columns(report)
-    lines = [[*CSV_TYPE_COLUMNS, *(header for _, _, header in columns)]]
-    per_agent = [agent_types(agent) for agent in agents]
-    for row in types_of(report):
+    lines: list[list[Any]] = [[*CSV_TYPE_COLUMNS, *(header for _, _, header in columns)]]
+    per_agent = [agent_types(agent) for agent in report["agents"]]
+    for row in report["types"]:
         name = type_name(row)
-        values = [csv_cell(row.get(column), column) for column in CSV_TYPE_COLUMNS]
+        fields: Mapping[str, object] = row  # read by the column names of CSV_TYPE_COLUMNS
+        values = [csv_cell(fields[column], column) for column in CSV_TYPE_COLUMNS]
         for index, k, _ in columns:
-            agent_row = per_agent[index].get(name, {})
-            value = agent_row.get("pass1") if k == 1 else dict(pass_k_items(agent_row.get("pass_k"))).get(k)
+            agent_row = per_agent[index].get(name)  # a type this agent has no complete puzzle of: empty
+            value = None
+            if agent_row:
+                value = agent_row["pass1"] if k == 1 else dict(pass_k_items(agent_row["pass_k"])).get(k)
             values.append(csv_number(value))
         lines.append(values)
     return csv_text(lines)
 
 
-def summary_rows(report: dict) -> list[list]:
+def summary_rows(report: StudyReport) -> list[list[Any]]:
     """The summary CSV's rows (SUMMARY_COLUMNS): people's means over types and pooled figures with
     their intervals, the outcomes, agreement, and each agent's means; numbers not yet rounded."""
-    overall = report.get("overall") or {}
+    return [
+        *_people_rows(report),
+        *_outcome_rows(report),
+        *_agreement_rows(report),
+        *_motion_rows(report),
+        *_agent_rows(report),
+    ]
+
+
+def _people_rows(report: StudyReport) -> list[list[Any]]:
+    """Annotators, and people's means over types and pooled figures with their intervals."""
+    overall = report["overall"]
     k = study_k(report)
-    method = (report.get("intervals") or {}).get("method")
+    method = report["intervals"]["method"]
     clustered = f"; 95% interval clustered by annotator ({method})" if method else ""
-    types = len([row for row in types_of(report) if is_number(row.get("pass1"))])
-    answers = overall.get("attempts")
-    rows = [
-        ["people", "annotators", report.get("annotators"), None, None, None, ""],
-        ["people", "excluded_annotators", report.get("excluded_annotators"), None, None, None, ""],
+    types = len([row for row in report["types"] if is_number(row["pass1"])])
+    answers = overall["attempts"]
+    rows: list[list[Any]] = [
+        ["people", "annotators", report["annotators"], None, None, None, ""],
+        ["people", "excluded_annotators", report["excluded_annotators"], None, None, None, ""],
         [
             "people",
             "mean_pass1_over_types",
-            overall.get("mean_pass1_over_types"),
-            overall.get("mean_ci_low"),
-            overall.get("mean_ci_high"),
+            overall["mean_pass1_over_types"],
+            overall["mean_ci_low"],
+            overall["mean_ci_high"],
             types,
             f"unweighted mean of the types' Pass@1; n: types{clustered}",
         ],
         [
             "people",
             "pass1_pooled",
-            overall.get("pass1_pooled"),
-            overall.get("ci_low"),
-            overall.get("ci_high"),
+            overall["pass1_pooled"],
+            overall["ci_low"],
+            overall["ci_high"],
             answers,
             f"correct / answers; n: answers{clustered}",
         ],
         [
             "people",
             "pass1_pooled_wilson",
-            overall.get("pass1_pooled"),
-            overall.get("wilson_low"),
-            overall.get("wilson_high"),
+            overall["pass1_pooled"],
+            overall["wilson_low"],
+            overall["wilson_high"],
             answers,
             "Wilson interval, answers taken as independent (for comparison only)",
         ],
@@ -180,68 +194,82 @@ def summary_rows(report: dict) -> list[list]:
             [
                 "people",
                 f"mean_pass{k}_over_types",
-                overall.get("mean_pass_k_over_types"),
-                overall.get("mean_pass_k_ci_low"),
-                overall.get("mean_pass_k_ci_high"),
+                overall["mean_pass_k_over_types"],
+                overall["mean_pass_k_ci_low"],
+                overall["mean_pass_k_ci_high"],
                 types,
                 f"solved within the first {k} attempts; unweighted mean of the types; n: types{clustered}",
             ],
             [
                 "people",
                 f"pass{k}_pooled",
-                overall.get("pass_k_pooled"),
-                overall.get("pass_k_ci_low"),
-                overall.get("pass_k_ci_high"),
+                overall["pass_k_pooled"],
+                overall["pass_k_ci_low"],
+                overall["pass_k_ci_high"],
                 answers,
                 f"solved within the first {k} attempts / answers; n: answers{clustered}",
             ],
         ]
-    for measure in ("started", "correct", "wrong", "timed_out", "not_submitted", "no_input"):
-        rows.append(["outcomes", measure, overall.get(measure), None, None, None, "answers (first attempts)"])
-    for purpose, count in (report.get("no_input_beside_pool") or {}).items():
+    return rows
+
+
+def _outcome_rows(report: StudyReport) -> list[list[Any]]:
+    """What became of the answers, and the gold and practice attempts without input evidence."""
+    overall = report["overall"]
+    outcomes = {
+        "started": overall["started"],
+        "correct": overall["correct"],
+        "wrong": overall["wrong"],
+        "timed_out": overall["timed_out"],
+        "not_submitted": overall["not_submitted"],
+        "no_input": overall["no_input"],
+    }
+    rows = [["outcomes", measure, n, None, None, None, "answers (first attempts)"] for measure, n in outcomes.items()]
+    for purpose, count in report["no_input_beside_pool"].items():
         rows.append(["outcomes", f"no_input_{purpose}", count, None, None, None, f"{purpose} attempts, not in Pass@1"])
-    agreement = report.get("agreement") or {}
-    if agreement:
-        n = agreement.get("agreement_n", agreement.get("alpha_n"))
-        rows += [
-            ["agreement", "percent_agreement", agreement.get("percent_agreement"), None, None, n, "n: puzzles"],
-            ["agreement", "gwet_ac1", agreement.get("gwet_ac1"), None, None, n, "n: puzzles"],
-            ["agreement", "fleiss_kappa", agreement.get("fleiss_kappa"), None, None, agreement.get("fleiss_n"), ""],
-            [
-                "agreement",
-                "krippendorff_alpha",
-                agreement.get("krippendorff_alpha"),
-                None,
-                None,
-                agreement.get("alpha_n"),
-                "",
-            ],
-        ]
-    for row in motion_of(report).get("overall") or []:
+    return rows
+
+
+def _agreement_rows(report: StudyReport) -> list[list[Any]]:
+    """The four agreement figures with their n; none with an overlap of 1."""
+    agreement = report["agreement"]
+    if not agreement:
+        return []
+    n = agreement["agreement_n"]
+    return [
+        ["agreement", "percent_agreement", agreement["percent_agreement"], None, None, n, "n: puzzles"],
+        ["agreement", "gwet_ac1", agreement["gwet_ac1"], None, None, n, "n: puzzles"],
+        ["agreement", "fleiss_kappa", agreement["fleiss_kappa"], None, None, agreement["fleiss_n"], ""],
+        ["agreement", "krippendorff_alpha", agreement["krippendorff_alpha"], None, None, agreement["alpha_n"], ""],
+    ]
+
+
+def _motion_rows(report: StudyReport) -> list[list[Any]]:
+    """Each group's human-likeness over all types."""
+    rows: list[list[Any]] = []
+    for row in report["motion"]["overall"]:
         section = f"motion:{motion_who(row['group'])}"
-        n = row.get("with_path")
+        n = row["with_path"]
         rows += [
-            [
-                section,
-                "human_likeness",
-                row.get("human_likeness"),
-                None,
-                None,
-                n,
-                "mean per-attempt score; n: attempts",
-            ],
-            [section, "humanlike_share", row.get("humanlike_share"), None, None, n, "share scoring 0.75 or more"],
+            [section, "human_likeness", row["human_likeness"], None, None, n, "mean per-attempt score; n: attempts"],
+            [section, "humanlike_share", row["humanlike_share"], None, None, n, "share scoring 0.75 or more"],
         ]
-    for index, agent in enumerate(agents_of(report)):
+    return rows
+
+
+def _agent_rows(report: StudyReport) -> list[list[Any]]:
+    """Each agent's mean Pass@1 over types and its Pass@k over puzzles."""
+    rows: list[list[Any]] = []
+    for index, agent in enumerate(report["agents"]):
         section = f"agent:{agent_name(agent, index)}"
-        puzzles = sum(row.get("puzzles") or 0 for row in agent.get("types") or [])
+        puzzles = sum(row["puzzles"] for row in agent["types"])
         rows.append([section, "mean_pass1_over_types", agent_overall_pass1(agent), None, None, None, ""])
-        for key, value in sorted((agent.get("pass_at") or {}).items(), key=lambda item: str(item[0])):
+        for key, value in sorted(agent["pass_at"].items()):
             rows.append([section, f"pass{key}", value, None, None, puzzles, "mean over puzzles; n: puzzles"])
     return rows
 
 
-def to_summary_csv(report: dict) -> str:
+def to_summary_csv(report: StudyReport) -> str:
     """The report's summary as CSV, one figure a row (SUMMARY_COLUMNS), apart from the per-type data rows."""
     lines = [
         [section, measure, csv_number(value), csv_number(low), csv_number(high), csv_number(n), method]
@@ -253,13 +281,13 @@ def to_summary_csv(report: dict) -> str:
 # --- Markdown ---------------------------------------------------------------------------------
 
 
-def md_text(value) -> str:
+def md_text(value: object) -> str:
     """Text safe inside Markdown: HTML escaped, table pipes escaped, on one line."""
     text = escape(str(value), quote=False).replace("|", "\\|")
     return " ".join(text.split())
 
 
-def md_table(headers, rows) -> list[str]:
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """A GitHub-flavoured Markdown table; the first column left-aligned, the others right."""
     lines = [
         "| " + " | ".join(md_text(h) for h in headers) + " |",
@@ -269,7 +297,7 @@ def md_table(headers, rows) -> list[str]:
     return lines
 
 
-def to_markdown(report: dict) -> str:
+def to_markdown(report: StudyReport) -> str:
     """The report as Markdown: title, annotators, per-type table, means, agreement and agents."""
     lines = [f"# Human baseline: {md_text(study_title(report))}", ""]
     facts = study_line(report)
@@ -278,7 +306,7 @@ def to_markdown(report: dict) -> str:
     for line in public_truth_lines(report):
         lines += [f"> **Warning:** {md_text(line)}", ""]
     lines += [f"**Annotators:** {md_text(annotators_line(report))}", "", "## Per puzzle type", ""]
-    types = types_of(report)
+    types = report["types"]
     k = study_k(report)
     if types:
         rows = [type_row_cells(row, k) for row in types] + [overall_row_cells(report, k)]
@@ -291,7 +319,7 @@ def to_markdown(report: dict) -> str:
     lines += ["", "## Agreement between people", "", md_text(AGREEMENT_NOTE), ""]
     lines += [f"- {md_text(line)}" for line in agreement_lines(report)]
     lines += ["", "## Agents on the same puzzles", ""]
-    agents = agents_of(report)
+    agents = report["agents"]
     if agents:
         lines += md_table(*agents_table(report))
         lines.append("")
@@ -317,7 +345,9 @@ def to_markdown(report: dict) -> str:
 CELL_BREAK = re.compile(r" (?=[\[(])")
 
 
-def html_table(headers, rows, colours: dict[int, str] | None = None) -> dict:
+def html_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], colours: dict[int, str] | None = None
+) -> dict[str, Any]:
     """A table for reporting/table.html: each header with the colour of its swatch, if any, and the
     rows, each cell as the pieces it may wrap between (CELL_BREAK)."""
     colours = colours or {}
@@ -327,63 +357,64 @@ def html_table(headers, rows, colours: dict[int, str] | None = None) -> dict:
     }
 
 
-def fact_cards(report: dict) -> list[tuple[str, str]]:
+def fact_cards(report: StudyReport) -> list[tuple[str, str]]:
     """The header's grid of key numbers, as (number, what it counts)."""
-    study = study_of(report)
-    overall = report.get("overall") or {}
+    study = report["study"]
+    overall = report["overall"]
     k = study_k(report)
+    limit = study["time_limit_s"]
     cards = [
-        (fmt_count(report.get("annotators")), f"annotators ({fmt_count(report.get('excluded_annotators'))} excluded)"),
-        (fmt_count(len(types_of(report))), "puzzle types"),
-        (fmt_count(overall.get("attempts")), f"answers on {fmt_count(overall.get('puzzles'))} puzzles"),
+        (fmt_count(report["annotators"]), f"annotators ({fmt_count(report['excluded_annotators'])} excluded)"),
+        (fmt_count(len(report["types"])), "puzzle types"),
+        (fmt_count(overall["attempts"]), f"answers on {fmt_count(overall['puzzles'])} puzzles"),
         (
-            fmt_pct(overall.get("mean_pass1_over_types")),
-            f"mean Pass@1 over types {fmt_interval(overall.get('mean_ci_low'), overall.get('mean_ci_high')) or ''}",
+            fmt_pct(overall["mean_pass1_over_types"]),
+            f"mean Pass@1 over types {fmt_interval(overall['mean_ci_low'], overall['mean_ci_high']) or ''}",
         ),
         (
-            fmt_pct(overall.get("pass1_pooled")),
-            f"pooled Pass@1 {fmt_interval(overall.get('ci_low'), overall.get('ci_high')) or DASH}",
+            fmt_pct(overall["pass1_pooled"]),
+            f"pooled Pass@1 {fmt_interval(overall['ci_low'], overall['ci_high']) or DASH}",
         ),
     ]
     if k > 1:
-        low, high = overall.get("mean_pass_k_ci_low"), overall.get("mean_pass_k_ci_high")
+        low, high = overall["mean_pass_k_ci_low"], overall["mean_pass_k_ci_high"]
         cards.append(
-            (fmt_pct(overall.get("mean_pass_k_over_types")), f"mean Pass@{k} over types {fmt_interval(low, high)}")
+            (fmt_pct(overall["mean_pass_k_over_types"]), f"mean Pass@{k} over types {fmt_interval(low, high)}")
         )
     cards += [
         (
-            fmt_count(overall.get("timed_out")),
-            f"timed out ({fmt_count(overall.get('wrong'))} wrong)"
-            + (f", limit {fmt_count(study['time_limit_s'])} s" if is_number(study.get("time_limit_s")) else ""),
+            fmt_count(overall["timed_out"]),
+            f"timed out ({fmt_count(overall['wrong'])} wrong)"
+            + (f", limit {fmt_count(limit)} s" if is_number(limit) else ""),
         ),
-        (fmt_count(study.get("overlap")), "people per puzzle (overlap)"),
-        (fmt_count(study.get("attempts_per_puzzle")), "attempts per puzzle each"),
-        (fmt_count(len(agents_of(report))), "agents compared"),
+        (fmt_count(study["overlap"]), "people per puzzle (overlap)"),
+        (fmt_count(study["attempts_per_puzzle"]), "attempts per puzzle each"),
+        (fmt_count(len(report["agents"])), "agents compared"),
     ]
     if public_truth_lines(report):  # only when there are some: a zero would read as noise
         cards.append((fmt_count(report["public_truth_puzzles"]), "puzzles with public truth (answers a lookup away)"))
     return cards
 
 
-def types_html_table(report: dict) -> dict | None:
+def types_html_table(report: StudyReport) -> dict[str, Any] | None:
     """The per-type table closing with the means; None without types."""
-    types = types_of(report)
+    types = report["types"]
     if not types:
         return None
     k = study_k(report)
     return html_table(type_table_headers(k), [type_row_cells(row, k) for row in types] + [overall_row_cells(report, k)])
 
 
-def agents_html_table(report: dict) -> dict | None:
+def agents_html_table(report: StudyReport) -> dict[str, Any] | None:
     """People against each agent, each column headed by its chart colour; None without agents."""
-    agents = agents_of(report)
+    agents = report["agents"]
     if not agents:
         return None
     colours = {1: PEOPLE_COLOUR} | {i + 2: agent_colour(i) for i in range(len(agents))}
     return html_table(*agents_table(report), colours=colours)
 
 
-def agent_items(report: dict) -> list[dict]:
+def agent_items(report: StudyReport) -> list[dict[str, str]]:
     """Each agent with its colour, where its numbers come from and its Pass@k, for the list under the table."""
     return [
         {
@@ -392,11 +423,11 @@ def agent_items(report: dict) -> list[dict]:
             "details": agent_details(agent),
             "pass_at": agent_pass_at_text(agent),
         }
-        for i, agent in enumerate(agents_of(report))
+        for i, agent in enumerate(report["agents"])
     ]
 
 
-def html_context(report: dict) -> dict:
+def html_context(report: StudyReport) -> dict[str, Any]:
     """All that the page shows, as plain text and chart geometry: the templates escape every string."""
     return {
         "title": study_title(report),
@@ -417,11 +448,11 @@ def html_context(report: dict) -> dict:
         "motion_note": MOTION_NOTE,
         "motion_table": html_table(MOTION_HEADERS, rows) if (rows := motion_table_rows(report)) else None,
         "motion_rule": motion_rule_line(report),
-        "generated": str(report.get("generated_at") or DASH),
+        "generated": report["generated_at"] or DASH,
     }
 
 
-def to_html(report: dict) -> str:
+def to_html(report: StudyReport) -> str:
     """The report as one self-contained HTML page: inline CSS and SVG, no scripts, no external URLs."""
     return render_to_string("reporting/report.html", html_context(report))
 
@@ -435,8 +466,14 @@ FORMATS = {
 }  # and their media types; csv holds the per-type rows, summary.csv the overall figures
 
 
-def render(report: dict, fmt: str) -> str:
+def render(report: StudyReport, fmt: str) -> str:
     """The report in one of FORMATS (json is the report itself)."""
     if fmt == "json":
         return json.dumps(report, indent=2)
-    return {"csv": to_csv, "summary.csv": to_summary_csv, "md": to_markdown, "html": to_html}[fmt](report)
+    renderers: dict[str, Callable[[StudyReport], str]] = {
+        "csv": to_csv,
+        "summary.csv": to_summary_csv,
+        "md": to_markdown,
+        "html": to_html,
+    }
+    return renderers[fmt](report)

@@ -1,10 +1,14 @@
 """How a report is worded: its numbers ("87.5% [73.9, 94.6]", "5.2 (3.9–7.1)"), names, colours,
-and the sentences every format shares. Any number may be None and any list empty: gaps show as
-"–". Pure: no Django, no database."""
+and the sentences every format shares. It reads the report's fields as report_types.py declares
+them; any number may be None and any list empty: gaps show as "–". Pure: no Django, no database."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import TypeGuard
+
+from annotation.reporting.report_types import AgentSummary, AgentTypeRow, MotionRow, Overall, StudyReport, TypeRow
 
 DASH = "–"
 # The per-type CSV: one row per type, no summary rows (those are the summary CSV's, SUMMARY_COLUMNS).
@@ -44,7 +48,7 @@ CSV_DIGITS = {"mean_actions": 2} | {c: 0 for c in CSV_TYPE_COLUMNS if c.endswith
 PROPORTION_DIGITS = 4
 
 
-def type_table_headers(k=1) -> list[str]:
+def type_table_headers(k: int = 1) -> list[str]:
     """The per-type table's headers; a Pass@k column after Pass@1 when k > 1."""
     pass_k = [f"Pass@{fmt_count(k)} [95% CI]"] if is_number(k) and k > 1 else []
     return [
@@ -93,26 +97,26 @@ AGENT_COLOURS = ("#f59e0b", "#059669", "#dc2626", "#7c3aed", "#db2777", "#0891b2
 # --- small formatters -------------------------------------------------------------------------
 
 
-def is_number(value) -> bool:
+def is_number(value: object) -> TypeGuard[float]:
     """True for a finite int or float that is not a bool."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def fmt_pct(value, digits: int = 1, sign: bool = True) -> str:
+def fmt_pct(value: float | None, digits: int = 1, sign: bool = True) -> str:
     """A proportion as a percent ("87.5%"); "–" when missing."""
     if not is_number(value):
         return DASH
     return f"{value * 100:.{digits}f}" + ("%" if sign else "")
 
 
-def fmt_interval(low, high) -> str:
+def fmt_interval(low: float | None, high: float | None) -> str:
     """A 95% interval of proportions as percents in brackets ("[73.9, 94.6]"); "" when missing."""
     if not (is_number(low) and is_number(high)):
         return ""
     return f"[{fmt_pct(low, sign=False)}, {fmt_pct(high, sign=False)}]"
 
 
-def fmt_pass1(value, low=None, high=None) -> str:
+def fmt_pass1(value: float | None, low: float | None = None, high: float | None = None) -> str:
     """Pass@1 with its interval when known ("87.5% [73.9, 94.6]"); "–" when missing."""
     if not is_number(value):
         return DASH
@@ -120,22 +124,22 @@ def fmt_pass1(value, low=None, high=None) -> str:
     return f"{fmt_pct(value)} {interval}" if interval else fmt_pct(value)
 
 
-def fmt_number(value, digits: int = 1) -> str:
+def fmt_number(value: float | None, digits: int = 1) -> str:
     """A number with fixed decimals; "–" when missing."""
     return f"{value:.{digits}f}" if is_number(value) else DASH
 
 
-def fmt_count(value) -> str:
+def fmt_count(value: float | None) -> str:
     """A count as an integer; "–" when missing."""
     return str(int(value)) if is_number(value) else DASH
 
 
-def fmt_seconds(ms) -> str:
+def fmt_seconds(ms: float | None) -> str:
     """Milliseconds as seconds with one decimal ("5.2"); "–" when missing."""
     return fmt_number(ms / 1000) if is_number(ms) else DASH
 
 
-def fmt_time(median_ms, q1_ms, q3_ms) -> str:
+def fmt_time(median_ms: float | None, q1_ms: float | None, q3_ms: float | None) -> str:
     """A median time with its IQR in seconds ("5.2 (3.9–7.1)"); "–" when missing."""
     if not is_number(median_ms):
         return DASH
@@ -144,20 +148,18 @@ def fmt_time(median_ms, q1_ms, q3_ms) -> str:
     return fmt_seconds(median_ms)
 
 
-def plural(count, noun: str) -> str:
+def plural(count: float | None, noun: str) -> str:
     """A count with its noun, plural unless the count is 1 ("1 attempt", "3 attempts")."""
     return f"{fmt_count(count)} {noun}{'' if count == 1 else 's'}"
 
 
-def fmt_agreement(value) -> str:
+def fmt_agreement(value: float | None) -> str:
     """A kappa or alpha with two decimals and a real minus sign; "–" when missing."""
     return fmt_number(value, 2).replace("-", "−")
 
 
-def pass_k_items(pass_k) -> list[tuple[int, float]]:
+def pass_k_items(pass_k: Mapping[str, float | None]) -> list[tuple[int, float]]:
     """(k, value) pairs from a {"5": 0.6} mapping, by k, dropping k = 1 and missing values."""
-    if not isinstance(pass_k, dict):
-        return []
     items = []
     for key, value in pass_k.items():
         try:
@@ -169,22 +171,22 @@ def pass_k_items(pass_k) -> list[tuple[int, float]]:
     return sorted(items)
 
 
-def fmt_pass_cell(pass1, pass_k=None) -> str:
+def fmt_pass_cell(pass1: float | None, pass_k: Mapping[str, float | None]) -> str:
     """Pass@1 and any Pass@k of one type, for the agents table ("35.0% · pass@5 60.0%")."""
     extras = [f"pass@{k} {fmt_pct(v)}" for k, v in pass_k_items(pass_k)]
     return " · ".join([fmt_pct(pass1), *extras])
 
 
-def interval_note(report: dict) -> str:
+def interval_note(report: StudyReport) -> str:
     """How the report's intervals were made, from its `intervals` (the counting rules say the same)."""
-    method = report.get("intervals") or {}
-    if method.get("method") != "cluster bootstrap over annotators":
+    method = report["intervals"]
+    if method["method"] != "cluster bootstrap over annotators":
         return "95% intervals in brackets."
-    annotators = plural(method.get("annotators"), "annotator")
-    if method.get("exact"):
-        how = f"every one of the {fmt_count(method.get('resamples'))} distinct resamples of {annotators}, exact"
+    annotators = plural(method["annotators"], "annotator")
+    if method["exact"]:
+        how = f"every one of the {fmt_count(method['resamples'])} distinct resamples of {annotators}, exact"
     else:
-        how = f"{fmt_count(method.get('resamples'))} resamples of {annotators}, seed {method.get('seed')}"
+        how = f"{fmt_count(method['resamples'])} resamples of {annotators}, seed {method['seed']}"
     return (
         "95% intervals in brackets are clustered by annotator: percentile intervals of a cluster "
         f"bootstrap over annotators ({how}), each resample keeping all of a drawn person's answers, "
@@ -196,31 +198,14 @@ def interval_note(report: dict) -> str:
 # --- reading the report -----------------------------------------------------------------------
 
 
-def study_of(report: dict) -> dict:
-    """The study facts, {} when missing."""
-    return report.get("study") or {}
-
-
-def types_of(report: dict) -> list[dict]:
-    """The per-type rows, [] when missing."""
-    return list(report.get("types") or [])
-
-
-def agents_of(report: dict) -> list[dict]:
-    """The agents, [] when missing."""
-    return list(report.get("agents") or [])
-
-
-def type_name(row: dict) -> str:
+def type_name(row: TypeRow | AgentTypeRow) -> str:
     """A per-type row's type name, "–" when it has none."""
-    name = row.get("type")
-    return str(name) if name not in (None, "") else DASH
+    return row["type"] or DASH
 
 
-def agent_name(agent: dict, index: int) -> str:
+def agent_name(agent: AgentSummary, index: int) -> str:
     """An agent's name, or "agent N" when it has none."""
-    name = agent.get("name")
-    return str(name) if name not in (None, "") else f"agent {index + 1}"
+    return agent["name"] or f"agent {index + 1}"
 
 
 def agent_colour(index: int) -> str:
@@ -228,130 +213,121 @@ def agent_colour(index: int) -> str:
     return AGENT_COLOURS[index % len(AGENT_COLOURS)]
 
 
-def agent_types(agent: dict) -> dict[str, dict]:
+def agent_types(agent: AgentSummary) -> dict[str, AgentTypeRow]:
     """An agent's per-type rows by type name."""
-    return {type_name(row): row for row in agent.get("types") or []}
+    return {type_name(row): row for row in agent["types"]}
 
 
-def agent_overall_pass1(agent: dict):
-    """An agent's mean Pass@1 over types, else its overall pass@1, else None."""
-    value = agent.get("mean_pass1_over_types")
+def agent_overall_pass1(agent: AgentSummary) -> float | None:
+    """An agent's mean Pass@1 over types, else its overall pass@1 (None without puzzles)."""
+    value = agent["mean_pass1_over_types"]
     if is_number(value):
         return value
-    return (agent.get("pass_at") or {}).get("1")
+    return agent["pass_at"].get("1")  # pass_at is {} when the run has no complete puzzle
 
 
-def all_type_names(report: dict) -> list[str]:
+def all_type_names(report: StudyReport) -> list[str]:
     """People's types in report order, then any type only an agent has, by name."""
-    names = [type_name(row) for row in types_of(report)]
-    extra = {t for agent in agents_of(report) for t in agent_types(agent)} - set(names)
+    names = [type_name(row) for row in report["types"]]
+    extra = {t for agent in report["agents"] for t in agent_types(agent)} - set(names)
     return names + sorted(extra)
 
 
-def study_title(report: dict) -> str:
+def study_title(report: StudyReport) -> str:
     """The study's name, or "Study N" when it has none."""
-    study = study_of(report)
-    name = study.get("name")
-    if name not in (None, ""):
-        return str(name)
-    return f"Study {study.get('id')}" if study.get("id") is not None else "Study"
+    study = report["study"]
+    return study["name"] or f"Study {study['id']}"
 
 
-def annotators_line(report: dict) -> str:
+def annotators_line(report: StudyReport) -> str:
     """How many people are counted and how many were left out."""
-    return f"{fmt_count(report.get('annotators'))} annotators ({fmt_count(report.get('excluded_annotators'))} excluded)"
+    return f"{fmt_count(report['annotators'])} annotators ({fmt_count(report['excluded_annotators'])} excluded)"
 
 
-def study_line(report: dict) -> str:
+def study_line(report: StudyReport) -> str:
     """Study id, split, overlap, attempts per puzzle and the generation time, on one line."""
-    study = study_of(report)
+    study = report["study"]
+    limit = study["time_limit_s"]
     parts = [
-        f"Study #{study['id']}" if study.get("id") is not None else None,
-        f"split {study['split']}" if study.get("split") not in (None, "") else None,
-        f"overlap {study['overlap']}" if study.get("overlap") is not None else None,
-        (
-            plural(study["attempts_per_puzzle"], "attempt") + " per puzzle per person"
-            if is_number(study.get("attempts_per_puzzle"))
-            else None
-        ),
-        f"time limit {fmt_count(study['time_limit_s'])} s per puzzle" if is_number(study.get("time_limit_s")) else None,
-        f"generated {report['generated_at']}" if report.get("generated_at") else None,
+        f"Study #{study['id']}",
+        f"split {study['split']}" if study["split"] else None,
+        f"overlap {study['overlap']}",
+        plural(study["attempts_per_puzzle"], "attempt") + " per puzzle per person",
+        f"time limit {fmt_count(limit)} s per puzzle" if is_number(limit) else None,
+        f"generated {report['generated_at']}" if report["generated_at"] else None,
     ]
-    return " · ".join(str(p) for p in parts if p)
+    return " · ".join(p for p in parts if p)
 
 
-def study_k(report: dict):
-    """The attempts each person had per puzzle (the k of human Pass@k), 1 when unknown."""
-    k = study_of(report).get("attempts_per_puzzle")
-    return int(k) if is_number(k) and k >= 1 else 1
+def study_k(report: StudyReport) -> int:
+    """The attempts each person had per puzzle (the k of human Pass@k), at least 1."""
+    return max(1, report["study"]["attempts_per_puzzle"])
 
 
 # --- tables shared by Markdown and HTML (plain text; escaped by the renderer) -------------------
 
 
-def type_row_cells(row: dict, k=1) -> list[str]:
+def type_row_cells(row: TypeRow, k: int = 1) -> list[str]:
     """One puzzle type as table cells, in type_table_headers(k) order."""
-    submitted = fmt_pct(row.get("submission_rate"))
-    if submitted != DASH and is_number(row.get("submitted")) and is_number(row.get("started")):
+    submitted = fmt_pct(row["submission_rate"])
+    if submitted != DASH:
         submitted += f" ({fmt_count(row['submitted'])}/{fmt_count(row['started'])})"
-    pass_k = [fmt_pass1(row.get("pass_k"), row.get("pass_k_ci_low"), row.get("pass_k_ci_high"))] if k > 1 else []
+    pass_k = [fmt_pass1(row["pass_k"], row["pass_k_ci_low"], row["pass_k_ci_high"])] if k > 1 else []
     return [
         type_name(row),
-        fmt_pass1(row.get("pass1"), row.get("ci_low"), row.get("ci_high")),
+        fmt_pass1(row["pass1"], row["ci_low"], row["ci_high"]),
         *pass_k,
-        fmt_count(row.get("correct")),
-        fmt_count(row.get("wrong")),
-        fmt_count(row.get("timed_out")),
-        f"{fmt_count(row.get('attempts'))} / {fmt_count(row.get('puzzles'))} / {fmt_count(row.get('annotators'))}",
+        fmt_count(row["correct"]),
+        fmt_count(row["wrong"]),
+        fmt_count(row["timed_out"]),
+        f"{fmt_count(row['attempts'])} / {fmt_count(row['puzzles'])} / {fmt_count(row['annotators'])}",
         submitted,
-        fmt_time(row.get("wall_median_ms"), row.get("wall_q1_ms"), row.get("wall_q3_ms")),
-        fmt_time(row.get("active_median_ms"), row.get("active_q1_ms"), row.get("active_q3_ms")),
-        fmt_number(row.get("mean_actions")),
+        fmt_time(row["wall_median_ms"], row["wall_q1_ms"], row["wall_q3_ms"]),
+        fmt_time(row["active_median_ms"], row["active_q1_ms"], row["active_q3_ms"]),
+        fmt_number(row["mean_actions"]),
     ]
 
 
-def fmt_mean_pass1(overall: dict) -> str:
+def fmt_mean_pass1(overall: Overall) -> str:
     """People's mean Pass@1 over types with its interval; "–" when missing."""
-    return fmt_pass1(overall.get("mean_pass1_over_types"), overall.get("mean_ci_low"), overall.get("mean_ci_high"))
+    return fmt_pass1(overall["mean_pass1_over_types"], overall["mean_ci_low"], overall["mean_ci_high"])
 
 
-def fmt_mean_pass_k(overall: dict) -> str:
+def fmt_mean_pass_k(overall: Overall) -> str:
     """People's mean Pass@k over types with its interval; "–" when missing."""
-    return fmt_pass1(
-        overall.get("mean_pass_k_over_types"), overall.get("mean_pass_k_ci_low"), overall.get("mean_pass_k_ci_high")
-    )
+    return fmt_pass1(overall["mean_pass_k_over_types"], overall["mean_pass_k_ci_low"], overall["mean_pass_k_ci_high"])
 
 
-def overall_row_cells(report: dict, k=1) -> list[str]:
+def overall_row_cells(report: StudyReport, k: int = 1) -> list[str]:
     """The closing row of the type table: the means over types with their intervals, and the
     counts over every type."""
-    overall = report.get("overall") or {}
+    overall = report["overall"]
     means = [fmt_mean_pass1(overall), *([fmt_mean_pass_k(overall)] if k > 1 else [])]
-    counts = (overall.get("attempts"), overall.get("puzzles"), report.get("annotators"))
+    counts = (overall["attempts"], overall["puzzles"], report["annotators"])
     cells = [
         "All types",
         *(f"mean {mean}" if mean != DASH else DASH for mean in means),
-        fmt_count(overall.get("correct")),
-        fmt_count(overall.get("wrong")),
-        fmt_count(overall.get("timed_out")),
+        fmt_count(overall["correct"]),
+        fmt_count(overall["wrong"]),
+        fmt_count(overall["timed_out"]),
         " / ".join(fmt_count(c) for c in counts),
     ]
     return cells + [DASH] * (len(type_table_headers(k)) - len(cells))
 
 
-def overall_lines(report: dict) -> list[str]:
+def overall_lines(report: StudyReport) -> list[str]:
     """The means over types and the pooled figures (Pass@1, and Pass@k with k > 1), the outcomes
     and the answers left out, as sentences."""
-    overall = report.get("overall") or {}
+    overall = report["overall"]
     k = study_k(report)
     lines = [
         f"Mean Pass@1 over types: {fmt_mean_pass1(overall)} (each type weighs the same).",
-        f"Pooled Pass@1: {fmt_pass1(overall.get('pass1_pooled'), overall.get('ci_low'), overall.get('ci_high'))}"
-        f" — {fmt_count(overall.get('correct'))} of {fmt_count(overall.get('attempts'))} answers "
-        f"on {fmt_count(overall.get('puzzles'))} puzzles.",
+        f"Pooled Pass@1: {fmt_pass1(overall['pass1_pooled'], overall['ci_low'], overall['ci_high'])}"
+        f" — {fmt_count(overall['correct'])} of {fmt_count(overall['attempts'])} answers "
+        f"on {fmt_count(overall['puzzles'])} puzzles.",
     ]
     if k > 1:
-        pooled_k = fmt_pass1(overall.get("pass_k_pooled"), overall.get("pass_k_ci_low"), overall.get("pass_k_ci_high"))
+        pooled_k = fmt_pass1(overall["pass_k_pooled"], overall["pass_k_ci_low"], overall["pass_k_ci_high"])
         lines += [
             f"Mean Pass@{k} over types: {fmt_mean_pass_k(overall)} ({k} attempts allowed per puzzle; each type "
             "weighs the same).",
@@ -361,36 +337,34 @@ def overall_lines(report: dict) -> list[str]:
     return lines
 
 
-def outcomes_line(report: dict) -> str:
+def outcomes_line(report: StudyReport) -> str:
     """What became of the answers: correct, wrong, timed out, and started but not submitted."""
-    overall = report.get("overall") or {}
-    limit = study_of(report).get("time_limit_s")
-    timed_out = f"{fmt_count(overall.get('timed_out'))} timed out"
-    if not is_number(limit):
+    overall = report["overall"]
+    timed_out = f"{fmt_count(overall['timed_out'])} timed out"
+    if not is_number(report["study"]["time_limit_s"]):
         timed_out += " (no time limit)"
     return (
-        f"Outcomes of {plural(overall.get('started'), 'answer')} started: "
-        f"{fmt_count(overall.get('correct'))} correct, {fmt_count(overall.get('wrong'))} wrong, {timed_out}, "
-        f"{fmt_count(overall.get('not_submitted'))} not submitted."
+        f"Outcomes of {plural(overall['started'], 'answer')} started: "
+        f"{fmt_count(overall['correct'])} correct, {fmt_count(overall['wrong'])} wrong, {timed_out}, "
+        f"{fmt_count(overall['not_submitted'])} not submitted."
     )
 
 
-def no_input_line(report: dict) -> str:
+def no_input_line(report: StudyReport) -> str:
     """The answers left out for want of input evidence, overall and per type that has any."""
-    overall = report.get("overall") or {}
-    by_type = [f"{type_name(row)} {fmt_count(row['no_input'])}" for row in types_of(report) if row.get("no_input")]
+    by_type = [f"{type_name(row)} {fmt_count(row['no_input'])}" for row in report["types"] if row["no_input"]]
     line = (
-        f"Excluded: {fmt_count(overall.get('no_input'))} without input evidence (actions with no pointer or key "
-        f"input behind them){': ' + ', '.join(by_type) if by_type else ''}."
+        f"Excluded: {fmt_count(report['overall']['no_input'])} without input evidence (actions with no pointer or "
+        f"key input behind them){': ' + ', '.join(by_type) if by_type else ''}."
     )
-    beside = report.get("no_input_beside_pool") or {}
-    if any(is_number(n) and n > 0 for n in beside.values()):
+    beside = report["no_input_beside_pool"]
+    if any(n > 0 for n in beside.values()):
         counts = ", ".join(f"{purpose} {fmt_count(n)}" for purpose, n in beside.items())
         line += f" Also without input evidence beside the scored puzzles: {counts} (never in Pass@1)."
     return line
 
 
-def public_truth_line(count) -> str | None:
+def public_truth_line(count: int | None) -> str | None:
     """The warning carried by a study on puzzles whose answers are published; None when there are none."""
     if not is_number(count) or count <= 0:
         return None
@@ -400,110 +374,100 @@ def public_truth_line(count) -> str | None:
     )
 
 
-def public_truth_lines(report: dict) -> list[str]:
+def public_truth_lines(report: StudyReport) -> list[str]:
     """The report's public-truth warning as a list of at most one sentence."""
-    line = public_truth_line(report.get("public_truth_puzzles"))
+    line = public_truth_line(report["public_truth_puzzles"])
     return [line] if line else []
 
 
-def agreement_lines(report: dict) -> list[str]:
+def agreement_lines(report: StudyReport) -> list[str]:
     """Percent agreement, Gwet's AC1, Fleiss' kappa and Krippendorff's alpha with their n, or why
     there are none."""
-    agreement = report.get("agreement")
+    agreement = report["agreement"]
     if not agreement:
-        overlap = study_of(report).get("overlap")
-        if overlap is None or (is_number(overlap) and overlap <= 1):
+        overlap = report["study"]["overlap"]
+        if overlap <= 1:
             return ["n/a (overlap 1)"]
         return [f"n/a (overlap {overlap}, but no puzzle was rated by two people)"]
-    n = agreement.get("agreement_n", agreement.get("alpha_n"))
+    n = agreement["agreement_n"]
     return [
-        f"Percent agreement = {fmt_pct(agreement.get('percent_agreement'))} (n = {fmt_count(n)} puzzles)",
-        f"Gwet's AC1 = {fmt_agreement(agreement.get('gwet_ac1'))} (n = {fmt_count(n)} puzzles)",
-        f"Fleiss' κ = {fmt_agreement(agreement.get('fleiss_kappa'))} "
-        f"(n = {fmt_count(agreement.get('fleiss_n'))} puzzles)",
-        f"Krippendorff's α = {fmt_agreement(agreement.get('krippendorff_alpha'))} "
-        f"(n = {fmt_count(agreement.get('alpha_n'))} puzzles)",
+        f"Percent agreement = {fmt_pct(agreement['percent_agreement'])} (n = {fmt_count(n)} puzzles)",
+        f"Gwet's AC1 = {fmt_agreement(agreement['gwet_ac1'])} (n = {fmt_count(n)} puzzles)",
+        f"Fleiss' κ = {fmt_agreement(agreement['fleiss_kappa'])} (n = {fmt_count(agreement['fleiss_n'])} puzzles)",
+        f"Krippendorff's α = {fmt_agreement(agreement['krippendorff_alpha'])} "
+        f"(n = {fmt_count(agreement['alpha_n'])} puzzles)",
     ]
 
 
-def people_pass_k(row: dict, k: int) -> dict[str, float]:
+def people_pass_k(value: float | None, k: int) -> dict[str, float]:
     """People's Pass@k of a type or of the means, in the agents' {"k": value} form; {} when k is 1."""
-    value = row.get("pass_k")
-    return {str(k): float(value)} if k > 1 and value is not None and is_number(value) else {}
+    return {str(k): float(value)} if k > 1 and is_number(value) else {}
 
 
-def agents_table(report: dict) -> tuple[list[str], list[list[str]]]:
+def agents_table(report: StudyReport) -> tuple[list[str], list[list[str]]]:
     """People against each agent per type (Pass@1, then any Pass@k), closing with the means."""
-    agents = agents_of(report)
+    agents = report["agents"]
     k = study_k(report)
-    people = {type_name(row): row for row in types_of(report)}
+    people = {type_name(row): row for row in report["types"]}
     per_agent = [agent_types(agent) for agent in agents]
     headers = ["Type", "People", *(agent_name(a, i) for i, a in enumerate(agents))]
     rows = []
     for name in all_type_names(report):
-        person = people.get(name, {})
-        cells = [name, fmt_pass_cell(person.get("pass1"), people_pass_k(person, k))]
+        person = people.get(name)  # a type only agents have
+        cells = [name, fmt_pass_cell(*_people_pass(person, k))]
         for rows_by_type in per_agent:
-            row = rows_by_type.get(name, {})
-            cells.append(fmt_pass_cell(row.get("pass1"), row.get("pass_k")))
+            row = rows_by_type.get(name)  # a type this agent has no complete puzzle of
+            cells.append(fmt_pass_cell(row["pass1"], row["pass_k"]) if row else fmt_pass_cell(None, {}))
         rows.append(cells)
-    overall = report.get("overall") or {}
+    overall = report["overall"]
     rows.append(
         [
             "Mean over types",
-            fmt_pass_cell(
-                overall.get("mean_pass1_over_types"),
-                people_pass_k({"pass_k": overall.get("mean_pass_k_over_types")}, k),
-            ),
+            fmt_pass_cell(overall["mean_pass1_over_types"], people_pass_k(overall["mean_pass_k_over_types"], k)),
             *(fmt_pct(agent_overall_pass1(a)) for a in agents),
         ]
     )
     return headers, rows
 
 
-def agent_details(agent: dict) -> str:
+def _people_pass(row: TypeRow | None, k: int) -> tuple[float | None, dict[str, float]]:
+    """People's Pass@1 and Pass@k of a type, nothing when they have no row for it."""
+    return (row["pass1"], people_pass_k(row["pass_k"], k)) if row else (None, {})
+
+
+def agent_details(agent: AgentSummary) -> str:
     """Where an agent's numbers come from: run, source, model, protocol, the k rollouts per puzzle
     taken, and what was left out (failed rollouts per type, puzzles short of k)."""
     parts = [
-        f"run {agent['run']}" if agent.get("run") is not None else None,
-        f"source {agent['source']}" if agent.get("source") else None,
-        f"model {agent['model']}" if agent.get("model") else None,
-        f"protocol {agent['protocol']}" if agent.get("protocol") else None,
-        (
-            f"{fmt_count(agent['rollouts_per_puzzle'])} rollouts per puzzle"
-            if is_number(agent.get("rollouts_per_puzzle"))
-            else None
-        ),
+        f"run {agent['run']}",
+        f"source {agent['source']}" if agent["source"] else None,
+        f"model {agent['model']}" if agent["model"] else None,
+        f"protocol {agent['protocol']}" if agent["protocol"] else None,
+        f"{fmt_count(agent['rollouts_per_puzzle'])} rollouts per puzzle",
         _left_out(agent),
     ]
-    return ", ".join(str(p) for p in parts if p) or DASH
+    return ", ".join(p for p in parts if p) or DASH
 
 
-def _left_out(agent: dict) -> str | None:
+def _left_out(agent: AgentSummary) -> str | None:
     """ "3 failed rollouts left out (Bingo 2, Dice_Count 1)", with any puzzles short of k; None if nothing was."""
-    failed = agent.get("failed_by_type") or {}
-    short = agent.get("short_puzzles")
+    failed = agent["failed_by_type"]
+    short = agent["short_puzzles"]
     parts = []
     if failed:
         by_type = ", ".join(f"{name} {fmt_count(n)}" for name, n in failed.items())
         parts.append(f"{fmt_count(sum(failed.values()))} failed rollouts left out ({by_type})")
-    if is_number(short) and short:
+    if short:
         parts.append(f"{fmt_count(short)} puzzles with fewer than k rollouts left out")
     return "; ".join(parts) or None
 
 
-def agent_pass_at_text(agent: dict) -> str:
+def agent_pass_at_text(agent: AgentSummary) -> str:
     """An agent's overall Pass@k values ("Pass@1 35.0% · Pass@5 60.0%")."""
-    pass_at = agent.get("pass_at") or {}
-    items = []
-    for key, value in pass_at.items():
-        try:
-            items.append((int(key), value))
-        except (TypeError, ValueError):
-            continue
+    items = sorted((int(key), value) for key, value in agent["pass_at"].items())
     if not items:
         return f"Pass@1 {fmt_pct(agent_overall_pass1(agent))}"
-    return " · ".join(f"Pass@{k} {fmt_pct(v)}" for k, v in sorted(items))
+    return " · ".join(f"Pass@{k} {fmt_pct(v)}" for k, v in items)
 
 
 # --- pointer motion ---------------------------------------------------------------------------
@@ -527,38 +491,35 @@ MOTION_HEADERS = [
 ]
 
 
-def motion_of(report: dict) -> dict:
-    return report.get("motion") or {}
-
-
 def motion_who(group: str) -> str:
     """'People', or the agent run's name."""
-    return "People" if group == "people" else str(group).removeprefix("agent: ")
+    return "People" if group == "people" else group.removeprefix("agent: ")
 
 
-def motion_row_cells(row: dict) -> list[str]:
+def motion_row_cells(row: MotionRow) -> list[str]:
     """A row of the motion table (MOTION_HEADERS)."""
     return [
-        "All types" if row.get("type") == "all types" else str(row.get("type") or DASH),
-        motion_who(row.get("group") or ""),
-        f"{fmt_count(row.get('with_path'))} of {fmt_count(row.get('attempts'))}",
-        fmt_number(row.get("path_px"), 0),
-        fmt_number(row.get("straightness"), 3),
-        fmt_number(row.get("peak_speed"), 0),
-        fmt_number(row.get("pause_ms"), 0),
-        fmt_number(row.get("human_likeness"), 2),
-        fmt_pct(row.get("humanlike_share")),
+        "All types" if row["type"] == "all types" else row["type"] or DASH,
+        motion_who(row["group"]),
+        f"{fmt_count(row['with_path'])} of {fmt_count(row['attempts'])}",
+        fmt_number(row["path_px"], 0),
+        fmt_number(row["straightness"], 3),
+        fmt_number(row["peak_speed"], 0),
+        fmt_number(row["pause_ms"], 0),
+        fmt_number(row["human_likeness"], 2),
+        fmt_pct(row["humanlike_share"]),
     ]
 
 
-def motion_table_rows(report: dict) -> list[list[str]]:
+def motion_table_rows(report: StudyReport) -> list[list[str]]:
     """Each type's rows, then the rows over all types; [] without any attempt."""
-    motion = motion_of(report)
-    return [motion_row_cells(row) for row in (motion.get("rows") or []) + (motion.get("overall") or [])]
+    motion = report["motion"]
+    return [motion_row_cells(row) for row in motion["rows"] + motion["overall"]]
 
 
-def motion_rule_line(report: dict) -> str:
-    rule = motion_of(report).get("rule")
+def motion_rule_line(report: StudyReport) -> str:
+    """The human-likeness rule and what the score cannot tell."""
+    rule = report["motion"]["rule"]
     return (
         f"Human-likeness: {rule}. It describes how the pointer moved; it proves nothing about who moved it."
         if rule

@@ -22,6 +22,8 @@ from annotation.reporting.render import (
     to_summary_csv,
 )
 
+from .report_factory import complete
+
 TYPE_NAMES = [
     "Bingo",
     "Click_Order",
@@ -48,101 +50,103 @@ TYPE_NAMES = [
 
 def sample_report() -> dict:
     """The report from the brief: one type, one agent."""
-    return {
-        "study": {
-            "id": 3,
-            "name": "Pilot",
-            "split": "test",
-            "overlap": 2,
-            "attempts_per_puzzle": 1,
-            "time_limit_s": 60,
-        },
-        "generated_at": "2026-11-30T04:00:00+00:00",
-        "annotators": 12,
-        "excluded_annotators": 1,
-        "intervals": {
-            "method": "cluster bootstrap over annotators",
-            "level": 0.95,
-            "interval": "percentile",
+    return complete(
+        {
+            "study": {
+                "id": 3,
+                "name": "Pilot",
+                "split": "test",
+                "overlap": 2,
+                "attempts_per_puzzle": 1,
+                "time_limit_s": 60,
+            },
+            "generated_at": "2026-11-30T04:00:00+00:00",
             "annotators": 12,
-            "exact": False,
-            "resamples": 2000,
-            "seed": 14,
-        },
-        "types": [
-            {
-                "type": "Bingo",
+            "excluded_annotators": 1,
+            "intervals": {
+                "method": "cluster bootstrap over annotators",
+                "level": 0.95,
+                "interval": "percentile",
+                "annotators": 12,
+                "exact": False,
+                "resamples": 2000,
+                "seed": 14,
+            },
+            "types": [
+                {
+                    "type": "Bingo",
+                    "attempts": 40,
+                    "puzzles": 20,
+                    "annotators": 12,
+                    "correct": 35,
+                    "wrong": 3,
+                    "timed_out": 2,
+                    "not_submitted": 1,
+                    "pass1": 0.875,
+                    "ci_low": 0.739,
+                    "ci_high": 0.946,
+                    "wilson_low": 0.7394,
+                    "wilson_high": 0.9455,
+                    "k": 1,
+                    "correct_within_k": None,
+                    "pass_k_ci_low": None,
+                    "pass_k_ci_high": None,
+                    "no_input": 0,
+                    "submitted": 40,
+                    "started": 41,
+                    "submission_rate": 0.9756,
+                    "wall_median_ms": 5200.0,
+                    "wall_q1_ms": 3900.0,
+                    "wall_q3_ms": 7100.0,
+                    "active_median_ms": 5000.0,
+                    "active_q1_ms": 3800.0,
+                    "active_q3_ms": 6900.0,
+                    "mean_actions": 3.2,
+                    "pass_k": None,
+                },
+            ],
+            "overall": {
+                "mean_pass1_over_types": 0.875,
+                "mean_ci_low": 0.739,
+                "mean_ci_high": 0.946,
                 "attempts": 40,
                 "puzzles": 20,
-                "annotators": 12,
                 "correct": 35,
                 "wrong": 3,
                 "timed_out": 2,
                 "not_submitted": 1,
-                "pass1": 0.875,
+                "started": 41,
+                "pass1_pooled": 0.875,
                 "ci_low": 0.739,
                 "ci_high": 0.946,
                 "wilson_low": 0.7394,
                 "wilson_high": 0.9455,
                 "k": 1,
-                "correct_within_k": None,
-                "pass_k_ci_low": None,
-                "pass_k_ci_high": None,
                 "no_input": 0,
-                "submitted": 40,
-                "started": 41,
-                "submission_rate": 0.9756,
-                "wall_median_ms": 5200.0,
-                "wall_q1_ms": 3900.0,
-                "wall_q3_ms": 7100.0,
-                "active_median_ms": 5000.0,
-                "active_q1_ms": 3800.0,
-                "active_q3_ms": 6900.0,
-                "mean_actions": 3.2,
-                "pass_k": None,
             },
-        ],
-        "overall": {
-            "mean_pass1_over_types": 0.875,
-            "mean_ci_low": 0.739,
-            "mean_ci_high": 0.946,
-            "attempts": 40,
-            "puzzles": 20,
-            "correct": 35,
-            "wrong": 3,
-            "timed_out": 2,
-            "not_submitted": 1,
-            "started": 41,
-            "pass1_pooled": 0.875,
-            "ci_low": 0.739,
-            "ci_high": 0.946,
-            "wilson_low": 0.7394,
-            "wilson_high": 0.9455,
-            "k": 1,
-            "no_input": 0,
-        },
-        "agreement": {
-            "percent_agreement": 0.9,
-            "gwet_ac1": 0.85,
-            "agreement_n": 20,
-            "fleiss_kappa": 0.41,
-            "fleiss_n": 20,
-            "krippendorff_alpha": 0.42,
-            "alpha_n": 20,
-        },
-        "agents": [
-            {
-                "name": "openai:gpt-x",
-                "source": "harness",
-                "model": "gpt-x",
-                "rollouts_per_puzzle": 5,
-                "types": [{"type": "Bingo", "puzzles": 20, "pass1": 0.35, "pass_k": {"5": 0.6}}],
-                "mean_pass1_over_types": 0.35,
-                "pass_at": {"1": 0.35, "5": 0.6},
+            "agreement": {
+                "percent_agreement": 0.9,
+                "gwet_ac1": 0.85,
+                "agreement_n": 20,
+                "fleiss_kappa": 0.41,
+                "fleiss_n": 20,
+                "krippendorff_alpha": 0.42,
+                "alpha_n": 20,
             },
-        ],
-        "times": {"Bingo": {"wall_ms": [5200.0, 3900.0], "active_ms": [5000.0, 3800.0]}},
-    }
+            "agents": [
+                {
+                    "name": "openai:gpt-x",
+                    "source": "harness",
+                    "model": "gpt-x",
+                    "rollouts_per_puzzle": 5,
+                    "types": [{"type": "Bingo", "puzzles": 20, "pass1": 0.35, "pass_k": {"5": 0.6}}],
+                    "mean_pass1_over_types": 0.35,
+                    "pass_at": {"1": 0.35, "5": 0.6},
+                },
+            ],
+            "times": {"Bingo": {"wall_ms": [5200.0, 3900.0], "active_ms": [5000.0, 3800.0]}},
+        }
+    )
 
 
 def realistic_report(seed: int = 4) -> dict:
@@ -207,25 +211,33 @@ def realistic_report(seed: int = 4) -> dict:
     mean = sum(t["pass1"] for t in types) / len(types)
     attempts = sum(t["attempts"] for t in types)
     correct = sum(t["correct"] for t in types)
-    return {
-        "study": {"id": 7, "name": "Main study — winter 2026", "split": "test", "overlap": 3, "attempts_per_puzzle": 1},
-        "generated_at": "2026-11-30T04:00:00+00:00",
-        "annotators": 64,
-        "excluded_annotators": 3,
-        "types": types,
-        "overall": {
-            "mean_pass1_over_types": mean,
-            "attempts": attempts,
-            "puzzles": sum(t["puzzles"] for t in types),
-            "correct": correct,
-            "pass1_pooled": correct / attempts,
-            "ci_low": correct / attempts - 0.015,
-            "ci_high": correct / attempts + 0.015,
-        },
-        "agreement": {"fleiss_kappa": 0.38, "fleiss_n": 310, "krippendorff_alpha": 0.39, "alpha_n": 400},
-        "agents": agents,
-        "times": times,
-    }
+    return complete(
+        {
+            "study": {
+                "id": 7,
+                "name": "Main study — winter 2026",
+                "split": "test",
+                "overlap": 3,
+                "attempts_per_puzzle": 1,
+            },
+            "generated_at": "2026-11-30T04:00:00+00:00",
+            "annotators": 64,
+            "excluded_annotators": 3,
+            "types": types,
+            "overall": {
+                "mean_pass1_over_types": mean,
+                "attempts": attempts,
+                "puzzles": sum(t["puzzles"] for t in types),
+                "correct": correct,
+                "pass1_pooled": correct / attempts,
+                "ci_low": correct / attempts - 0.015,
+                "ci_high": correct / attempts + 0.015,
+            },
+            "agreement": {"fleiss_kappa": 0.38, "fleiss_n": 310, "krippendorff_alpha": 0.39, "alpha_n": 400},
+            "agents": agents,
+            "times": times,
+        }
+    )
 
 
 def _quantile(values, q):
@@ -616,12 +628,13 @@ def test_html_box_plot_falls_back_to_the_recorded_times_and_to_the_report_quarti
 @pytest.mark.parametrize(
     "report",
     [
-        {},
-        {"study": None, "types": [], "overall": None, "agreement": None, "agents": [], "times": {}},
-        {"types": [{"type": "Bingo"}], "agents": [{"types": []}], "times": {"Bingo": {}}},
+        complete({}),
+        complete({"study": {"overlap": 2}, "agreement": None, "motion": {"rule": "a rule"}}),
+        complete({"types": [{"type": "Bingo"}], "agents": [{"types": []}], "times": {"Bingo": {}}}),
     ],
 )
 def test_every_format_survives_a_nearly_empty_report(report):
+    """Blank figures everywhere: no answer, no agent's puzzle, no time, no name."""
     for fmt in FORMATS:
         assert render(copy.deepcopy(report), fmt)
     html = to_html(copy.deepcopy(report))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from annotation.agents.outputs import agent_run_import
-from annotation.reporting.render import render
+from annotation.reporting.render import CSV_TYPE_COLUMNS, render
 from annotation.reporting.report_types import (
     AgentSummary,
     AgentTypeRow,
@@ -68,3 +68,7 @@ def test_every_section_of_the_json_report_has_the_keys_its_type_declares(report)
     (agent,) = report["agents"]
     assert list(agent) == declared(AgentSummary)
     assert [list(row) for row in agent["types"]] == [declared(AgentTypeRow)] * 2
+
+
+def test_the_per_type_csv_columns_are_fields_of_a_type_row():
+    assert set(CSV_TYPE_COLUMNS) <= set(declared(TypeRow))

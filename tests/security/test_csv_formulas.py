@@ -16,6 +16,7 @@ from PIL import Image
 from annotation.reporting.render import to_csv, to_summary_csv
 from annotation.studies.setup import study_create
 from puzzles.interop import import_captchaarena
+from tests.annotation.report_factory import complete
 
 pytestmark = pytest.mark.django_db
 
@@ -60,13 +61,14 @@ def test_a_crowd_id_reaches_the_per_participant_csv_as_text(verified):
 
 
 def test_a_type_name_reaches_the_report_csv_as_text_and_numbers_stay_numbers():
-    report = {"types": [{"type": name, "attempts": 2, "pass1": -0.5} for name in FORMULAS], "agents": []}
+    report = complete({"types": [{"type": name, "attempts": 2, "pass1": -0.5} for name in FORMULAS]})
     rows = read(to_csv(report))
     assert [row["type"] for row in rows] == ["'" + name for name in FORMULAS]
     assert {row["pass1"] for row in rows} == {"-0.5"}  # a negative number is data, not a formula
 
 
 def test_the_summary_csv_writes_negative_figures_as_numbers():
-    report = {"overall": {"pass1_pooled": -0.25, "ci_low": -0.5, "ci_high": 0.125, "attempts": 3}, "annotators": 2}
+    overall = {"pass1_pooled": -0.25, "ci_low": -0.5, "ci_high": 0.125, "attempts": 3}
+    report = complete({"overall": overall, "annotators": 2})
     (pooled,) = [row for row in read(to_summary_csv(report)) if row["measure"] == "pass1_pooled"]
     assert (pooled["value"], pooled["ci_low"], pooled["ci_high"], pooled["n"]) == ("-0.25", "-0.5", "0.125", "3")
