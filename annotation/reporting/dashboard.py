@@ -7,9 +7,11 @@ at tens of thousands of attempts and can be recomputed every second.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.live.attempts import newest_received
 from annotation.models import Attempt, Enrollment, Flag, Participant, Slot, Study
@@ -37,7 +39,7 @@ def dashboard_summary(*, since_s: int = 300, now: datetime | None = None) -> dic
     }
 
 
-def _human_attempts():
+def _human_attempts() -> QuerySet[Attempt]:
     return Attempt.objects.filter(participant__kind=Participant.Kind.HUMAN)
 
 
@@ -82,7 +84,7 @@ def open_studies() -> list[dict]:
     return [_study_row(s, people.get(s["id"], {}), slots.get(s["id"], {})) for s in studies]
 
 
-def _study_row(study: dict, people: dict, slots: dict) -> dict:
+def _study_row(study: Mapping[str, Any], people: Mapping[str, Any], slots: Mapping[str, Any]) -> dict[str, Any]:
     total, done = slots.get("total", 0), slots.get("done", 0)
     return {
         "id": study["id"],

@@ -9,6 +9,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db.models import Count
 
@@ -254,7 +255,7 @@ def _attempt_rows(study: Study) -> dict[int, list[dict]]:
     return by_participant
 
 
-def participant_cell(value, column: str):
+def participant_cell(value: object, column: str) -> Any:
     """A participant row's value as a CSV cell: times in ISO 8601 UTC to the second, numbers
     rounded (PARTICIPANT_DIGITS, else 4 decimals); text as it is (csv_write escapes formulas)."""
     if isinstance(value, datetime):

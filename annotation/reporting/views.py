@@ -2,9 +2,11 @@
 socket opens), report downloads, the raw-event export and the per-participant CSV. Annotators
 reach none of these."""
 
+from collections.abc import Callable
 from functools import wraps
+from typing import Any
 
-from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import never_cache
 
@@ -16,13 +18,15 @@ from annotation.reporting.reports import study_report
 from annotation.url_templates import url_template
 from arena_site.staff import staff_required
 
+View = Callable[..., HttpResponseBase]
 
-def _staff_json(view):
+
+def _staff_json(view: View) -> View:
     """Staff only, refused as JSON: the page polls this with fetch, which should get a 403 it can
     read rather than a redirect to a login page."""
 
     @wraps(view)
-    def wrapped(request, *args, **kwargs):
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not (request.user.is_active and request.user.is_staff):
             return JsonResponse({"type": "error", "code": "not_allowed"}, status=403)
         return view(request, *args, **kwargs)
@@ -32,7 +36,7 @@ def _staff_json(view):
 
 @staff_required
 @never_cache
-def dashboard(request):
+def dashboard(request: HttpRequest) -> HttpResponse:
     """The page, with a first summary in it, so it shows numbers before the socket opens."""
     return render(
         request,
@@ -48,12 +52,12 @@ def dashboard(request):
 
 @_staff_json
 @never_cache
-def dashboard_json(request):
+def dashboard_json(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"type": "summary", **dashboard_summary()})
 
 
 @staff_required
-def report_download(request, study_id: int, fmt: str):
+def report_download(request: HttpRequest, study_id: int, fmt: str) -> HttpResponse:
     if fmt not in report_render.FORMATS:
         raise Http404(f"no {fmt} report; one of {', '.join(report_render.FORMATS)}")
     study = get_object_or_404(Study, pk=study_id)
@@ -64,7 +68,7 @@ def report_download(request, study_id: int, fmt: str):
 
 
 @staff_required
-def events_download(request, study_id: int):
+def events_download(request: HttpRequest, study_id: int) -> StreamingHttpResponse:
     """Every event of a study's attempts as JSON lines, streamed (constant memory at any size)."""
     study = get_object_or_404(Study, pk=study_id)
     response = StreamingHttpResponse(event_lines(study=study), content_type="application/x-ndjson")
@@ -74,7 +78,7 @@ def events_download(request, study_id: int):
 
 @staff_required
 @never_cache
-def participants_download(request, study_id: int, marks_of: MarksOf):
+def participants_download(request: HttpRequest, study_id: int, marks_of: MarksOf) -> HttpResponse:
     """One CSV row per participant (crowd ids, status, times, accuracy, gold, quality marks,
     completion), for approving and paying people. marks_of: quality control's attempt_marks,
     passed in by annotation/urls.py (reporting does not import the studies domain)."""
