@@ -12,7 +12,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def django_for_bench() -> Path:
     sys.path.insert(0, str(ROOT))
-    scratch = Path(tempfile.mkdtemp(prefix="arena-bench-"))
+    # Beside the site's own var/ (where MEDIA_ROOT lives by default), not in /tmp: creating a file
+    # in this machine's /tmp costs ~235 us of CPU against ~42 us here (measured), which an import's
+    # three files a puzzle would add to its figure.
+    (ROOT / "var").mkdir(exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-", dir=ROOT / "var"))
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{scratch / 'bench.sqlite3'}")
     os.environ.setdefault("MEDIA_ROOT", str(scratch / "media"))
     # Exported, so the page servers and child processes a bench starts share them.
