@@ -37,6 +37,7 @@ ROLE_KEYS = {
     "slider": ("slider_handle",),
     "piece": ("slide_piece_img",),
     "hold": ("hold_button",),
+    "reset": ("reset_button",),
     "text": ("text_input",),
     "submit": ("submit",),
 }
