@@ -49,7 +49,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from django.db.models import F, QuerySet
 
@@ -172,7 +172,7 @@ def puzzle_labels(*, dataset: str, split: str, study_id: int | None = None) -> L
 
 
 # --- people ----------------------------------------------------------------------------------
-def people_attempts(study_id: int | None = None, **filters) -> QuerySet[Attempt]:
+def people_attempts(study_id: int | None = None, **filters: Any) -> QuerySet[Attempt]:
     """People's attempts as the labels count them: human participants' scored or gold attempts made
     in a study (in that study only, when given)."""
     rows = Attempt.objects.filter(
@@ -426,7 +426,7 @@ class FormatUnavailable(RuntimeError):
     """The format needs a package this installation does not have; the message says which."""
 
 
-def labels_write(labels: LabelSet, out, fmt: str) -> Path:
+def labels_write(labels: LabelSet, out: str | Path, fmt: str) -> Path:
     """Write the rows to out in the format, and the rules beside it (<out>.rules.json); returns
     the sidecar's path."""
     out = Path(out)
@@ -443,7 +443,13 @@ def labels_write(labels: LabelSet, out, fmt: str) -> Path:
     return sidecar
 
 
-def rows_write(stream, rows: list[dict], meta: dict, fmt: str) -> None:
+class TextSink(Protocol):
+    """Where rows are written: an open text file, or an HttpResponse."""
+
+    def write(self, text: str, /) -> object: ...
+
+
+def rows_write(stream: TextSink, rows: list[dict], meta: dict, fmt: str) -> None:
     """Rows to a text stream: JSON lines, or CSV in the flat columns (None as empty)."""
     if fmt == "jsonl":
         for row in rows:
@@ -464,8 +470,8 @@ def flat_cells(row: dict, columns: list[str]) -> list:
 def _parquet(labels: LabelSet, out: Path) -> None:
     """The flat columns (as in CSV, typed), the rules in the file's own metadata too."""
     try:
-        import pyarrow as pa  # type: ignore[import-not-found]
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+        import pyarrow as pa
+        import pyarrow.parquet as pq
     except ImportError:
         raise FormatUnavailable(
             "parquet needs pyarrow (a dependency of this project: run make setup): "

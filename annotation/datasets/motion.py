@@ -10,9 +10,10 @@ from collections import defaultdict
 from annotation.datasets.labels import first_per_person, people_attempts
 from annotation.models import Rollout
 from annotation.reporting.motion import PEOPLE, Groups, add_agents, motion_from, motion_section, motion_values
+from annotation.reporting.report_types import MotionSection
 
 
-def motion_table(*, dataset: str, split: str, study_id: int | None = None) -> dict:
+def motion_table(*, dataset: str, split: str, study_id: int | None = None) -> MotionSection:
     """Per type, people's motion beside each agent run's, over the whole split (see
     reporting.motion.motion_section for what it holds)."""
     groups: Groups = defaultdict(list)

@@ -21,9 +21,12 @@ import asyncio
 import base64
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotation.agents.model import ChatClient, ModelUnavailable
+
+if TYPE_CHECKING:  # trajectories passes its steps in; importing it here would be circular
+    from annotation.datasets.trajectories import Step
 
 MAX_CHARS = 600
 MAX_TOKENS = 400
@@ -171,7 +174,7 @@ def _verdict(content: str) -> dict | None:
 
 
 # --- what a step did, in the task's words -----------------------------------------------------
-def step_description(step, action: tuple[str, dict, str], grid: list[int] | None) -> str:
+def step_description(step: Step, action: tuple[str, dict, str], grid: list[int] | None) -> str:
     """A step as a person would say it, from the semantic actions the page logged: never a
     coordinate (the writer must not learn to point by numbers)."""
     said: list[str] = []
@@ -192,7 +195,7 @@ def step_description(step, action: tuple[str, dict, str], grid: list[int] | None
     return {"drag": "dragged on the page", "hold": "held the pointer down"}.get(name, "clicked where nothing changed")
 
 
-def _phrase(act: dict, grid: list[int] | None, step) -> str:
+def _phrase(act: dict, grid: list[int] | None, step: Step) -> str:
     kind = act["k"]
     if kind == "act.click":
         return "clicked on the picture"

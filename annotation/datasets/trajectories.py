@@ -47,17 +47,19 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 from asgiref.sync import sync_to_async
 from django.db.models import QuerySet
+from playwright.async_api import Page
 
 from annotation.agents.browser import NotSubmitted, on_pages, open_attempt, wait_submitted
 from annotation.agents.exports import action_string, run_summary, sft_user, write_json, write_published
 from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.agents.protocols.base import first_text
 from annotation.agents.published import id_stem, puzzle_file_id, type_folder
+from annotation.datasets.reasoning import Reasoner
 from annotation.live.attempts import attempt_start, system_participant
 from annotation.live.motion import KIND_CODES, POINTER_TYPES, pointer_path
 from annotation.models import Attempt, Enrollment, Event, Participant, Study
@@ -82,7 +84,8 @@ KEYS = {
     "Home",
     "End",
 }
-BUTTON_NAMES = {0: "left", 1: "middle", 2: "right"}
+MouseButton = Literal["left", "middle", "right"]
+BUTTON_NAMES: dict[int, MouseButton] = {0: "left", 1: "middle", 2: "right"}
 VERDICT_TIMEOUT_S = 15.0
 ANSWER_TOLERANCE_PX = 2.0  # the replay reached the person's answer: numbers within this (natural px)
 SUBMITTED = '#status[data-state="submitted"]'
@@ -284,7 +287,7 @@ def trajectories_export(
     workers: int = 3,
     limit: int | None = None,
     system_prompt: str = TOOLS_PROMPT,
-    reasoner=None,
+    reasoner: Reasoner | None = None,
     on_result: Callable[[Rendered], None] | None = None,
 ) -> dict:
     """Render and write every chosen attempt; returns what arena_export.json holds."""
@@ -341,7 +344,7 @@ def _interleaved(rows: list[tuple[int, str]]) -> list[int]:
     return [q[i] for i in range(longest) for q in queues if i < len(q)]
 
 
-async def _render_one(page, job: Job, participant: Participant, folders: dict, made: list[int]) -> Rendered:
+async def _render_one(page: Page, job: Job, participant: Participant, folders: dict, made: list[int]) -> Rendered:
     started = time.monotonic()
     prepared = None
     try:
@@ -357,7 +360,7 @@ async def _render_one(page, job: Job, participant: Participant, folders: dict, m
         return Rendered(job.attempt_id, None, problem, render_id, time.monotonic() - started)
 
 
-async def _replay(page, prepared: Prepared) -> tuple[list[bytes], list[tuple[str, dict, str]], dict]:
+async def _replay(page: Page, prepared: Prepared) -> tuple[list[bytes], list[tuple[str, dict, str]], dict]:
     uid = prepared.render.uid
     await open_attempt(page, uid, in_place=True)
     await page.wait_for_function(IMAGES_LOADED)
@@ -393,7 +396,7 @@ def _last_submit(steps: list[Step]) -> int | None:
     return max((n for n, s in enumerate(steps, start=1) if any(a["k"] == "act.submit" for a in s.acts)), default=None)
 
 
-async def _act(page, step: Step, at: Callable[[tuple[float, float]], tuple[float, float]]) -> None:
+async def _act(page: Page, step: Step, at: Callable[[tuple[float, float]], tuple[float, float]]) -> None:
     mouse, keyboard = page.mouse, page.keyboard
     button = BUTTON_NAMES.get(step.button, "left")
     if step.name in ("click", "hold", "drag"):
@@ -413,7 +416,7 @@ async def _act(page, step: Step, at: Callable[[tuple[float, float]], tuple[float
             await keyboard.press(key)
 
 
-async def _shot(page) -> bytes:
+async def _shot(page: Page) -> bytes:
     """The viewport as PNG, straight from Chromium (CDP, its fast PNG encoder: half the time of
     Playwright's screenshot here); the page is kept still by STILL."""
     session = _sessions.get(page)
@@ -423,7 +426,7 @@ async def _shot(page) -> bytes:
     return base64.b64decode(found["data"])
 
 
-async def _still(page) -> None:
+async def _still(page: Page) -> None:
     """Transitions and animations off, the caret hidden: a screenshot shows where the page
     settles (as Playwright's animations="disabled" would), not a moment of a tween."""
     await page.evaluate(
@@ -564,7 +567,9 @@ def _pointer_file(path: Path, prepared: Prepared, t0: float) -> None:
     )
 
 
-def _sft(system: str, instruction, task_id: str, folder: str, reward: float, attempt: Attempt, steps: list) -> dict:
+def _sft(
+    system: str, instruction: Any, task_id: str, folder: str, reward: float, attempt: Attempt, steps: list
+) -> dict:
     """As the agent export reconstructs it: the system prompt, the first screenshot with the task,
     then per action the reply (reasoning in <think>) and the screenshot after it."""
     conversation: list[dict[str, Any]] = [{"role": "system", "content": system}, sft_user(0, first_text(instruction))]

@@ -4,7 +4,9 @@ name review outcomes and annotators' consensus answers)."""
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from annotation.datasets.labels import DIFFICULTIES, REVIEWS, RULES, puzzle_labels, rows_write
@@ -18,7 +20,7 @@ YES_NO = {"yes": True, "no": False}
 YES_NO_FILTERS = ("valid", "suspect", "mining")
 
 
-def _choices(request) -> dict:
+def _choices(request: HttpRequest) -> dict[str, Any]:
     """The datasets and splits stored, and the pair asked for (else the first stored)."""
     pairs = list(Puzzle.objects.order_by("dataset", "split").values_list("dataset", "split").distinct())
     dataset, split = request.GET.get("dataset"), request.GET.get("split")
@@ -44,7 +46,7 @@ def _keep(row: dict, filters: dict) -> bool:
 
 
 @staff_required
-def labels(request):
+def labels(request: HttpRequest) -> HttpResponse:
     chosen = _choices(request)
     dataset, split = chosen["dataset"], chosen["split"]
     filters = {
@@ -82,7 +84,7 @@ def _download(rows: list[dict], meta: dict, fmt: str) -> HttpResponse:
 
 
 @staff_required
-def motion(request):
+def motion(request: HttpRequest) -> HttpResponse:
     chosen = _choices(request)
     dataset, split = chosen["dataset"], chosen["split"]
     table = motion_table(dataset=dataset, split=split) if dataset and split else None
