@@ -8,9 +8,11 @@ import ipaddress
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation.live.scoring import attempt_rescore, places_mark_solved
@@ -55,11 +57,11 @@ def flag_raise(*, attempt: Attempt, reason: str, note: str = "") -> Flag:
     return made
 
 
-def _resolve(flags, status: str, by) -> int:
+def _resolve(flags: QuerySet[Flag], status: str, by: User) -> int:
     return flags.filter(status=Flag.Status.OPEN).update(status=status, resolved_at=timezone.now(), resolved_by=by)
 
 
-def flag_dismiss(*, flag: Flag, by) -> None:
+def flag_dismiss(*, flag: Flag, by: User) -> None:
     with transaction.atomic():
         _resolve(Flag.objects.filter(pk=flag.pk), Flag.Status.DISMISSED, by)
         AuditLog.objects.create(
@@ -70,7 +72,7 @@ def flag_dismiss(*, flag: Flag, by) -> None:
         )
 
 
-def puzzle_retire(*, puzzle: Puzzle, by, note: str = "") -> None:
+def puzzle_retire(*, puzzle: Puzzle, by: User, note: str = "") -> None:
     """Withdraw a puzzle: it leaves every report and queue; its attempts are kept."""
     with transaction.atomic():
         before = puzzle.status
@@ -84,7 +86,7 @@ def puzzle_retire(*, puzzle: Puzzle, by, note: str = "") -> None:
         )
 
 
-def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by, note: str = "") -> int:
+def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by: User, note: str = "") -> int:
     """Replace a puzzle's truth and score every submitted attempt on it again; returns how many
     attempts changed correctness. The new truth must verify its own solution."""
     puzzle_type = get_type(puzzle.type)
@@ -194,10 +196,10 @@ def answer_person(*, participant: int, address: str | None) -> str:
     return f"address:{ip}"
 
 
-def answer_key(answer) -> str:
+def answer_key(answer: Any) -> str:
     """Equal answers compare equal: sorted cell sets, points snapped to a 10 px grid, trimmed text."""
 
-    def snap(value):
+    def snap(value: Any) -> Any:
         if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)):
             return round(value / 10) * 10 if isinstance(value, float) else value
         if isinstance(value, list):

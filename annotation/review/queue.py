@@ -15,6 +15,7 @@ from PIL import Image
 from annotation.models import Attempt, AuditLog, Flag
 from annotation.review.truths import no_form_reason, truth_form
 from puzzles.answer_marks import answer_marks
+from puzzles.models import Puzzle
 from puzzles.registry import get_type
 
 
@@ -32,7 +33,7 @@ def review_queue() -> list[dict]:
     return [{**row, "reasons": sorted(set(reasons.get(row["puzzle_id"], [])))} for row in rows]
 
 
-def puzzle_review(*, puzzle) -> dict:
+def puzzle_review(*, puzzle: Puzzle) -> dict:
     """A puzzle with its flags, every human answer and the truth, ready to draw over its image."""
     puzzle_type = get_type(puzzle.type)
     public = puzzle.public
@@ -76,7 +77,7 @@ def puzzle_review(*, puzzle) -> dict:
     }
 
 
-def _tint(mask) -> bytes:
+def _tint(mask: np.ndarray) -> bytes:
     """A mask as a PNG overlay: the masked pixels tinted, the rest transparent."""
     rgba = np.zeros((*mask.shape, 4), dtype=np.uint8)
     rgba[mask] = (250, 204, 21, 120)

@@ -12,7 +12,7 @@ way labels.puzzle_correct_truth then checks the truth verifies its own solution.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,14 +130,14 @@ def truth_from_form(puzzle: Puzzle, data: Mapping[str, Any]) -> dict:
     return truth
 
 
-def _int(value, what: str) -> int:
+def _int(value: object, what: str) -> int:
     try:
         return int(str(value).strip())
     except (TypeError, ValueError):
         raise ValueError(f"{what} must be a whole number, not {value!r}") from None
 
 
-def _number(value, what: str) -> float:
+def _number(value: object, what: str) -> float:
     try:
         number = float(str(value).strip())
     except (TypeError, ValueError):
@@ -147,7 +147,7 @@ def _number(value, what: str) -> float:
     return number
 
 
-def _point(x, y, size) -> list[float]:
+def _point(x: object, y: object, size: Sequence[float]) -> list[float]:
     px, py = _number(x, "x"), _number(y, "y")
     if not (0 <= px <= size[0] and 0 <= py <= size[1]):
         raise ValueError(f"({px:g}, {py:g}) is outside the {size[0]}x{size[1]} image")

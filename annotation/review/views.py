@@ -3,10 +3,12 @@ queue, one puzzle's review, dismiss / retire / correct the truth). Staff pages c
 staff_required (others go to the site's sign-in page); the flag needs the attempt's own participant."""
 
 import json
+from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import JsonResponse
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -30,7 +32,7 @@ from puzzles.models import Puzzle
 
 @login_required
 @require_POST
-def flag(request, uid: str):
+def flag(request: HttpRequest, uid: str) -> JsonResponse:
     """An annotator flags the puzzle they are on (JSON: reason, note); the attempt is kept. A
     person's open flag on the puzzle is answered again (200) rather than made twice (201)."""
     attempt = attempt_for(uid=uid, user=request.user)
@@ -48,34 +50,35 @@ def flag(request, uid: str):
 
 
 @staff_required
-def queue(request):
+def queue(request: HttpRequest) -> HttpResponse:
     return render(
         request, "annotation/review_queue.html", {"rows": review_queue(), "suspects": consensus_suspects()[:50]}
     )
 
 
 @staff_required
-def puzzle(request, uid: str):
+def puzzle(request: HttpRequest, uid: str) -> HttpResponse:
     found = get_object_or_404(Puzzle, uid=uid)
     return render(request, "annotation/review_puzzle.html", puzzle_review(puzzle=found))
 
 
 @staff_required
 @require_POST
-def resolve(request, uid: str):
+def resolve(request: HttpRequest, uid: str) -> HttpResponseRedirect:
     """Dismiss a flag, retire the puzzle (once confirmed), or correct its truth from the type's
     form or as JSON (every attempt re-scored)."""
     found = get_object_or_404(Puzzle, uid=uid)
+    staff = cast(User, request.user)  # staff_required let only a signed-in staff member this far
     action = request.POST.get("action")
     note = request.POST.get("note", "")
     if action == "dismiss":
-        flag_dismiss(flag=get_object_or_404(Flag, pk=request.POST.get("flag"), puzzle=found), by=request.user)
+        flag_dismiss(flag=get_object_or_404(Flag, pk=request.POST.get("flag"), puzzle=found), by=staff)
         messages.success(request, "Flag dismissed.")
     elif action == "retire":
         if request.POST.get("confirm") != "yes":
             messages.error(request, "Not retired: tick the box to confirm first.")
         else:
-            puzzle_retire(puzzle=found, by=request.user, note=note)
+            puzzle_retire(puzzle=found, by=staff, note=note)
             messages.success(request, "Puzzle retired: it is left out of every report and queue.")
     elif action in ("correct", "correct-json"):
         try:
@@ -83,7 +86,7 @@ def resolve(request, uid: str):
                 truth = truth_from_form(found, request.POST)
             else:
                 truth = json.loads(request.POST.get("truth", ""))
-            changed = puzzle_correct_truth(puzzle=found, truth=truth, by=request.user, note=note)
+            changed = puzzle_correct_truth(puzzle=found, truth=truth, by=staff, note=note)
             messages.success(request, f"Truth corrected; {changed} attempt(s) changed correctness.")
         except (ValueError, TruthRejected) as error:
             messages.error(request, f"Truth not changed: {error}")
