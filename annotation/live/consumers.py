@@ -54,12 +54,14 @@ def _receive_on_a_live_connection(**frame):
     return _on_a_live_connection(batch_receive, **frame)
 
 
+def _store_next_on_a_live_connection(items):
+    return _on_a_live_connection(frames_store_next, items)
+
+
 # Writes run in a thread pool, not the single shared thread: sockets must not queue behind
 # each other's database round trips. One writer per socket keeps each attempt's batches in order.
 _receive_batch = database_sync_to_async(_receive_on_a_live_connection, thread_sensitive=False)
-_store_usual = database_sync_to_async(
-    lambda items: _on_a_live_connection(frames_store_next, items), thread_sensitive=False
-)
+_store_usual = database_sync_to_async(_store_next_on_a_live_connection, thread_sensitive=False)
 _resolve_gap = database_sync_to_async(gap_resolve, thread_sensitive=False)
 
 
