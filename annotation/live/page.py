@@ -128,14 +128,18 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
 
 def _stats(attempt: Attempt) -> Stats:
     """Like the published page's counters, which start at 0 on a fresh page: a study's counts
-    run over the participant's answers in it; any other attempt starts from nothing. Correct
-    and Accuracy show where verdicts do, and on an agent's or a replay's page (as published)."""
+    run over the participant's answers in it (practice apart); any other attempt starts from
+    nothing. Correct and Accuracy show where verdicts do, and on an agent's or a replay's page
+    (as published)."""
     shown = shows_verdict(attempt) or attempt.participant.kind != Participant.Kind.HUMAN
     if attempt.study_id is None:
         return {"total": 0, "correct": 0 if shown else None}
     earlier = Attempt.objects.filter(
         participant_id=attempt.participant_id, study_id=attempt.study_id, submitted_at__isnull=False
     ).exclude(pk=attempt.pk)
+    # Practice is not the study: it counts on the practice pages alone, never in the answers after it.
+    practice = Attempt.Purpose.PRACTICE
+    earlier = earlier.filter(purpose=practice) if attempt.purpose == practice else earlier.exclude(purpose=practice)
     return {"total": earlier.count(), "correct": earlier.filter(correct=True).count() if shown else None}
 
 

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from django.test import Client
 
 from annotation.live.page import PageData, attempt_page_data
 from annotation.models import Attempt
@@ -49,3 +50,21 @@ def test_a_gold_puzzle_looks_like_any_other_in_the_page_data(verified, person):
     assert bars["practice"]["practice"] is True
     assert bars["gold"]["practice"] is False and bars["gold"].keys() == bars["scored"].keys()
     assert "purpose" not in bars["gold"] and "gold" not in json.dumps(bars["gold"])
+
+
+def test_the_stats_bar_counts_the_participants_answers_and_practice_apart(verified, person):
+    """Practice is not the study: the bar on the study's pages counts the participant's answers in
+    it, and a practice page counts the practice before it."""
+    pool = verified(types=("Dice_Count",), per_type=4)
+    study = study_create(name="s", split="test", puzzles_per_annotator=2, practice=pool[:2])
+    user, _ = person("ann")
+    enrollment = enrollment_join(study=study, user=user, external_ids={})
+    enrollment_consent(enrollment=enrollment)
+    client = Client()
+    client.force_login(user)
+    bars = []
+    while (step := enrollment_next(enrollment=enrollment)).kind == "attempt":
+        data = client.get(f"/play/{step.attempt.uid}/data/").json()
+        bars.append((step.attempt.purpose, data["stats"]["total"]))
+        submit_answer(Attempt.objects.get(pk=step.attempt.pk))
+    assert bars == [("practice", 0), ("practice", 1), ("scored", 0), ("scored", 1)]
