@@ -27,7 +27,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.live.attempts import last_heard
+from annotation.live.scoring import TIME_UP_EARLY_MS
 from annotation.models import Attempt, AuditLog, Enrollment, Event, Flag, Study
+from annotation.reporting.wording import fmt_seconds
 from annotation.studies.access import CROWD_IDS, PERSON_IDS
 from puzzles.answer_marks import answer_marks
 from puzzles.models import Asset, Puzzle
@@ -140,6 +142,7 @@ def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
                 "attempts": len(scored),
                 "accuracy": sum(bool(r["correct"]) for r in scored) / len(scored) if scored else None,
                 "median_active_ms": statistics.median(active) if active else None,
+                "median_active": seconds_text(statistics.median(active) if active else None),
                 "gold": len(gold),
                 "gold_accuracy": sum(bool(r["correct"]) for r in gold) / len(gold) if gold else None,
                 "flags": flags.get(enrollment.participant_id, 0),
@@ -325,7 +328,8 @@ def annotator_attempts(*, enrollment: Enrollment) -> list[dict]:
                 "attempt": attempt,
                 "puzzle": attempt.puzzle,
                 "instruction": public.get("instruction") or get_type(attempt.puzzle.type).instruction,
-                "state": _attempt_state(attempt),
+                "state": _attempt_state(attempt, limit_s=study.time_limit_s),
+                "times": _attempt_times(attempt),
                 "marks": marks.get(attempt.pk, []),
                 "image_url": images.get(attempt.puzzle_id),
                 "size": public.get("image_size"),
@@ -343,12 +347,36 @@ def thumbnail_urls(puzzles: list[Puzzle]) -> dict[int, str]:
     return {a.puzzle_id: a.file.url for a in rows if (a.puzzle_id, a.key) in wanted}
 
 
-def _attempt_state(attempt: Attempt) -> str:
+def seconds_text(ms: float | None) -> str:
+    """A time as the report writes it, seconds with one decimal ("31.5 s"); "–" when missing."""
+    return f"{fmt_seconds(ms)} s" if ms is not None else fmt_seconds(ms)
+
+
+def _attempt_times(attempt: Attempt) -> str:
+    """Active and wall time in seconds ("12.3 · 31.5 s"); "–" before scoring."""
+    if attempt.active_ms is None:
+        return seconds_text(None)
+    return f"{fmt_seconds(attempt.active_ms)} · {seconds_text(attempt.wall_ms)}"
+
+
+def _attempt_state(attempt: Attempt, *, limit_s: int | None) -> str:
+    """The report's words: correct, wrong, timed out (reports.submitted_late), expired, open."""
     if attempt.submitted_at is not None:
-        return "correct" if attempt.correct else "wrong"
+        if attempt.correct:
+            return "correct"
+        return "timed out" if _submitted_late(attempt, limit_s=limit_s) else "wrong"
     if attempt.abandoned_at is not None:
         return "expired"
     return "open"
+
+
+def _submitted_late(attempt: Attempt, *, limit_s: int | None) -> bool:
+    """The report's time-out rule for one attempt: its submit reached the server within
+    TIME_UP_EARLY_MS of the study's time limit or after it, counted from serving the puzzle."""
+    if not limit_s or attempt.submitted_at is None:
+        return False
+    served = attempt.served_at or attempt.created_at
+    return attempt.submitted_at >= served + timedelta(milliseconds=limit_s * 1000 - TIME_UP_EARLY_MS)
 
 
 def enrollment_exclude(*, enrollment: Enrollment, by, reason: str) -> None:

@@ -1,5 +1,6 @@
 """Quality control and the staff study pages."""
 
+import re
 import time
 
 import pytest
@@ -7,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from annotation.models import Attempt, AuditLog, Enrollment, Event, Study
 from annotation.reporting.reports import study_report
@@ -161,3 +163,33 @@ def test_annotators_cannot_reach_the_staff_pages(study, person):
     client.force_login(user)
     for url in ("/studies/", "/studies/new/", f"/studies/{study.pk}/annotators/"):
         assert client.get(url).status_code == 302, url
+
+
+def test_the_person_page_says_timed_out_as_the_report_does_and_times_in_seconds(verified, person, staff):
+    """A wrong answer sent at the time limit is a time-out in the report; the QC pages say so too,
+    and give times in seconds, as the report does."""
+    verified(types=("Dice_Count",), per_type=2)
+    study = study_create(name="Timed", split="test", puzzles_per_annotator=2, time_limit_s=10)
+    ann = join(study, person, "ann")
+    submit_answer(enrollment_next(enrollment=ann).attempt, False, wall_ms=8_000)  # the limit was near
+    submit_answer(enrollment_next(enrollment=ann).attempt, False, wall_ms=1_000)
+    overall = study_report(study=study)["overall"]
+    assert (overall["timed_out"], overall["wrong"]) == (1, 1)
+    page = staff.get(reverse("annotation:annotator-attempts", args=[study.pk, ann.pk])).content.decode()
+    verdicts = re.findall(r'<span class="verdict verdict-([\w-]+)">([^<]+)</span>', page)
+    assert verdicts == [("timed-out", "timed out"), ("wrong", "wrong")]
+    assert re.search(r"<dt>Active · wall</dt><dd>\d+\.\d · 8\.\d s</dd>", page)
+    assert re.search(r"<dt>Median active</dt><dd>\d+\.\d s</dd>", page) and not re.search(r"\d ms\b", page)
+    table = staff.get(f"/studies/{study.pk}/annotators/").content.decode()
+    assert re.search(r'data-label="Median active" class="num">\d+\.\d s</td>', table)
+
+
+def test_the_staff_menu_reaches_the_datasets_and_agent_runs_pages(staff, person):
+    nav = re.search(r'<nav aria-label="Site">(.*?)</nav>', staff.get("/studies/").content.decode(), re.S)
+    links = {name: href for href, name in re.findall(r'<a href="([^"]+)">([^<]+)</a>', nav.group(1))}
+    assert links["Datasets"] == reverse("annotation:dataset-labels")
+    assert links["Agent runs"] == reverse("annotation:agent-runs")
+    assert all(staff.get(href).status_code == 200 for href in links.values())
+    annotator = Client()
+    annotator.force_login(person("ann")[0])
+    assert "Agent runs" not in annotator.get("/").content.decode()
