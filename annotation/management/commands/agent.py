@@ -10,8 +10,9 @@ import os
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TextIO, cast
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.agents.context import CONTEXTS
 from annotation.agents.prompts import PromptError, PromptSource
@@ -29,7 +30,7 @@ NATIVE = "captchaarena-native"
 class Command(BaseCommand):
     help = "Run agents on stored puzzles through the live page; list, export and import runs."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         self._run_arguments(actions.add_parser("run", help="k rollouts on each of N puzzles, as one run"))
         actions.add_parser("runs", help="the runs stored, with their counts")
@@ -41,7 +42,7 @@ class Command(BaseCommand):
         imp.add_argument("--name", required=True, help="a name for the run, shown in reports")
         imp.add_argument("--dataset", help="match puzzles within this dataset only")
 
-    def _run_arguments(self, run):
+    def _run_arguments(self, run: CommandParser) -> None:
         run.add_argument("--protocol", choices=list(PROTOCOLS), help="how the model is asked (required for a new run)")
         run.add_argument("--model", help="model name sent to the server")
         run.add_argument("--base-url", help="chat completions server, e.g. http://127.0.0.1:8000/v1")
@@ -67,14 +68,14 @@ class Command(BaseCommand):
         run.add_argument("--resume", metavar="RUN", help="continue a run (name or id): its pending rollouts")
         run.add_argument("--retry-failed", action="store_true", help="with --resume: its failed rollouts too")
 
-    def handle(self, *args, action, **options):
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
             getattr(self, f"do_{action}")(**options)
         except (UnknownPuzzleType, PromptError) as error:
             raise CommandError(str(error)) from None
 
     # --- run ------------------------------------------------------------------------------
-    def do_run(self, *, resume, retry_failed, workers, **options):
+    def do_run(self, *, resume: str | None, retry_failed: bool, workers: int, **options: Any) -> None:
         from annotation.agents.runs import run_execute
 
         run = find_run(resume) if resume else self._new_run(options)
@@ -82,7 +83,7 @@ class Command(BaseCommand):
         if retry_failed:
             pending += run.rollouts.filter(status=Rollout.Status.FAILED).count()
         self.stderr.write(f"run {run.pk} {run.name!r}: {len(run.puzzles)} puzzles x {run.rollouts_per_puzzle}")
-        progress = Progress(pending, f"agent {run.protocol}:{run.model}", stream=self.stderr._out)
+        progress = Progress(pending, f"agent {run.protocol}:{run.model}", stream=cast(TextIO, self.stderr._out))
         run_execute(
             run,
             api_key=os.environ.get(run.settings["api_key_env"], ""),
@@ -93,7 +94,7 @@ class Command(BaseCommand):
         progress.close()
         self._summary(run)
 
-    def _new_run(self, options) -> AgentRun:
+    def _new_run(self, options: dict[str, Any]) -> AgentRun:
         from annotation.agents.runs import run_create
 
         for needed in ("protocol", "model", "base_url", "split"):
@@ -134,7 +135,7 @@ class Command(BaseCommand):
             },
         )
 
-    def _puzzles(self, options) -> tuple[list[int], str]:
+    def _puzzles(self, options: dict[str, Any]) -> tuple[list[int], str]:
         """The run's puzzles, in order, and their one dataset."""
         from puzzles.selectors import puzzle_selection
 
@@ -154,9 +155,9 @@ class Command(BaseCommand):
             raise CommandError(f"split {split!r} holds puzzles of several datasets; choose one: --dataset {datasets}")
         return ids, datasets[0]
 
-    def _summary(self, run: AgentRun):
+    def _summary(self, run: AgentRun) -> None:
         rows = run.rollouts.exclude(status=Rollout.Status.PENDING).values_list("puzzle__type", "status", "correct")
-        total, failed, no_action, correct = Counter(), Counter(), Counter(), Counter()
+        total, failed, no_action, correct = Counter[str](), Counter[str](), Counter[str](), Counter[str]()
         for name, status, right in rows:
             total[name] += 1
             failed[name] += status == Rollout.Status.FAILED
@@ -176,7 +177,7 @@ class Command(BaseCommand):
         self.stdout.write(f"agent: {sum(correct.values())}/{counted} correct{left_out}")
 
     # --- runs, export, import ---------------------------------------------------------------
-    def do_runs(self, **_):
+    def do_runs(self, **_: Any) -> None:
         for run in AgentRun.objects.order_by("created_at", "pk"):
             counts = run.counts()
             self.stdout.write(
@@ -185,7 +186,7 @@ class Command(BaseCommand):
                 + " ".join(f"{key}={value}" for key, value in counts.items())
             )
 
-    def do_export(self, *, run, out, **_):
+    def do_export(self, *, run: str, out: str, **_: Any) -> None:
         from annotation.agents.exports import run_export
 
         exported = run_export(find_run(run), Path(out))
@@ -195,7 +196,7 @@ class Command(BaseCommand):
             self.stderr.write(f"... and {len(exported.problems) - 20} more left out")
         self.stdout.write(f"export: {exported.written} rollouts written to {out}")
 
-    def do_import(self, *, path, name, dataset, **_):
+    def do_import(self, *, path: str, name: str, dataset: str | None, **_: Any) -> None:
         from annotation.agents.outputs import agent_run_import
 
         if not Path(path).is_dir():

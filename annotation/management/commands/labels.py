@@ -6,9 +6,10 @@ motion  per type, people's pointer motion beside each agent run's, with the huma
 """
 
 import time
-from typing import TextIO, cast
+from collections.abc import Mapping
+from typing import Any, TextIO, cast
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.datasets.labels import FORMATS, FormatUnavailable, labels_write, puzzle_labels
 from annotation.datasets.motion import motion_table
@@ -22,7 +23,7 @@ from puzzles.progress import Progress
 class Command(BaseCommand):
     help = "Puzzle labels for curation and difficulty mining; motion of people and agents side by side."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         export = actions.add_parser("export", help="one row per puzzle of a dataset's split")
         export.add_argument("--dataset", required=True, help="e.g. generated:key-ab12 or import:captcha-arena")
@@ -38,10 +39,10 @@ class Command(BaseCommand):
             "--measure", action="store_true", help="first measure attempts scored before motion was kept"
         )
 
-    def handle(self, *args, action, **options):
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         getattr(self, f"do_{action}")(**options)
 
-    def do_export(self, *, dataset, split, out, format, study, **_):
+    def do_export(self, *, dataset: str, split: str, out: str, format: str | None, study: str | None, **_: Any) -> None:
         fmt = format or next((f for f in FORMATS if out.endswith(f".{f}")), "jsonl")
         _known(dataset, split)
         started = time.perf_counter()
@@ -57,7 +58,7 @@ class Command(BaseCommand):
             f"({counts['mining_and_valid']} valid); rules in {sidecar}"
         )
 
-    def do_motion(self, *, dataset, split, study, measure, **_):
+    def do_motion(self, *, dataset: str, split: str, study: str | None, measure: bool, **_: Any) -> None:
         _known(dataset, split)
         if measure:
             self._measure()
@@ -65,7 +66,8 @@ class Command(BaseCommand):
         header = ["type", "group", *COLUMNS]
         self.stdout.write("\t".join(header))
         for row in table["rows"] + table["overall"]:
-            self.stdout.write("\t".join(_cell(row.get(name)) for name in header))
+            cells: Mapping[str, object] = row  # read by the column names of the header
+            self.stdout.write("\t".join(_cell(cells.get(name)) for name in header))
         self.stdout.write(f"\nhuman-likeness: {table['rule']}")
 
     def _measure(self) -> None:
@@ -78,7 +80,7 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(waiting)} attempts scored before motion was kept, measured")
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return "–"
     return f"{value:.3g}" if isinstance(value, float) else str(value)

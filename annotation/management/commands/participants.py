@@ -6,8 +6,9 @@ needs (docs/reports.md, "Per-participant export"). The staff download is
 annotation:study-participants (/studies/<id>/participants.csv)."""
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from annotation.management.common import find_study
 from annotation.reporting.exports import participants_csv
@@ -17,11 +18,11 @@ from annotation.studies.quality import attempt_marks
 class Command(BaseCommand):
     help = "A study's participants as CSV: crowd ids, status, times, accuracy, gold, quality marks, completion."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="its id or name")
         parser.add_argument("--out", help="file to write (default: standard output)")
 
-    def handle(self, *args, study, out, **options):
+    def handle(self, *args: Any, study: str, out: str | None, **options: Any) -> None:
         found = find_study(study)
         text = participants_csv(study=found, marks_of=attempt_marks)
         if out:

@@ -4,10 +4,11 @@ live page in Chromium and scored by the server; a puzzle is verified only by the
 The datasets replayed are always named (the generated bank and each import); --dataset keeps to one."""
 
 from collections import Counter
+from typing import Any, TextIO, cast
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.agents.replay import replay_puzzles
+from annotation.agents.replay import ReplayOutcome, replay_puzzles
 from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
 from puzzles.progress import Progress
@@ -18,7 +19,7 @@ from puzzles.selectors import dataset_counts, datasets_line, puzzle_selection
 class Command(BaseCommand):
     help = "Replay reference answers on the live page in Chromium; the server's verdict verifies each puzzle."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--split", required=True, choices=list(SPLIT_SIZES))
         parser.add_argument("--types", nargs="+")
         parser.add_argument("--per-type", type=int, help="the first N stored puzzles of each type (default: all)")
@@ -30,7 +31,17 @@ class Command(BaseCommand):
         )
         parser.add_argument("--unverified", action="store_true", help="only puzzles not yet verified")
 
-    def handle(self, *args, split, types, per_type, workers, dataset, unverified, **_):
+    def handle(
+        self,
+        *args: Any,
+        split: str,
+        types: list[str] | None,
+        per_type: int | None,
+        workers: int,
+        dataset: str | None,
+        unverified: bool,
+        **_: Any,
+    ) -> None:
         try:
             ids = puzzle_selection(
                 split=split, types=types, per_type=per_type, dataset=dataset, unverified_only=unverified
@@ -48,7 +59,7 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"datasets: {datasets_line(dataset_counts(Puzzle.objects.filter(pk__in=ids)))}")
         types_by_id = dict(Puzzle.objects.filter(pk__in=ids).values_list("pk", "type"))
-        progress = Progress(len(ids), f"replay {split}", stream=self.stderr._out)
+        progress = Progress(len(ids), f"replay {split}", stream=cast(TextIO, self.stderr._out))
         outcomes = replay_puzzles(ids, workers=workers, on_result=lambda _: progress.advance())
         progress.close()
         for line in _replay_table(outcomes, types_by_id):
@@ -57,7 +68,7 @@ class Command(BaseCommand):
         self.stdout.write(f"replay: {verified}/{len(ids)} verified")
 
 
-def _replay_table(outcomes, types_by_id: dict[int, str]) -> list[str]:
+def _replay_table(outcomes: list[ReplayOutcome], types_by_id: dict[int, str]) -> list[str]:
     """Per type: puzzles, verified, and the first problem seen."""
     totals: Counter = Counter()
     verified: Counter = Counter()

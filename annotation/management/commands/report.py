@@ -5,8 +5,9 @@ on one dataset reports on it; --dataset keeps the report of a study that mixes s
 them (the report lists them all under `study.datasets`)."""
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.management.common import find_study
 from annotation.reporting.render import FORMATS, render
@@ -18,13 +19,13 @@ from puzzles.selectors import datasets_line
 class Command(BaseCommand):
     help = "A study's report: human Pass@1 per type with intervals, times, agreement, agents beside people."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="its id or name")
         parser.add_argument("--dataset", help="only the study's puzzles of this dataset (default: all of them)")
         parser.add_argument("--format", choices=list(FORMATS), default="html")
         parser.add_argument("--out", help="file to write (default: standard output)")
 
-    def handle(self, *args, study, dataset, format, out, **options):
+    def handle(self, *args: Any, study: str, dataset: str | None, format: str, out: str | None, **options: Any) -> None:
         found = find_study(study)
         datasets = study_datasets(found)
         if dataset and dataset not in datasets:

@@ -7,21 +7,26 @@ attempts without input evidence are left out unless asked. --reason-with fills e
 reasoning with a model, judged by a second call (off by default).
 """
 
+from __future__ import annotations
+
 import os
 from pathlib import Path
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.management.common import find_study
 from puzzles.progress import Progress
 
+if TYPE_CHECKING:  # imported when asked for: the reasoner pulls in the model client
+    from annotation.datasets.reasoning import Reasoner
+
 
 class Command(BaseCommand):
     help = "Export people's attempts as screenshot-action trajectories with their pointer paths."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         export = actions.add_parser("export", help="a study's submitted human attempts")
         export.add_argument("--study", required=True, help="study name or id")
@@ -36,10 +41,12 @@ class Command(BaseCommand):
         export.add_argument("--judge-model", help="a second model to judge (default: the same)")
         export.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable with the key")
 
-    def handle(self, *args, action, **options):
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         getattr(self, f"do_{action}")(**options)
 
-    def do_export(self, *, study, out, workers, limit, system_prompt_file, **options):
+    def do_export(
+        self, *, study: str, out: str, workers: int, limit: int | None, system_prompt_file: str | None, **options: Any
+    ) -> None:
         from annotation.datasets.trajectories import study_attempts, trajectories_export
 
         found = find_study(study)
@@ -73,7 +80,7 @@ class Command(BaseCommand):
             self.stderr.write(f"attempt {failed['attempt']} not written: {failed['problem']}")
 
 
-def _reasoner(options):
+def _reasoner(options: dict[str, Any]) -> Reasoner | None:
     if not options["reason_with"]:
         return None
     if not options["model"]:
