@@ -1,7 +1,8 @@
 # Two commands do everything on a fresh machine:
-#   make run    set up, migrate, seed and replay-verify a small bank, serve on http://127.0.0.1:8000
-#   make test   set up, run the whole test suite
-#   make lint   ruff (lint and format check) and mypy; CI runs it before the tests
+#   make run        set up, migrate, seed and replay-verify a small bank, serve on http://127.0.0.1:8000
+#   make superuser  a staff account for the staff pages, in the settings `make run` uses
+#   make test       set up, run the whole test suite
+#   make lint       ruff (lint and format check) and mypy; CI runs it before the tests
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml scripts/system-packages.s
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run test lint format bench clean
+.PHONY: setup run superuser test lint format bench clean
 
 $(STAMP): pyproject.toml scripts/system-packages.sh
 	bash scripts/system-packages.sh
@@ -29,10 +30,17 @@ run: setup
 	$(BIN)/python manage.py replay --split test --per-type 10 --unverified
 	@echo ""
 	@echo "Staff pages (studies, review, dashboard) need a staff account. Make one with"
-	@echo "    $(BIN)/python manage.py createsuperuser"
+	@echo "    make superuser"
 	@echo "then sign in at http://$(HOST):$(PORT)/accounts/login/"
 	@echo ""
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# A staff account where `make run` keeps its data: the same DEBUG default, so the same signing key
+# and database in var/ (without DEBUG, manage.py needs a SECRET_KEY set). Asks for name and password.
+superuser: export DEBUG ?= true
+superuser: setup
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py createsuperuser
 
 # The suite makes a throwaway SECRET_KEY of its own (settings.py, when run by pytest); DEBUG stays off.
 test: setup

@@ -4,6 +4,7 @@ import os
 import re
 import secrets
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -326,3 +327,39 @@ def test_worker_service_as_composed_replays_reference_answers_in_chromium(servic
     finally:
         worker.terminate()
         worker.wait(timeout=20)
+
+
+def _make_target(name: str) -> tuple[dict[str, str], list[str]]:
+    """A Makefile target's exported defaults and its recipe's lines, $(BIN) made this venv's."""
+    text = (ROOT / "Makefile").read_text()
+    exports = dict(re.findall(rf"^{name}: export (\w+) \?= (\S+)$", text, re.M))
+    recipe = re.search(rf"^{name}: setup\n((?:\t.*\n)+)", text, re.M)
+    assert recipe, f"no '{name}: setup' target"
+    bin_dir = str(Path(sys.executable).parent)
+    return exports, [line.strip().replace("$(BIN)", bin_dir) for line in recipe.group(1).splitlines()]
+
+
+def test_make_superuser_makes_a_staff_account_from_a_fresh_clone(tmp_path):
+    """`make superuser` in a checkout with no settings of its own (no SECRET_KEY, no DATABASE_URL,
+    no var/): a staff account where `make run` keeps its data. Run as its recipe runs, unattended."""
+    exports, lines = _make_target("superuser")
+    assert exports == {"DEBUG": "true"}  # what `make run` sets
+    commands = [line.split() for line in lines]
+    assert commands[-1][-1] == "createsuperuser"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "ARENA_VAR_DIR": str(tmp_path / "var"), **exports}
+    env.update(DJANGO_SUPERUSER_USERNAME="boss", DJANGO_SUPERUSER_PASSWORD="a-long-pass", DJANGO_SUPERUSER_EMAIL="")
+    for command in commands:
+        extra = ["--noinput"] if command[-1] == "createsuperuser" else []
+        done = subprocess.run(command + extra, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+    with sqlite3.connect(tmp_path / "var" / "arena.sqlite3") as db:
+        assert db.execute("SELECT is_staff, is_superuser FROM auth_user WHERE username = 'boss'").fetchall() == [(1, 1)]
+    assert (tmp_path / "var" / "secret-key").exists()  # the key `make run` signs with
+
+
+@pytest.mark.django_db
+def test_make_run_the_readme_and_the_sign_in_page_give_make_superuser(client):
+    _, run = _make_target("run")
+    assert '@echo "    make superuser"' in run
+    assert "`make superuser`" in (ROOT / "README.md").read_text()
+    assert "<code>make superuser</code>" in client.get("/accounts/login/").content.decode()
