@@ -205,6 +205,9 @@ class Attempt(models.Model):
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="attempts")
     slot = models.ForeignKey(Slot, null=True, blank=True, on_delete=models.SET_NULL, related_name="attempts")
     purpose = models.CharField(max_length=16, choices=Purpose.choices, default=Purpose.SCORED)
+    position = models.PositiveIntegerField(
+        null=True, blank=True, help_text="its place in the person's study run, from 1 (gold counts, practice does not)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     abandoned_at = models.DateTimeField(null=True, blank=True, help_text="its assignment expired and moved on")
     acked_seq = models.PositiveIntegerField(default=0, help_text="highest contiguous batch stored")

@@ -8,6 +8,11 @@ queue; the attempt it carried is closed.
 Gold puzzles come at places in each person's run drawn for them, in an order drawn for them
 (gold_plan), so neither where gold comes nor which puzzle it is can be told from another run.
 Retries need visible verdicts: a study stored with k > 1 and hidden verdicts allows one attempt.
+
+In a shuffled study each person has an order of their own (run_plan), balanced over people: the
+type due at each place of their run is a row of a balanced Latin square over the study's types,
+the row taken by their turn of joining, so every type comes about as often at each place across
+people, and learning or fatigue is not confounded with type. Each attempt stores its place.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Case, Exists, IntegerField, Max, OuterRef, Q, Value, When
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
@@ -111,15 +116,15 @@ def _next_step(enrollment: Enrollment, now: datetime) -> Step:
         return Step("finished", None, done, total)
     if not study.accepts_work:  # paused or closed: the end so far, nothing new handed out
         return Step(study.status, None, done, total)
-    practice = _next_special(enrollment, study.practice.order_by("pk"), Attempt.Purpose.PRACTICE)
+    practice = _next_special(enrollment, study.practice.order_by("pk"), Attempt.Purpose.PRACTICE, None)
     if practice:
         return Step("attempt", practice, 0, total)
     plan = gold_plan(enrollment)
     if _gold_due(enrollment, plan, done):
-        gold = _next_special(enrollment, plan.puzzles(), Attempt.Purpose.GOLD)
+        gold = _next_special(enrollment, plan.puzzles(), Attempt.Purpose.GOLD, done + 1)
         if gold:
             return Step("attempt", gold, done, total)
-    attempt = _current(enrollment, now) or _assign(enrollment, now)
+    attempt = _current(enrollment, now, done + 1) or _assign(enrollment, now, done + 1)
     return Step("attempt", attempt, done, total) if attempt else Step("waiting", None, done, total)
 
 
@@ -189,8 +194,11 @@ def _gold_due(enrollment: Enrollment, plan: GoldPlan, done: int) -> bool:
     return served < sum(1 for place in plan.places if done >= place)
 
 
-def _next_special(enrollment: Enrollment, puzzles: Iterable[Puzzle], purpose: str) -> Attempt | None:
-    """The open attempt on the first practice (or gold) puzzle not yet submitted, made if needed."""
+def _next_special(
+    enrollment: Enrollment, puzzles: Iterable[Puzzle], purpose: str, position: int | None
+) -> Attempt | None:
+    """The open attempt on the first practice (or gold) puzzle not yet submitted, made if needed
+    at this place of the run (none for practice)."""
     for puzzle in puzzles:
         if puzzle.status == Puzzle.Status.RETIRED:
             continue
@@ -200,12 +208,16 @@ def _next_special(enrollment: Enrollment, puzzles: Iterable[Puzzle], purpose: st
         if attempts.filter(submitted_at__isnull=False).exists():
             continue
         return attempts.filter(abandoned_at__isnull=True).first() or Attempt.objects.create(
-            participant=enrollment.participant, puzzle=puzzle, study=enrollment.study, purpose=purpose
+            participant=enrollment.participant,
+            puzzle=puzzle,
+            study=enrollment.study,
+            purpose=purpose,
+            position=position,
         )
     return None
 
 
-def _current(enrollment: Enrollment, now: datetime) -> Attempt | None:
+def _current(enrollment: Enrollment, now: datetime, position: int) -> Attempt | None:
     """The annotator's unfinished slot, with an open attempt. The place is kept for the hold time
     after its holder last acted on the page: asking for it again, alone, does not keep it (an
     enrolment that never acts cannot hoard places)."""
@@ -218,7 +230,7 @@ def _current(enrollment: Enrollment, now: datetime) -> Attempt | None:
     )
     if slot is None:
         return None
-    attempt = _open_attempt(enrollment, slot)
+    attempt = _open_attempt(enrollment, slot, position)
     hold = timedelta(minutes=enrollment.study.hold_minutes)
     Slot.objects.filter(pk=slot.pk).update(expires_at=_last_activity(attempt) + hold)
     return attempt
@@ -237,17 +249,24 @@ def _last_activity(attempt: Attempt) -> datetime:
     return max(attempt.created_at, datetime.fromtimestamp(newest_ms / 1000, tz=UTC))
 
 
-def _open_attempt(enrollment: Enrollment, slot: Slot) -> Attempt:
-    """The slot's unsubmitted attempt, or a new one (a retry, when the study allows k attempts)."""
+def _open_attempt(enrollment: Enrollment, slot: Slot, position: int) -> Attempt:
+    """The slot's unsubmitted attempt, or a new one (a retry, when the study allows k attempts;
+    at the same place of the run, as the place is not done)."""
     mine = slot.attempts.filter(participant=enrollment.participant)
     return mine.filter(submitted_at__isnull=True, abandoned_at__isnull=True).first() or Attempt.objects.create(
-        participant=enrollment.participant, puzzle_id=slot.puzzle_id, study=enrollment.study, slot=slot
+        participant=enrollment.participant,
+        puzzle_id=slot.puzzle_id,
+        study=enrollment.study,
+        slot=slot,
+        position=position,
     )
 
 
-def _assign(enrollment: Enrollment, now: datetime) -> Attempt | None:
-    """Take the first free slot of a puzzle this annotator has not seen, under a row lock."""
+def _assign(enrollment: Enrollment, now: datetime, position: int) -> Attempt | None:
+    """Take a free slot of a puzzle this annotator has not seen, under a row lock: of the type
+    their plan has due if one is free, else any; the first from their place in the order."""
     study = enrollment.study
+    preference = run_plan(enrollment).preference(Slot.objects.filter(enrollment=enrollment).count())
     seen = Attempt.objects.filter(participant=enrollment.participant, study=study).values("puzzle_id")
     with transaction.atomic():
         answered = Attempt.objects.filter(slot=OuterRef("pk"), submitted_at__isnull=False)
@@ -259,7 +278,8 @@ def _assign(enrollment: Enrollment, now: datetime) -> Attempt | None:
             .filter(Q(enrollment__isnull=True) | Q(expires_at__lt=now) & ~Exists(answered))
             .exclude(puzzle_id__in=seen)
             .exclude(puzzle__status=Puzzle.Status.RETIRED)
-            .order_by("rank", "copy")
+            .annotate(**preference)
+            .order_by(*preference, "rank", "copy")
             .first()
         )
         if slot is None:
@@ -269,7 +289,60 @@ def _assign(enrollment: Enrollment, now: datetime) -> Attempt | None:
         slot.enrollment, slot.assigned_at = enrollment, now
         slot.expires_at = now + timedelta(minutes=study.hold_minutes)
         slot.save(update_fields=["enrollment", "assigned_at", "expires_at"])
-        return _open_attempt(enrollment, slot)
+        return _open_attempt(enrollment, slot, position)
+
+
+# --- each person's order, balanced over people ------------------------------------------------
+ORDER_SALT = "annotation.studies.queue.order"
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One person's order: the type due at each of their scored places, in turn, and the rank of
+    the study's order they start from (puzzles of a type are taken from there, wrapping round)."""
+
+    types: list[str]
+    start: int
+
+    def preference(self, taken: int) -> dict[str, Case]:
+        """Sort keys for the free slots at this person's next place (`taken` slots taken before):
+        the due type first, then ranks from their start on, then the ranks before it."""
+        if not self.types:
+            return {}
+        due = self.types[taken % len(self.types)]
+        return {
+            "not_due": Case(When(puzzle__type=due, then=Value(0)), default=Value(1), output_field=IntegerField()),
+            "wrapped": Case(When(rank__lt=self.start, then=Value(1)), default=Value(0), output_field=IntegerField()),
+        }
+
+
+def run_plan(enrollment: Enrollment) -> RunPlan:
+    """The person's order in a shuffled study; the study's own order (no plan) in the others.
+
+    The Latin square's row is the enrolment's turn of joining, so people in turn cover every row
+    and each type comes equally often at each place; the start is drawn with a generator seeded
+    by the enrolment under the server's secret (as gold_plan), so two people on one row still
+    meet different puzzles first."""
+    study = enrollment.study
+    if study.order != Study.Order.SHUFFLED:
+        return RunPlan(types=[], start=0)
+    slots = Slot.objects.filter(study=study)
+    types = sorted(set(slots.values_list("puzzle__type", flat=True)))
+    ranks = (slots.aggregate(top=Max("rank"))["top"] or 0) + 1
+    turn = Enrollment.objects.filter(study=study, pk__lt=enrollment.pk).count()
+    rows = balanced_latin_square(len(types))
+    rng = random.Random(salted_hmac(ORDER_SALT, f"{study.pk}:{enrollment.pk}", algorithm="sha256").digest())
+    return RunPlan(types=[types[i] for i in rows[turn % len(rows)]] if types else [], start=rng.randrange(ranks))
+
+
+def balanced_latin_square(n: int) -> list[list[int]]:
+    """Williams' design: each of n items once in every row and every column, and each ordered
+    pair of neighbours equally often (an odd n needs the rows mirrored too: 2n rows)."""
+    if n == 0:
+        return [[]]
+    first = [(j + 1) // 2 if j % 2 else (n - j // 2) % n for j in range(n)]
+    rows = [[(item + shift) % n for item in first] for shift in range(n)]
+    return rows + [row[::-1] for row in rows] if n % 2 else rows
 
 
 def _finish(enrollment: Enrollment, now: datetime) -> None:

@@ -97,8 +97,14 @@ def test_k_attempts_allow_retries_until_solved(verified, person):
 
 def test_a_truth_correction_that_solves_an_open_place_moves_its_holder_on(verified, person):
     verified(types=("Dice_Count",), per_type=2)
-    study = study_create(
-        name="s", split="test", puzzles_per_annotator=2, overlap=2, attempts_per_puzzle=3, show_verdict=True
+    study = study_create(  # one order for everyone (not shuffled per person): lee meets kim's puzzle first
+        name="s",
+        split="test",
+        puzzles_per_annotator=2,
+        overlap=2,
+        attempts_per_puzzle=3,
+        show_verdict=True,
+        order=Study.Order.BLOCKED,
     )
     kim, lee = annotator(person, study, "kim"), annotator(person, study, "lee")
     wrong = enrollment_next(enrollment=kim).attempt
