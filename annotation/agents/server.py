@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 from urllib.parse import quote
 
 from django.conf import settings
@@ -75,7 +76,7 @@ def _free_port(host: str) -> int:
         return probe.getsockname()[1]
 
 
-def _wait_until_listening(process: subprocess.Popen, host: str, port: int, log) -> None:
+def _wait_until_listening(process: subprocess.Popen, host: str, port: int, log: IO[str]) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
