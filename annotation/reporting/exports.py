@@ -20,20 +20,22 @@ from annotation.reporting.reports import submitted_late
 from arena_site.csv_cells import csv_text
 
 CHUNK = 2000  # rows per database round trip; a server-side cursor on PostgreSQL
-FIELDS = (
-    "attempt__uid",
-    "attempt__participant_id",
-    "attempt__participant__kind",
-    "attempt__puzzle__uid",
-    "attempt__puzzle__type",
-    "attempt__purpose",
-    "seq",
-    "index",
-    "kind",
-    "t",
-    "received",
-    "data",
-)
+# Each stored field the export reads, and its name in a line, in the line's order; the event's own
+# fields follow (docs/events.md, "Export").
+EXPORTED = {
+    "attempt__uid": "attempt",
+    "attempt__participant_id": "participant",
+    "attempt__participant__kind": "participant_kind",
+    "attempt__puzzle__uid": "puzzle",
+    "attempt__puzzle__type": "type",
+    "attempt__purpose": "purpose",
+    "attempt__position": "position",
+    "seq": "seq",
+    "index": "index",
+    "kind": "k",
+    "t": "t",
+    "received": "received",
+}
 
 
 def event_lines(*, study: Study) -> Iterator[str]:
@@ -41,30 +43,12 @@ def event_lines(*, study: Study) -> Iterator[str]:
     rows = (
         Event.objects.filter(attempt__study=study)
         .order_by("attempt_id", "seq", "index")
-        .values_list(*FIELDS)
+        .values_list(*EXPORTED, "data")
         .iterator(chunk_size=CHUNK)
     )
-    for uid, participant, kind, puzzle, puzzle_type, purpose, seq, index, event_kind, t, received, data in rows:
-        yield (
-            json.dumps(
-                {
-                    "attempt": uid,
-                    "participant": participant,
-                    "participant_kind": kind,
-                    "puzzle": puzzle,
-                    "type": puzzle_type,
-                    "purpose": purpose,
-                    "seq": seq,
-                    "index": index,
-                    "k": event_kind,
-                    "t": t,
-                    "received": received,
-                    **data,
-                },
-                separators=(",", ":"),
-            )
-            + "\n"
-        )
+    for *fields, data in rows:
+        line = {**dict(zip(EXPORTED.values(), fields)), **data}
+        yield json.dumps(line, separators=(",", ":")) + "\n"
 
 
 # --- one row per participant --------------------------------------------------------------------

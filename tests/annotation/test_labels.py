@@ -152,6 +152,7 @@ def test_the_event_export_streams_every_event_as_json_lines(study, person, staff
         "puzzle",
         "type",
         "purpose",
+        "position",
         "seq",
         "index",
         "k",
@@ -159,6 +160,9 @@ def test_the_event_export_streams_every_event_as_json_lines(study, person, staff
         "received",
     } <= set(first)
     assert first["k"] == "load" and first["participant_kind"] == "human"
+    stored = dict(Attempt.objects.filter(study=study).values_list("uid", "position"))
+    assert {(line["attempt"], line["position"]) for line in lines} == {(str(u), p) for u, p in stored.items()}
+    assert sorted(stored.values()) == [1, 2]  # each answer's place in the person's run
     report = staff.get(f"/studies/{study.pk}/report.json").json()
     assert report["overall"]["attempts"] == 2
     assert staff.get(f"/studies/{study.pk}/report.exe").status_code == 404
