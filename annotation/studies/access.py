@@ -91,8 +91,19 @@ def client_address(meta: Mapping[str, str]) -> str:
     hops = settings.ARENA_PROXY_HOPS
     forwarded = [part.strip() for part in meta.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
     if hops and len(forwarded) >= hops:
-        return forwarded[-hops]
+        return _without_port(forwarded[-hops])
     return meta.get("REMOTE_ADDR", "")
+
+
+def _without_port(entry: str) -> str:
+    """The host of an X-Forwarded-For entry, without the port some load balancers append
+    ("203.0.113.7:51234", "[2001:db8::1]:443"): with it, every connection of one client would
+    count as another client (join rates, the consensus audit's people)."""
+    if entry.startswith("["):
+        return entry[1:].split("]", 1)[0]
+    if entry.count(":") == 1:  # an IPv4 address and a port; a bare IPv6 address has several
+        return entry.split(":", 1)[0]
+    return entry
 
 
 def resume_token(enrollment: Enrollment) -> str:

@@ -14,6 +14,7 @@ from annotation.live.frames import Batch
 from annotation.live.intake import events_append
 from annotation.models import Attempt, Enrollment
 from annotation.review.labels import consensus_suspects
+from annotation.studies.access import client_address
 from annotation.studies.quality import enrollment_exclude
 from annotation.studies.setup import study_create
 from tests.annotation.conftest import Hand, submit_answer
@@ -28,9 +29,9 @@ def study(verified):
     return study_create(name="Sybils", split="test", puzzles_per_annotator=1, overlap=6)
 
 
-def joined_from(study, address: str) -> Attempt:
+def joined_from(study, address: str, **headers: str) -> Attempt:
     """A browser at this address opens the invite link, starts, and is shown the puzzle."""
-    browser = Client(REMOTE_ADDR=address)
+    browser = Client(REMOTE_ADDR=address, **headers)
     browser.get(f"/s/{study.token}/")
     assert browser.post(f"/s/{study.token}/").status_code == 302
     play = browser.get(f"/s/{study.token}/next/")["Location"]
@@ -64,6 +65,27 @@ def test_two_accounts_from_one_ipv6_home_network_plant_no_suspect(study):
     submit_answer(joined_from(study, "2001:db8:1:2::10"), correct=False)
     submit_answer(joined_from(study, "2001:db8:1:2:ffff::99"), correct=False)
     assert suspected(study) == ([], [])
+
+
+def test_two_connections_of_one_client_behind_a_proxy_are_one_person(study, settings):
+    """A load balancer that appends the client's port to X-Forwarded-For must not make each
+    connection another person."""
+    settings.ARENA_PROXY_HOPS = 1
+    for forwarded in ("203.0.113.7:51234", "203.0.113.7:51300"):
+        submit_answer(joined_from(study, "10.0.0.2", HTTP_X_FORWARDED_FOR=forwarded), correct=False)
+    assert set(Enrollment.objects.values_list("join_address", flat=True)) == {"203.0.113.7"}
+    assert suspected(study) == ([], [])
+
+
+def test_forwarded_addresses_lose_their_ports_only(settings):
+    settings.ARENA_PROXY_HOPS = 1
+    addresses = ("[2001:db8::1]:443", "2001:db8::1", "198.51.100.4:80", "198.51.100.4")
+    assert [client_address({"HTTP_X_FORWARDED_FOR": a, "REMOTE_ADDR": "10.0.0.2"}) for a in addresses] == [
+        "2001:db8::1",
+        "2001:db8::1",
+        "198.51.100.4",
+        "198.51.100.4",
+    ]
 
 
 def test_two_answers_without_input_plant_no_suspect(study):
