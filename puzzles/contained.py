@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
 import stat
@@ -30,14 +31,17 @@ from typing import Any
 
 from PIL import Image
 
-JSON_MAX_BYTES = 64 * 1024 * 1024  # the published ground_truth.json files are a few MB at most
+# The published ground_truth.json files are a few MB at most. Parsing JSON takes about 13 times
+# its size in memory (64 MiB took ~850 MB): 16 MiB keeps one file's parse near 200 MB.
+JSON_MAX_BYTES = 16 * 1024 * 1024
 IMAGE_MAX_BYTES = 32 * 1024 * 1024  # the published images are well under 1 MB each
 JSON_MAX_DEPTH = 32  # the published entries nest 4 deep; far more is a crafted file
-NAME_MAX_CHARS = 200
+NAME_MAX_BYTES = 200  # a file name is at most 255 bytes; an export adds a suffix to an id
 # The largest published image is well under 2 Mpx. Importing one RGB image of 8 Mpx peaks at
 # 287 MB in its worker, one of 16 Mpx at 459 MB (measured, with the imprint and the encoding):
 # 8 Mpx keeps a worker under 300 MB. Checked from the header, before any pixel is read.
 IMAGE_MAX_PIXELS = 8_000_000
+IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP")
 FIELD_MAX_CHARS = 4_000  # a published prompt or description is a sentence or two
 FIELD_MAX_ITEMS = 1_000  # a published list (options, cells, pairs, points) holds a few dozen at most
 
@@ -55,17 +59,36 @@ def regular_file(root: Path, path: Path) -> Path:
 
 
 def read_bytes(root: Path, path: Path, *, limit: int) -> bytes:
-    """A regular file's bytes (regular_file's rules), refused past `limit` bytes before reading."""
+    """A regular file's bytes (regular_file's rules), refused past `limit` bytes before reading.
+
+    What was opened is checked again: the file could have been swapped after the check above (a FIFO
+    would block the read: O_NONBLOCK opens it without waiting), and a hard link is refused, since it
+    is a regular file in the folder that may be the site's own file (its secrets) elsewhere."""
     regular_file(root, path)
-    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:  # unreadable, or no longer there
+        raise Refused(f"{_shown(root, path)}: {error.strerror or error}") from None
     with os.fdopen(descriptor, "rb") as file:
-        size = os.fstat(file.fileno()).st_size
+        opened = os.fstat(file.fileno())
+        if not stat.S_ISREG(opened.st_mode):
+            raise Refused(f"{_shown(root, path)} is not a regular file")
+        if opened.st_nlink > 1:
+            raise Refused(f"{_shown(root, path)} is a hard link ({opened.st_nlink} names), not read")
+        size = opened.st_size
         if size > limit:
             raise Refused(f"{_shown(root, path)} is {size:,} bytes, over the {limit:,} read")
-        data = file.read(limit + 1)
+        data = _read(root, path, file, limit + 1)
     if len(data) > limit:  # it grew while being read
         raise Refused(f"{_shown(root, path)} is over the {limit:,} bytes read")
     return data
+
+
+def _read(root: Path, path: Path, file: io.BufferedReader, size: int) -> bytes:
+    try:
+        return file.read(size)
+    except OSError as error:  # an I/O error
+        raise Refused(f"{_shown(root, path)}: {error.strerror or error}") from None
 
 
 def read_json(root: Path, path: Path, *, limit: int = JSON_MAX_BYTES, depth: int = JSON_MAX_DEPTH) -> Any:
@@ -113,6 +136,33 @@ def bounded(value: Any, *, chars: int = FIELD_MAX_CHARS, items: int = FIELD_MAX_
     return value
 
 
+def storable(value: Any) -> bool:
+    """Whether PostgreSQL keeps a parsed JSON value: as jsonb (no NaN or infinity, which are not
+    JSON) and as text (no NUL; no lone surrogate, which is no UTF-8: psycopg raises encoding it)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, str) and not storable_text(item):
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return True
+
+
+def storable_text(text: str) -> bool:
+    """Whether PostgreSQL's text keeps a string: no NUL, valid UTF-8 (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
 def _text(root: Path, path: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8")
@@ -153,7 +203,10 @@ def _key(root: Path, path: Path, text: str, at: int) -> tuple[str, int]:
     """An object key and where its value starts."""
     if not text.startswith('"', at):
         raise Refused(f"{_shown(root, path)} is not JSON: a key expected at character {at}")
-    key, at = _DECODER.raw_decode(text, at)
+    try:  # a key can be broken too (a control character in it)
+        key, at = _DECODER.raw_decode(text, at)
+    except ValueError as error:
+        raise Refused(f"{_shown(root, path)} is not JSON: {str(error)[:120]}") from None
     at = _space(text, at)
     if not text.startswith(":", at):
         raise Refused(f"{_shown(root, path)} is not JSON: ':' expected at character {at}")
@@ -200,6 +253,10 @@ def _checked_members(members: list[tuple[str, Any]], depth: int) -> tuple[dict[s
                 entries[key] = bounded(value)
             except Refused as why:
                 refused[key] = str(why)
+                continue
+            if not storable(value):
+                del entries[key]
+                refused[key] = "holds NaN, infinity, a NUL or a lone surrogate, which the database cannot keep"
     return entries, refused
 
 
@@ -212,7 +269,8 @@ def read_image(
     try:
         with warnings.catch_warnings():  # Pillow warns between the cap and twice it: ours refuses below
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))  # reads the header only
+            # The header only; the formats published images come in (EPS would run Ghostscript).
+            image = Image.open(io.BytesIO(data), formats=IMAGE_FORMATS)
     except Image.DecompressionBombError:  # past twice Pillow's MAX_IMAGE_PIXELS (puzzles/apps.py)
         raise Refused(f"{_shown(root, path)} is over the {pixels:,} pixels read") from None
     width, height = image.size
@@ -250,7 +308,7 @@ def regular_folder(root: Path, folder: Path) -> Path:
 
 
 _NAME_RULES = (
-    (lambda name: len(name) > NAME_MAX_CHARS, "is too long"),
+    (lambda name: len(name.encode("utf-8", "surrogatepass")) > NAME_MAX_BYTES, "is too long"),
     (lambda name: "/" in name or "\\" in name, "holds a path separator"),
     (lambda name: ".." in name, "holds '..'"),
     (lambda name: name.startswith("."), "starts with '.'"),

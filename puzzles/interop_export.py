@@ -59,6 +59,7 @@ class _Job:
     masks: bytes
     files: dict[str, str]
     folder: str
+    uid: str
 
 
 def export_captchaarena(
@@ -80,8 +81,9 @@ def export_captchaarena(
         if not of_type:
             continue
         folder = output_path(Path(root), SPLIT_DIRS[split], type_folder_name(type_name, len(of_type)))
-        _export_type(of_type, folder, workers or os.cpu_count() or 1)
-        result.puzzles += len(of_type)
+        refused = _export_type(of_type, folder, workers or os.cpu_count() or 1)
+        result.refused += refused
+        result.puzzles += len(of_type) - len(refused)
         result.types += 1
     return result
 
@@ -98,7 +100,8 @@ def _named_safely(puzzles: list[Puzzle], result: ExportResult) -> list[Puzzle]:
     return kept
 
 
-def _export_type(puzzles: list[Puzzle], folder: Path, workers: int) -> None:
+def _export_type(puzzles: list[Puzzle], folder: Path, workers: int) -> list[str]:
+    """Write a type's puzzles and its ground_truth files; the puzzles not written, each with why."""
     output_path(folder, "masks").mkdir(parents=True, exist_ok=True)
     stems = Counter(stem_of(p.source_id) for p in puzzles)
     jobs = [
@@ -111,20 +114,36 @@ def _export_type(puzzles: list[Puzzle], folder: Path, workers: int) -> None:
             masks=bytes(p.masks),
             files={a.key: a.file.path for a in p.assets.all()},
             folder=str(folder),
+            uid=str(p.uid),
         )
         for p in puzzles
     ]
+    refused = []
     ground_truth: dict[str, dict[str, Any]] = {}
     ground_truth_cu: dict[str, dict[str, Any]] = {}
-    for puzzle_id, entry, cu in in_workers(_write_puzzle, jobs, workers=workers):
+    for written in in_workers(_write_puzzle, jobs, workers=workers):
+        if isinstance(written, str):
+            refused.append(written)
+            continue
+        puzzle_id, entry, cu = written
         ground_truth[puzzle_id] = entry
         ground_truth_cu[puzzle_id] = cu
     output_path(folder, "ground_truth.json").write_text(json.dumps(ground_truth, indent=1))
     output_path(folder, "ground_truth_cu.json").write_text(json.dumps(ground_truth_cu, indent=1))
+    return refused
 
 
-def _write_puzzle(job: _Job) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """Write one puzzle's files; its id, its ground_truth.json entry and its ground_truth_cu.json entry."""
+def _write_puzzle(job: _Job) -> tuple[str, dict[str, Any], dict[str, Any]] | str:
+    """Write one puzzle's files; its id, its ground_truth.json entry and its ground_truth_cu.json entry,
+    or why it was not written (a stored key or mask name that is no file name, a file gone: the
+    other puzzles are still exported)."""
+    try:
+        return _written(job)
+    except (Refused, OSError) as why:
+        return f"{job.type} puzzle {job.uid} ({job.stem!r}): {why}: not written"
+
+
+def _written(job: _Job) -> tuple[str, dict[str, Any], dict[str, Any]]:
     puzzle_type = get_type(job.type)
     folder = Path(job.folder)
     paths = _copy_assets(job, folder)

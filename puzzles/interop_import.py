@@ -29,6 +29,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ from PIL import Image
 
 from puzzles import imprint
 from puzzles.bank import BankKey, bank_key
-from puzzles.contained import IMAGE_MAX_PIXELS, Refused, read_entries, read_image, safe_name
+from puzzles.contained import IMAGE_MAX_PIXELS, Refused, read_entries, read_image, safe_name, storable
 from puzzles.drawing import masks as mask_io
 from puzzles.interop_files import (
     ROTATION_ANGLES,
@@ -60,6 +61,9 @@ from puzzles.types.contract import Masks
 from puzzles.workers import batched, in_workers
 
 BATCH = 200  # puzzles stored per transaction
+# An image's key (Asset.key, 64 characters) or a mask's name, as our exports write them: each
+# names a file on export, and a key too long for its column would stop the batch it is stored in.
+KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
 JPEG_QUALITY = 92  # as generated images (puzzles/encoding.py): the imprint's bound relies on it
 PNG_LEVEL = 1  # zlib's fastest: imports of lossless sources are bound by encoding time
 # All the images of one entry together (a rotation's nine, a grid's nine tiles): one worker's
@@ -168,7 +172,12 @@ def _split_folders(plan: ImportPlan) -> list[tuple[str, Path]]:
 def _folders_in(plan: ImportPlan, folder: Path) -> list[Path]:
     """The real folders in a folder, sorted; a symbolic link among them is named, not followed."""
     found = []
-    for path in sorted(folder.iterdir()):
+    try:
+        listed = sorted(folder.iterdir())
+    except OSError as error:  # unreadable: named, the other folders imported
+        plan.broken.append(f"{folder}: {error.strerror or error}")
+        return []
+    for path in listed:
         if path.is_symlink():
             plan.broken.append(f"{path}: a symbolic link, not followed")
         elif path.is_dir():
@@ -379,14 +388,24 @@ def _read_entry(job: _Job, target: _Target) -> _Read:
     files = _Files(Path(job.root), Path(job.folder))
     entry: dict[str, Any] = job.entry
     if _is_ours(entry):
-        public, sources = dict(entry["arena_public"]), {k: files.image(p) for k, p in entry["arena_assets"].items()}
+        keys = [_key(k, "arena_assets key") for k in entry["arena_assets"]]
+        public, sources = dict(entry["arena_public"]), {k: files.image(entry["arena_assets"][k]) for k in keys}
     else:
         public, sources = _published_page_data(puzzle_type, job.puzzle_id, entry, files)
     _complete_sizes(public, sources)
     truth, masks = _truth(puzzle_type, entry, public, files)
     _check_solution(puzzle_type, truth, masks)
     assets = [_stored(key, source, _noise(target, job, key, source)) for key, source in sources.items()]
+    if not (storable(public) and storable(truth)):  # what the hooks derived, as PostgreSQL keeps it
+        raise BrokenEntry("its page data or truth holds NaN, infinity, a NUL or a lone surrogate")
     return _Read(job.type, job.split, job.puzzle_id, public, truth, masks_to_bytes(masks), assets)
+
+
+def _key(name: Any, what: str) -> str:
+    """An image key or mask name from our export's fields, refused unless it is one we write."""
+    if not isinstance(name, str) or not KEY.fullmatch(safe_name(name, what=what)):
+        raise BrokenEntry(f"{what} {str(name)[:60]!r} is not 1 to 64 letters, digits or _")
+    return name
 
 
 def _noise(target: _Target, job: _Job, key: str, source: _Source) -> np.random.Generator:
@@ -426,7 +445,8 @@ def _truth(
     own = entry["arena_truth"]
     if not puzzle_type.verify(truth, puzzle_type.solution(own), masks).correct:
         raise BrokenEntry("arena_truth and the published fields give different answers")
-    return own, {name: files.mask(path) for name, path in (entry.get("arena_masks") or {}).items()}
+    given = entry.get("arena_masks") or {}
+    return own, {_key(name, "arena_masks name"): files.mask(path) for name, path in given.items()}
 
 
 def _check_solution(puzzle_type: PuzzleType[Any], truth: dict[str, Any], masks: Masks) -> None:

@@ -1,19 +1,28 @@
 """Untrusted folders are read without leaving them (puzzles/contained.py), on real files and links."""
 
 import json
+import os
+import tempfile
+from pathlib import Path
 
 import pytest
+from PIL import Image, UnidentifiedImageError
 
 from puzzles.contained import (
+    JSON_MAX_BYTES,
     Refused,
     nesting,
     output_path,
     read_bytes,
+    read_entries,
+    read_image,
     read_json,
     regular_file,
     safe_name,
+    storable,
     subfolders,
 )
+from puzzles.interop_import import import_plan
 
 
 @pytest.fixture
@@ -104,3 +113,74 @@ def test_an_output_path_stays_in_its_root(tmp_path):
     (root / "link").symlink_to(tmp_path)
     with pytest.raises(Refused, match="symbolic link"):
         output_path(root, "link")
+
+
+def test_a_hard_link_a_fifo_and_an_image_format_past_the_published_ones_are_refused(tree, tmp_path):
+    root, outside = tree
+    (root / "secret.txt").hardlink_to(outside / "secret.txt")  # a regular file, the site's elsewhere
+    with pytest.raises(Refused, match="hard link"):
+        read_bytes(root, root / "secret.txt", limit=1000)
+    os.mkfifo(root / "fifo")
+    with pytest.raises(Refused, match="not a regular file"):
+        read_bytes(root, root / "fifo", limit=1000)
+    Image.new("RGB", (10, 10)).save(root / "a.tiff", "TIFF")  # EPS, another format, would run Ghostscript
+    with pytest.raises(UnidentifiedImageError):  # an OSError, as for any file that is no image
+        read_image(root, root / "a.tiff")
+
+
+def test_json_is_capped_at_16_mib():
+    """64 MiB of JSON took ~850 MB to parse; the published files are a few MB."""
+    assert JSON_MAX_BYTES == 16 * 1024 * 1024
+
+
+def test_a_name_is_capped_in_bytes_not_characters():
+    assert safe_name("é" * 100) == "é" * 100
+    with pytest.raises(Refused, match="too long"):
+        safe_name("é" * 150)  # 300 bytes: no file name
+
+
+def test_values_the_database_cannot_keep_refuse_their_entry_alone(tmp_path):
+    (tmp_path / "g.json").write_text('{"good": {"p": "a"}, "nul": {"p": "a\\u0000b"}, "lone": {"p": "\\ud800"},'
+                                     ' "nan": {"x": NaN}, "inf": {"x": [1e999]}, "key": {"\\u0000": 1}}')  # fmt: skip
+    entries, refused = read_entries(tmp_path, tmp_path / "g.json")
+    assert list(entries) == ["good"] and sorted(refused) == ["inf", "key", "lone", "nan", "nul"]
+    assert storable({"p": "a\\u0000b"})  # a backslash then u0000 is text, not a NUL
+
+
+def _as_nobody(action) -> str:
+    """What `action` returns or raises run as user nobody (as root every file is readable), in a child."""
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: never back into pytest
+        os.close(reader)
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            message = f"returned {action()!r}"
+        except BaseException as error:  # reported to the parent, whatever it is
+            message = f"{type(error).__name__}: {error}"
+        os.write(writer, message.encode("utf-8", "replace"))
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        message = pipe.read().decode()
+    os.waitpid(child, 0)
+    return message
+
+
+@pytest.fixture
+def open_tree():
+    """A folder user nobody can enter (pytest's tmp_path is root's alone), removed afterwards."""
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o755)
+        yield Path(folder)
+
+
+def test_an_unreadable_file_or_folder_is_refused_not_raised(open_tree):
+    (open_tree / "a.json").write_text("{}")
+    (open_tree / "a.json").chmod(0)
+    message = _as_nobody(lambda: read_json(open_tree, open_tree / "a.json"))
+    assert message.startswith("Refused: a.json: Permission denied"), message
+    (open_tree / "Test").mkdir(mode=0)
+    message = _as_nobody(lambda: import_plan(open_tree).broken)
+    assert message == f"returned ['{open_tree / 'Test'}: Permission denied']", message

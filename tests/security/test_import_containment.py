@@ -172,3 +172,82 @@ def test_an_image_just_over_the_cap_is_refused_from_its_header(tmp_path):
     _, err = _import(tmp_path / "Test")
     assert _named(err, "'big.png'", f"3000x3000, over the {IMAGE_MAX_PIXELS:,} pixels")
     assert not Puzzle.objects.exists()
+
+
+def test_values_the_database_cannot_keep_and_a_hard_link_are_named_the_rest_imported(tmp_path):
+    """A NUL, a lone surrogate or NaN in an entry (PostgreSQL's jsonb refuses them, psycopg cannot
+    encode the surrogate) would stop the batch it is stored in; a hard link to a file outside is a
+    regular file in the folder. Each is named, its type folder's other entries imported."""
+    outside = _outside(tmp_path)
+    dice = tmp_path / "data" / "Test" / "Dice_Count_9"
+    for name in ("good.png", "nul.png", "surrogate.png", "nan.png"):
+        _image(dice / name)
+    (dice / "hard.png").hardlink_to(outside / "shot.png")
+    entries = {"good.png": {"sum": 7}, "nul.png": {"sum": 3, "prompt": "a\x00b"}, "hard.png": {"sum": 2}}
+    entries["surrogate.png"] = {"sum": 4, "prompt": "a \ud800"}  # dumped as the escape \ud800
+    _entries(dice, entries, raw='"nan.png": {"sum": 5, "prompt": "p", "x": NaN}')
+
+    _, err = _import(tmp_path / "data", "--workers", "1")
+
+    assert set(Puzzle.objects.values_list("source_id", flat=True)) == {"good.png"}
+    for name in ("nul.png", "surrogate.png", "nan.png"):
+        assert _named(err, repr(name), "the database cannot keep"), err
+    assert _named(err, "'hard.png'", "hard link")
+
+
+def test_a_broken_key_after_an_entry_too_deep_for_the_parser_names_its_file(tmp_path):
+    """Parsed entry by entry (one is past the parser's stack), a key with a control character is
+    no JSON: its file is named, the other type folders imported."""
+    test = tmp_path / "data" / "Test"
+    _image(test / "Dice_Count_1" / "good.png")
+    _entries(test / "Dice_Count_1", {"good.png": {"sum": 7}})
+    _image(test / "Dice_Count_2" / "g.png")
+    _entries(test / "Dice_Count_2", {"g.png": {"sum": 7}}, raw=f'"deep": {DEEP}, "b\x01": 1')
+
+    _, err = _import(tmp_path / "data", "--workers", "1")
+
+    assert list(Puzzle.objects.values_list("source_id", flat=True)) == ["good.png"]
+    assert _named(err, "Dice_Count_2/ground_truth.json", "not JSON")
+
+
+def test_our_exports_image_keys_and_mask_names_must_be_names_that_fit(tmp_path):
+    """arena_assets keys become Asset.key (64 characters) and file names on export, arena_masks
+    names file names: one too long or with a separator is named, the others imported."""
+    bank_generate(split="test", per_type=3, types=["Geometry_Click"], bank_seed=5, workers=1)
+    call_command("puzzles", "export-captchaarena", str(tmp_path / "out"), "--split", "test", "--dataset", "generated:5")
+    (folder,) = (tmp_path / "out" / "Test").iterdir()
+    entries = json.loads((folder / "ground_truth.json").read_text())
+    long_key, bad_mask, good = sorted(entries)
+    entries[long_key]["arena_assets"]["k" * 65] = entries[long_key]["arena_assets"]["image"]
+    masks = entries[bad_mask]["arena_masks"]
+    masks["../m"] = next(iter(masks.values()))
+    (folder / "ground_truth.json").write_text(json.dumps(entries))
+
+    _, err = _import(tmp_path / "out", "--workers", "1")
+
+    assert list(Puzzle.objects.filter(dataset="import:crafted").values_list("source_id", flat=True)) == [good]
+    assert _named(err, repr(long_key), "arena_assets key 'kkkk")
+    assert _named(err, repr(bad_mask), "arena_masks name '../m'")
+
+
+def test_an_export_names_a_stored_key_or_id_that_cannot_name_a_file_and_writes_the_rest(tmp_path):
+    """Defence in depth: a stored image key with a separator, an id of 300 bytes (150 'é', under 255
+    characters): each puzzle named and not written, the others exported."""
+    bank_generate(split="test", per_type=3, types=["Click_Order"], bank_seed=5, workers=1)
+    stored = list(Puzzle.objects.filter(dataset="generated:5").order_by("pk"))
+    stored[0].assets.filter(key="reference").update(key="a/b")
+    stored[0].public = {**stored[0].public, "reference": "a/b"}
+    stored[0].save(update_fields=["public"])
+    Puzzle.objects.filter(pk=stored[1].pk).update(source_id="é" * 150)
+    out, err = io.StringIO(), io.StringIO()
+
+    call_command(
+        "puzzles", "export-captchaarena", str(tmp_path / "out"), "--split", "test", "--dataset", "generated:5",
+        stdout=out, stderr=err,
+    )  # fmt: skip
+
+    assert "export: 1 puzzles of 1 types" in out.getvalue()
+    assert _named(err.getvalue(), f"puzzle {stored[0].uid}", "not written")
+    assert _named(err.getvalue(), "'éééé", "too long")
+    (folder,) = (tmp_path / "out" / "Test").iterdir()
+    assert len(json.loads((folder / "ground_truth.json").read_text())) == 1

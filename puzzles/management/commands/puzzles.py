@@ -206,7 +206,7 @@ class Command(BaseCommand):
             self.stderr.write(f"skipped: {message}")
         self.stdout.write(f"export: {result.puzzles} puzzles of {result.types} types written to {path}")
         if result.refused:
-            self.stdout.write(f"export: {len(result.refused)} puzzles not written (their ids cannot name a file)")
+            self.stdout.write(f"export: {len(result.refused)} puzzles not written (each named above)")
 
 
 def _unwrapped(wrapper: OutputWrapper) -> TextIO:
