@@ -44,6 +44,8 @@ from puzzles.contained import (
     read_json,
     regular_folder,
     safe_name,
+    storable,
+    storable_text,
 )
 from puzzles.interop_files import stem_of
 from puzzles.models import Puzzle
@@ -373,7 +375,7 @@ def _run_text(key: str, value: Any, problems: list[tuple[str, str]]) -> str:
     limit = AgentRun._meta.get_field(key).max_length
     if value is None or value == "":
         return ""
-    if isinstance(value, str) and len(value) <= limit and "\x00" not in value:
+    if isinstance(value, str) and len(value) <= limit and storable_text(value):
         return value
     problems.append((f"the run's {key}", f"not text of at most {limit} characters; left empty"))
     return ""
@@ -389,15 +391,6 @@ def _run_settings(value: Any, problems: list[tuple[str, str]]) -> dict:
     return {}
 
 
-def storable(value: Any) -> bool:
-    """Whether PostgreSQL's jsonb keeps a JSON value: no NaN or infinity, no NUL in a string."""
-    try:
-        text = json.dumps(value, allow_nan=False)
-    except (ValueError, RecursionError):
-        return False
-    return "\\u0000" not in text
-
-
 def _stored_or_why(root: Path, run: AgentRun, entry: PublishedRollout, puzzle_id: int) -> str | None:
     """Store one rollout whole, or nothing of it: None when stored, else why it was skipped."""
     try:
@@ -405,7 +398,7 @@ def _stored_or_why(root: Path, run: AgentRun, entry: PublishedRollout, puzzle_id
             _store_rollout(root, run, entry, puzzle_id)
     except Refused as error:
         return str(error)
-    except DatabaseError as error:
+    except (DatabaseError, ValueError) as error:  # ValueError: psycopg's, a text it cannot encode
         return f"not storable: {str(error).splitlines()[0][:200]}"
     return None
 
@@ -455,9 +448,11 @@ def fits(instance: models.Model, what: str, *, exclude: list[str]) -> None:
     except ValidationError as error:
         field, messages = next(iter(error.message_dict.items()))
         raise Refused(f"{what}: {field}: {' '.join(messages)[:200]}") from None
-    for field in instance._meta.get_fields():
-        if isinstance(field, models.JSONField) and not storable(getattr(instance, field.attname)):
-            raise Refused(f"{what}: {field.name}: NaN, infinity or NUL, which the database cannot keep")
+    for field in instance._meta.concrete_fields:
+        value = getattr(instance, field.attname)
+        # psycopg cannot encode a lone surrogate, PostgreSQL keeps no NUL and jsonb no NaN
+        if (isinstance(field, models.JSONField) or isinstance(value, str)) and not storable(value):
+            raise Refused(f"{what}: {field.name}: not storable (NaN, infinity, NUL or a lone surrogate)")
 
 
 def _save_screenshots(root: Path, rollout_id: int, folder: Path) -> None:

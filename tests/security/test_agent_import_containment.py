@@ -272,3 +272,23 @@ def test_a_malformed_stored_turn_renders_as_unreadable_never_a_500(bank):
     assert page.count("Unreadable turn") == len(crafted) - 1 + len(raw)
     assert "the good turn" in page and '<circle class="marker" cx="402.0" cy="377.0" r="16"/>' in page
     assert "1" + "0" * 400 in page  # the readable one shows its arguments
+
+
+def test_a_lone_surrogate_skips_its_rollout_or_empties_the_runs_text(bank, tmp_path):
+    """A lone surrogate is no UTF-8: psycopg cannot encode it (a ValueError, not a database error).
+    Its rollout is named and skipped, the run's model left empty, the rest imported."""
+    root = tmp_path / "runs" / "crafted"
+    place = root / "geometry_click_200" / "Geometry_Click_200_00001"
+    rollout_of(place / "rollout_1", type_folder="Geometry_Click_200", stem="00001")
+    rollout_of(root / "bingo_200" / "Bingo_200_00000", type_folder="Bingo_200", stem="00000")
+    lone = rollout_of(place / "rollout_2", type_folder="Geometry_Click_200", stem="00001") / "summary.json"
+    lone.write_text(json.dumps({**json.loads(lone.read_text()), "prompt": "Click \ud800"}))  # the escape \ud800
+    (root / "arena_run.json").write_text(json.dumps({"model": "m \ud800", "protocol": "openai"}))
+
+    out, err = run_command("agent", "import", str(root), "--name", "crafted")
+
+    assert out.strip() == "import: 2 puzzles matched into run 'crafted', 0 unmatched", err
+    run = AgentRun.objects.get(name="crafted")
+    assert (run.model, run.protocol, run.rollouts.count()) == ("", "openai", 2)
+    assert "instruction: not storable" in skipped(err, lone.parent)
+    assert "skipped the run's model: not text" in err
