@@ -8,7 +8,9 @@ semantic actions, or adds one key at each action's time, or times a hold by the 
 progress frames, shows none. The rules, action by action:
 
 - a pointer press is a pointerdown on the element the action names (its cell or button; the
-  picture for a click) followed by a pointerup at the action's place and time;
+  picture for a click) followed by a pointerup at the action's place and time; a touch or pen
+  pointerdown may lie TOUCH_SLOP_CSS_PX (at the logged scale) off the element, as a finger
+  slides before it lifts and the browser clicks where it lifts;
 - a key press is the key the page's keyboard path uses, at the action's time, on the control the
   action names, which took the focus (a `focusin` naming it, the latest before the key): Enter or
   Space on a focused cell or button (a button clicks on Enter's keydown or Space's keyup);
@@ -28,9 +30,11 @@ progress frames, shows none. The rules, action by action:
   puts it), a pointer path (PATH_SAMPLES moves or more) between, a release at the drop; or an
   arrow key down on the focused handle at the start and an arrow let go at the drop;
 - act.hold_start / act.hold_end: a pointerdown on the hold button, or Enter or Space on the
-  focused hold button, at the start; not released before the end; and let go at the end: the
-  key's own keyup (or the window losing the focus, when the keyup goes elsewhere), for a
-  pointer its release or its leaving the button (a pointer event at the end's time);
+  focused hold button, at the start; not released before the end; and let go at the end as the
+  page lets go: the key's own keyup; a pointerup or pointercancel, or the pointermove that
+  left the button (the page ends a hold on pointerleave, which it does not log). Not a window
+  blur, which one line of script sends: a person whose hold ends by the focus leaving (a Tab
+  or a click elsewhere during a key hold, switching windows mid-hold) is marked;
 - and some movement before the first action: a pointer move, a touch or pen pointerdown (no
   hover), or the focus reaching a control (`focusin`: a Tab, or the page focusing the text
   box). Keys alone never count.
@@ -39,7 +43,12 @@ Semantic coordinates are natural image pixels, raw pointer coordinates stage pix
 type's layout (puzzles/layout.py) maps one to the other, as the page does. What this catches: a
 script that sends semantic actions without synthesizing the raw stream around them. What it
 cannot catch: a client that synthesizes the whole raw stream (the focus events, the presses, the
-paths), e.g. a real browser driven with CDP or OS input events; the report says so.
+paths), e.g. a real browser driven with CDP or OS input events; the report says so. Nor does
+it take much: the control names are in events.js, so a bot that adds a focusin and an Enter at
+each action passes. It stops scripts that send semantic actions without raw input, no more.
+
+Marked though a person: assistive technology that activates a control with a bare `click` and
+no key or pointer events (a screen reader in browse mode, Switch Access, voice control).
 """
 
 from __future__ import annotations
@@ -48,6 +57,7 @@ import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from annotation.live.timing import LoggedEvent
 from puzzles.layout import Layout, Rect
@@ -58,6 +68,10 @@ TIME_MS = 50.0
 # Stage pixels between a pointer event and the place of its action: rounding, and the clamp that
 # keeps a click on the image's last pixel inside it.
 PLACE_PX = 6.0
+# Chromium sends a tap's click where the finger lifts and lets it slide about 15 dp first: a
+# touch or pen pointerdown may lie this far (CSS px, divided by the logged stage scale) off its
+# element, so a tap that slides across a cell's edge stays a press on the cell it ends on.
+TOUCH_SLOP_CSS_PX = 20.0
 PATH_SAMPLES = 2  # pointer samples a drag's path needs between its start and its drop
 CROSSHAIR_STEP_PX = 25.0  # the longest step of the page's keyboard crosshair (widgets.js, Shift)
 
@@ -70,6 +84,7 @@ SLIDE_KEYS = frozenset({"ArrowLeft", "ArrowRight"})
 ARROWS = ("ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown")
 NO_HOVER = frozenset({"touch", "pen"})  # pointers that do not move before they press
 MOVES = frozenset({"pointermove", "pointerdown", "focusin"})
+SCALED = frozenset({"load", "resize"})  # the events that log the stage's scale
 CYCLE_BUTTONS = {1: "next", -1: "prev"}
 PICTURE = "image"  # the focus target of the keyboard crosshair (the picture's overlay)
 TEXT = "text"
@@ -143,9 +158,9 @@ def _moved_before(raw: _Raw, t: float) -> bool:
     return any(counts(e) for e in raw.within(-math.inf, t + TIME_MS, MOVES))
 
 
-def _inside(rect: Rect, e: LoggedEvent) -> bool:
+def _inside(rect: Rect, e: LoggedEvent, slack: float = PLACE_PX) -> bool:
     x, y = e.data["x"], e.data["y"]
-    return rect.x - PLACE_PX <= x <= rect.x + rect.w + PLACE_PX and rect.y - PLACE_PX <= y <= rect.y + rect.h + PLACE_PX
+    return rect.x - slack <= x <= rect.x + rect.w + slack and rect.y - slack <= y <= rect.y + rect.h + slack
 
 
 def cell_target(index: int) -> str:
@@ -178,12 +193,23 @@ class _Checks:
 
     # --- presses: the pointer's or the keyboard's --------------------------------------------
     def _pointer_pressed(self, t: float, place: Rect, area: Rect) -> bool:
-        """A pointerup at the place and time, after a pointerdown on the element (area)."""
+        """A pointerup at the place and time, after a pointerdown on the element (area); a touch
+        or pen pointerdown may lie a finger's slop off it (TOUCH_SLOP_CSS_PX)."""
         for up in self.raw.near(t, frozenset({"pointerup"})):
             down = self.raw.last_before(up.t, frozenset({"pointerdown"}))
-            if _inside(place, up) and down is not None and _inside(area, down):
+            if _inside(place, up) and down is not None and _inside(area, down, self._slop(down)):
                 return True
         return False
+
+    def _slop(self, down: LoggedEvent) -> float:
+        """Stage px a pointerdown may lie off its element: a finger's slop in CSS px at the
+        logged stage scale (a phone's stage is about 0.45 of its size), else PLACE_PX."""
+        if down.data.get("pointer") not in NO_HOVER:
+            return PLACE_PX
+        fitted = self.raw.last_before(down.t, SCALED)
+        scale = fitted.data.get("scale") if fitted is not None else None
+        scale = scale if isinstance(scale, (int, float)) and scale > 0 else 1.0
+        return max(PLACE_PX, TOUCH_SLOP_CSS_PX / scale)
 
     def _key_on(
         self, t: float, control: str, *, keys: frozenset[str], kinds: frozenset[str] = KEYS
@@ -301,13 +327,26 @@ class _Checks:
         return down or self._key_on(start.t, "hold", keys=PRESS_KEYS, kinds=KEY_DOWN)
 
     def _let_go(self, press: LoggedEvent, t: float) -> bool:
-        """The press ends at the hold's end: the key's own keyup, a pointer's release or move
-        (leaving the button ends a hold), or the window losing the focus."""
-        if self.raw.near(t, frozenset({"blur"})):
-            return True
+        """The press ends at the hold's end as the page ends it (widgets.js, hold): the key's own
+        keyup; a pointer's pointerup or pointercancel, or its leaving the button, which the page
+        does not log but the pointermove that crossed the button's edge shows. A window blur
+        does not count: one line of script sends it (the hold ended by the focus leaving is
+        marked; docs/events.md)."""
         if press.kind == "keydown":
             return any(_release_of(press)(e) for e in self.raw.near(t, KEY_UP))
-        return bool(self.raw.near(t, RELEASES | frozenset({"pointermove"})))
+        return bool(self.raw.near(t, RELEASES)) or self._left_button(press, t)
+
+    def _left_button(self, press: LoggedEvent, t: float) -> bool:
+        """A pointermove at t off the hold button whose sample before it (since the press) was on it."""
+        button = self.layout.controls.get("hold")
+        if button is None:
+            return False
+        samples = self.raw.within(press.t, t + TIME_MS, frozenset({"pointermove", "pointerdown"}))
+        for before, move in pairwise(samples):
+            crossed = _inside(button, before, 0.0) and not _inside(button, move, 0.0)
+            if move.kind == "pointermove" and abs(move.t - t) <= TIME_MS and crossed:
+                return True
+        return False
 
 
 def _release_of(press: LoggedEvent) -> Callable[[LoggedEvent], bool]:

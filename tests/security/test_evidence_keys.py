@@ -3,10 +3,11 @@
 A red team's script sent the semantic actions plus one Enter keydown stamped at each action's
 time and passed as a person, gold included (gold was never marked). The rules on their own first
 (annotation/live/evidence.py, no database), then three bots through the real socket on a scored,
-a gold and a practice attempt each: one key per action, semantic actions only, and a hold started
-by a key that is never let go, timed by the server's progress frames. Every one of their attempts
-is marked no_input, and quality control, the participants export and the report count the marks
-on gold and practice apart.
+a gold and a practice attempt each: one key per action, semantic actions only, and holds timed
+by the server's progress frames and never let go as the page lets go (a Space with no keyup or
+with a forged window blur, a pointerdown ended by a move on the button). Every one of their
+attempts is marked no_input, and quality control, the participants export and the report count
+the marks on gold and practice apart.
 """
 
 import csv
@@ -24,6 +25,7 @@ from annotation.reporting.reports import study_report
 from annotation.studies.quality import annotator_table, attempt_marks
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
+from puzzles.registry import get_type
 from tests.annotation.conftest import Hand, batch, socket_for
 from tests.security.test_evidence import T0, judge, puzzle_of
 
@@ -168,6 +170,56 @@ def test_a_hold_is_let_go_at_its_end_by_the_key_or_pointer_that_started_it():
     assert "no press on the hold button" in judge(puzzle, unfocused.events).problem
 
 
+def test_a_hold_ends_as_the_page_ends_it_and_a_window_blur_is_no_hand():
+    """The page ends a hold on the key's keyup, a pointerup or pointercancel, or the pointer
+    leaving the button (widgets.js, hold); a forged blur or a move on the button is none of them."""
+    puzzle = puzzle_of("Hold_Button")
+    key_then_blur = held(Hand(puzzle, T0), by="key", let_go=False)
+    key_then_blur.events.insert(-2, {"k": "blur", "t": key_then_blur.t})
+    assert "the press was not let go when the hold ended" in judge(puzzle, key_then_blur.events).problem
+
+    button = Hand(puzzle, T0).layout.control("hold")
+    x, y = button.center()
+
+    def pointer_hold(*end: tuple[str, float]) -> list[dict]:
+        """A mouse press on the button, held 3 s, then `end`'s events at the hold's end."""
+        hand = held(Hand(puzzle, T0), by="pointer", let_go=False)
+        for kind, ex in end:
+            fields = {"button": 0} if kind != "pointermove" else {}
+            hand.events.insert(-2, {"k": kind, "t": hand.t, "x": ex, "y": y, "pointer": "mouse", **fields})
+        return hand.events
+
+    wiggle = judge(puzzle, pointer_hold(("pointermove", x + 1)))  # a move that stays on the button
+    assert "the press was not let go when the hold ended" in wiggle.problem
+    off = button.x + button.w + 2
+    assert judge(puzzle, pointer_hold(("pointermove", x + 1), ("pointermove", off))).ok  # slid off: pointerleave
+    assert judge(puzzle, pointer_hold(("pointercancel", x))).ok
+
+
+def test_a_touch_tap_may_slide_across_a_cell_edge_and_a_mouse_press_may_not():
+    """At a phone's scale (0.45) a tap that lands 10 CSS px inside the neighbouring cell and lifts
+    in the target cell is a press on the target, as the browser's click is; a mouse's is not."""
+    cells = puzzle_of("Image_Recognition")
+
+    def tap(pointer: str) -> list[dict]:
+        hand = Hand(cells, T0)
+        hand.events[0]["scale"] = 0.45
+        target, neighbour = hand.layout.cell(4), hand.layout.cell(3)
+        down = (neighbour.x + neighbour.w - 10 / 0.45, neighbour.y + neighbour.h / 2)
+        up = (target.x + 4, down[1])
+        hand.move(*down)
+        hand.log("pointerdown", x=down[0], y=down[1], button=0, pointer=pointer)
+        hand.t += 90
+        hand.log("pointerup", x=up[0], y=up[1], button=0, pointer=pointer)
+        hand.log("click", x=up[0], y=up[1], button=0)
+        hand.log("act.toggle", cell=4)
+        return hand.events
+
+    assert judge(cells, tap("touch")).ok
+    assert judge(cells, tap("pen")).ok
+    assert "no press on its cell" in judge(cells, tap("mouse")).problem
+
+
 # --- the bots, through the real socket, on scored, gold and practice attempts --------------------
 def three_purposes_study(verified, type_name: str):
     """A study of one type with a practice puzzle, a gold puzzle and one scored puzzle each."""
@@ -213,23 +265,33 @@ async def semantic_bot(socket, attempt) -> None:
     await socket.send_to(text_data=batch(1, load, typed, {"k": "act.submit", "t": now - 200}))
 
 
-async def hold_bot(socket, attempt) -> None:
-    """A pointer that wanders, the hold button focused, a Space keydown to start the hold and no
-    keyup: the server's progress frames say when to end it. (Without the focusin it is caught at
-    its start: no press on the hold button.)"""
-    now = time.time() * 1000
-    load = {"k": "load", "t": now - 10, "w": 1280, "h": 1080, "scale": 1, "state": "visible"}
-    moves = [{"k": "pointermove", "t": now + i, "x": 300.0 + i, "y": 500.0, "pointer": "mouse"} for i in range(5)]
-    start = [
-        {"k": "focusin", "t": now + 6, "target": "hold"},
-        {"k": "keydown", "t": now + 10, **SPACE},
-        {"k": "act.hold_start", "t": now + 10},
-    ]
-    await socket.send_to(text_data=batch(1, load, *moves, *start))
-    while (frame := await socket.receive_json_from(timeout=10))["type"] != "hold" or frame["progress"] < 1:
-        pass
-    end = time.time() * 1000
-    await socket.send_to(text_data=batch(2, {"k": "act.hold_end", "t": end}, {"k": "act.submit", "t": end}))
+def hold_bot(*, by: str, end_with: str):
+    """A pointer that wanders, then a hold started by Space on the focused hold button or by a
+    pointerdown on it, timed by the server's progress frames and ended by `end_with`: nothing,
+    a window blur, or a pointermove on the button. None of them lets go as the page does.
+    (Without the focusin a Space is caught at the start: no press on the hold button.)"""
+
+    async def play(socket, attempt) -> None:
+        now = time.time() * 1000
+        x, y = get_type(attempt.puzzle.type).layout(attempt.puzzle.public).control("hold").center()
+        load = {"k": "load", "t": now - 10, "w": 1280, "h": 1080, "scale": 1, "state": "visible"}
+        moves = [{"k": "pointermove", "t": now + i, "x": x - 5 + i, "y": y, "pointer": "mouse"} for i in range(5)]
+        if by == "key":
+            press = [{"k": "focusin", "t": now + 6, "target": "hold"}, {"k": "keydown", "t": now + 10, **SPACE}]
+        else:
+            press = [{"k": "pointerdown", "t": now + 10, "x": x, "y": y, "button": 0, "pointer": "mouse"}]
+        await socket.send_to(text_data=batch(1, load, *moves, *press, {"k": "act.hold_start", "t": now + 10}))
+        while (frame := await socket.receive_json_from(timeout=10))["type"] != "hold" or frame["progress"] < 1:
+            pass
+        t = time.time() * 1000
+        ending = {
+            "nothing": [],
+            "blur": [{"k": "blur", "t": t}],
+            "move": [{"k": "pointermove", "t": t, "x": x + 1, "y": y, "pointer": "mouse"}],
+        }[end_with]
+        await socket.send_to(text_data=batch(2, *ending, {"k": "act.hold_end", "t": t}, {"k": "act.submit", "t": t}))
+
+    return play
 
 
 async def play_every_puzzle(enrollment, session, bot) -> list[Attempt]:
@@ -282,10 +344,15 @@ async def test_typing_bots_are_marked_on_scored_gold_and_practice(verified, pers
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_a_bot_hold_is_marked_on_scored_gold_and_practice(verified, person):
+@pytest.mark.parametrize(
+    ("by", "end_with"),
+    [("key", "nothing"), ("key", "blur"), ("pointer", "move")],
+    ids=["key never let go", "key then a window blur", "pointerdown then a move on the button"],
+)
+async def test_a_bot_hold_is_marked_on_scored_gold_and_practice(verified, person, by, end_with):
     study = await database_sync_to_async(three_purposes_study)(verified, "Hold_Button")
     enrollment, session = await database_sync_to_async(enrol)(study, person, "holder")
-    played = await play_every_puzzle(enrollment, session, hold_bot)
+    played = await play_every_puzzle(enrollment, session, hold_bot(by=by, end_with=end_with))
     stored = await database_sync_to_async(list)(Attempt.objects.filter(pk__in=[a.pk for a in played]))
     assert all(a.correct for a in stored)  # held long enough, by the server's own measure...
     assert {a.input_problem.split(":")[-1].strip() for a in stored} == {"the press was not let go when the hold ended"}
