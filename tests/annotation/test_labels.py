@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.models import Attempt, AuditLog, Event, Flag
+from annotation.models import Attempt, AuditLog, Event, Flag, Study
 from annotation.review.labels import TruthRejected, consensus_suspects, flag_raise, puzzle_correct_truth
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
@@ -20,7 +20,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def study(verified):
     verified(types=("Dice_Count",), per_type=2)
-    return study_create(name="Labels", split="test", puzzles_per_annotator=2, overlap=3)
+    # Blocked: everyone meets the same puzzle first (a shuffled study gives each person their own order).
+    return study_create(name="Labels", split="test", puzzles_per_annotator=2, overlap=3, order=Study.Order.BLOCKED)
 
 
 def answered(study, person, name, correct_plan):
