@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.live.frames import Batch
 from annotation.live.intake import events_append
-from annotation.models import Attempt, Enrollment, Slot
+from annotation.models import Attempt, Enrollment, Slot, Study
 from annotation.studies.access import resume_token
 from annotation.studies.queue import enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
@@ -26,7 +26,9 @@ def joined(study, query="", client=None):
 @pytest.fixture
 def study(verified):
     verified(types=("Dice_Count",), per_type=3)
-    return study_create(name="s", split="test", puzzles_per_annotator=1)
+    # Blocked: everyone is offered the puzzles in one order, so a place given back is the next one
+    # taken (a shuffled study gives each person their own order).
+    return study_create(name="s", split="test", puzzles_per_annotator=1, order=Study.Order.BLOCKED)
 
 
 def test_knowing_someones_crowd_id_signs_nobody_in_as_them(study):
