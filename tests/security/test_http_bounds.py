@@ -115,7 +115,8 @@ def _post(port: int, *, declared: int | None, size: int) -> tuple[int, bytes]:
     """POSTs size bytes in 64 KiB chunks (chunked transfer when declared is None), stopping as soon
     as the server answers, as curl does; returns the body bytes sent and the answer."""
     framing = f"Content-Length: {declared}" if declared is not None else "Transfer-Encoding: chunked"
-    head = f"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n{framing}\r\n\r\n".encode()
+    # Connection: close, so the answer ends with the connection (not after daphne's keep-alive wait).
+    head = f"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n{framing}\r\n\r\n".encode()
     chunk = b"a" * CHUNK if declared is not None else b"%x\r\n%s\r\n" % (CHUNK, b"a" * CHUNK)
     sent = 0
     with socket.create_connection(("127.0.0.1", port), timeout=120) as client:
