@@ -1,7 +1,8 @@
 # Two commands do everything on a fresh machine:
 #   make run        set up, migrate, seed and replay-verify a small bank, serve on http://127.0.0.1:8000
-#   make superuser  a staff account for the staff pages, in the settings `make run` uses
 #   make test       set up, run the whole test suite
+# and beside them:
+#   make superuser  a staff account for the staff pages, in the settings `make run` uses
 #   make lint       ruff (lint and format check) and mypy; CI runs it before the tests
 PYTHON ?= python3
 VENV := .venv
