@@ -82,6 +82,16 @@ def _import(root: Path, *args: str) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
+def _export_bank(out: Path) -> tuple[str, str]:
+    """The export of generated bank 5's test split to out: what it printed, and its warnings."""
+    printed, warned = io.StringIO(), io.StringIO()
+    call_command(
+        "puzzles", "export-captchaarena", str(out), "--split", "test", "--dataset", "generated:5",
+        stdout=printed, stderr=warned,
+    )  # fmt: skip
+    return printed.getvalue(), warned.getvalue()
+
+
 def _named(err: str, what: str, why: str) -> bool:
     return any(what in line and why in line for line in err.splitlines())
 
@@ -147,16 +157,11 @@ def test_an_export_refuses_stored_ids_that_would_leave_its_folder(tmp_path):
     stored = Puzzle.objects.filter(dataset="generated:5").order_by("pk")
     for puzzle, unsafe in zip(stored, ("../../../somewhere/pwn", "a/b")):
         Puzzle.objects.filter(pk=puzzle.pk).update(source_id=unsafe)
-    out, err = io.StringIO(), io.StringIO()
+    out, err = _export_bank(tmp_path / "out")
 
-    call_command(
-        "puzzles", "export-captchaarena", str(tmp_path / "out"), "--split", "test", "--dataset", "generated:5",
-        stdout=out, stderr=err,
-    )  # fmt: skip
-
-    assert "export: 1 puzzles of 1 types" in out.getvalue()
-    assert _named(err.getvalue(), "../../../somewhere/pwn", "not written")
-    assert _named(err.getvalue(), "'a/b'", "not written")
+    assert "export: 1 puzzles of 1 types" in out
+    assert _named(err, "../../../somewhere/pwn", "not written")
+    assert _named(err, "'a/b'", "not written")
     assert not any((tmp_path / "somewhere").iterdir())
     assert {p.relative_to(tmp_path / "out").parts[0] for p in (tmp_path / "out").rglob("*")} == {"Test"}
 
@@ -239,15 +244,10 @@ def test_an_export_names_a_stored_key_or_id_that_cannot_name_a_file_and_writes_t
     stored[0].public = {**stored[0].public, "reference": "a/b"}
     stored[0].save(update_fields=["public"])
     Puzzle.objects.filter(pk=stored[1].pk).update(source_id="é" * 150)
-    out, err = io.StringIO(), io.StringIO()
+    out, err = _export_bank(tmp_path / "out")
 
-    call_command(
-        "puzzles", "export-captchaarena", str(tmp_path / "out"), "--split", "test", "--dataset", "generated:5",
-        stdout=out, stderr=err,
-    )  # fmt: skip
-
-    assert "export: 1 puzzles of 1 types" in out.getvalue()
-    assert _named(err.getvalue(), f"puzzle {stored[0].uid}", "not written")
-    assert _named(err.getvalue(), "'éééé", "too long")
+    assert "export: 1 puzzles of 1 types" in out
+    assert _named(err, f"puzzle {stored[0].uid}", "not written")
+    assert _named(err, "'éééé", "too long")
     (folder,) = (tmp_path / "out" / "Test").iterdir()
     assert len(json.loads((folder / "ground_truth.json").read_text())) == 1
