@@ -293,12 +293,6 @@ def nesting(value: Any) -> int:
     return deepest
 
 
-def subfolders(root: Path, folder: Path) -> list[Path]:
-    """The real folders in a folder, sorted; symbolic links to folders are left out."""
-    regular_folder(root, folder)
-    return sorted(p for p in folder.iterdir() if stat.S_ISDIR(_lstat(p).st_mode))
-
-
 def regular_folder(root: Path, folder: Path) -> Path:
     """The folder, refused unless it is one under root reached through no symbolic link."""
     _no_link_on_the_way(root, folder)
