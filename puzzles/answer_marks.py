@@ -20,9 +20,9 @@ def answer_marks(answers: list[dict], grid, size) -> dict:
         if grid and isinstance(answer, list) and all(isinstance(c, int) for c in answer):
             for cell in answer:  # selected or swapped cells
                 cells[cell] = cells.get(cell, 0) + 1
-        elif _is_point(answer):
+        elif is_point(answer):
             points.append({"x": answer[0], "y": answer[1], "correct": correct})
-        elif isinstance(answer, list) and answer and all(_is_point(p) for p in answer):
+        elif isinstance(answer, list) and answer and all(is_point(p) for p in answer):
             paths.append({"points": answer, "correct": correct})
         else:
             key = json.dumps(answer)
@@ -35,7 +35,8 @@ def answer_marks(answers: list[dict], grid, size) -> dict:
     return {"points": points, "paths": paths, "cells": cell_boxes, "tally": list(tally.values())}
 
 
-def _is_point(value) -> bool:
+def is_point(value) -> bool:
+    """A JSON point: two numbers, booleans not counted."""
     return (
         isinstance(value, list)
         and len(value) == 2

@@ -320,6 +320,15 @@ def safe_name(value: object, *, what: str = "id") -> str:
     return value
 
 
+def name_problem(value: object, *, what: str = "id") -> str:
+    """Why the value cannot be one file name (safe_name's rules), or "" when it can."""
+    try:
+        safe_name(value, what=what)
+    except Refused as why:
+        return str(why)
+    return ""
+
+
 def output_path(root: Path, *parts: str) -> Path:
     """Where an export writes root/parts..., refused unless it resolves inside root and is no link."""
     target = root.joinpath(*parts)

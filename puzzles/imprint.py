@@ -70,7 +70,7 @@ def _moves(rng: np.random.Generator, values: np.ndarray, opaque: np.ndarray | No
         chosen &= opaque
     up = chosen & ((values == 0) | ((draw == 1) & (values != 255)))
     down = chosen & ~up
-    if up.any() or down.any():
+    if chosen.any():  # up and down split the chosen samples between them
         return up, down
     eligible = np.ones(values.shape, dtype=bool) if opaque is None else np.broadcast_to(opaque, values.shape)
     signs = _at_least_one(np.zeros(values.shape, dtype=np.int16), eligible, values)

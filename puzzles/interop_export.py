@@ -30,7 +30,7 @@ from typing import Any
 from PIL import Image
 
 from puzzles.bank import bank_key
-from puzzles.contained import Refused, output_path, safe_name
+from puzzles.contained import Refused, name_problem, output_path
 from puzzles.drawing import masks as mask_io
 from puzzles.interop_files import SPLIT_DIRS, rotation_file, stem_of, tile_path, type_folder_name
 from puzzles.models import Puzzle, masks_from_bytes
@@ -92,11 +92,10 @@ def _named_safely(puzzles: list[Puzzle], result: ExportResult) -> list[Puzzle]:
     """The puzzles whose id can name their files; the others named in the result."""
     kept = []
     for puzzle in puzzles:
-        try:
-            safe_name(puzzle.source_id, what=f"{puzzle.type} puzzle {puzzle.uid}: its id")
-            kept.append(puzzle)
-        except Refused as why:
+        if why := name_problem(puzzle.source_id, what=f"{puzzle.type} puzzle {puzzle.uid}: its id"):
             result.refused.append(f"{why}: not written")
+        else:
+            kept.append(puzzle)
     return kept
 
 

@@ -42,7 +42,7 @@ from PIL import Image
 
 from puzzles import imprint
 from puzzles.bank import BankKey, bank_key
-from puzzles.contained import IMAGE_MAX_PIXELS, Refused, read_entries, read_image, safe_name, storable
+from puzzles.contained import IMAGE_MAX_PIXELS, Refused, name_problem, read_entries, read_image, safe_name, storable
 from puzzles.drawing import masks as mask_io
 from puzzles.interop_files import (
     ROTATION_ANGLES,
@@ -209,20 +209,11 @@ def _plan_type_dir(plan: ImportPlan, type_dir: Path, split: str, planned: dict[t
             plan.broken.append(f"{gt_file} puzzle {puzzle_id!r}: also in {planned[key]} (imported from there)")
         elif len(puzzle_id) > (Puzzle._meta.get_field("source_id").max_length or 255):
             plan.broken.append(f"{gt_file} puzzle {puzzle_id[:40]!r}...: the id is too long")
-        elif _unsafe(puzzle_id):
-            plan.broken.append(f"{gt_file} puzzle {puzzle_id[:60]!r}: {_unsafe(puzzle_id)}")
+        elif why := name_problem(puzzle_id, what="the id"):
+            plan.broken.append(f"{gt_file} puzzle {puzzle_id[:60]!r}: {why}: an id names the puzzle's files on export")
         else:
             planned[key] = type_dir
             plan.jobs.append(_Job(type_name, split, str(plan.root), str(type_dir), puzzle_id, entry))
-
-
-def _unsafe(puzzle_id: str) -> str:
-    """Why an id could not name the puzzle's files on export (it would leave their folder), or ""."""
-    try:
-        safe_name(puzzle_id, what="the id")
-    except Refused as why:
-        return f"{why}: an id names the puzzle's files on export"
-    return ""
 
 
 # --- the run ----------------------------------------------------------------------------------------

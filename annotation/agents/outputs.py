@@ -31,7 +31,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, models, transaction
-from PIL import Image
 
 from annotation.agents.published import type_of_folder
 from annotation.agents.trajectories import forget, save_screenshot
@@ -39,6 +38,7 @@ from annotation.models import AgentRun, Rollout, Turn
 from puzzles.contained import (
     JSON_MAX_DEPTH,
     Refused,
+    name_problem,
     nesting,
     read_image,
     read_json,
@@ -85,7 +85,7 @@ def read_agent_outputs(root: Path) -> AgentOutputs:
     for path in candidates:
         where = _puzzle_and_rollout(path, root)
         summary, reason = _read_summary(root, path) if where else (None, "no puzzle folder above it")
-        reason = reason or _not_a_name(where[0] if where else "")
+        reason = reason or name_problem(where[0] if where else "", what="puzzle id")
         if not reason and where in found:
             reason = f"rollout {where[1]} of {where[0]} was already read from {found[where][1]}"
         if reason:
@@ -108,15 +108,11 @@ def _candidates(root: Path) -> tuple[list[Path], list[tuple[str, str]]]:
     """The JSON files below root that may be summaries, in path order, and the links not followed."""
     files, problems = files_below(root, wanted=lambda name: name.endswith(".json"))
     summaries = {p for p in files if p.name == "summary.json"}
-    return [p for p in files if p in summaries or not _in_puzzle_folder(p, summaries)], problems
-
-
-def _in_puzzle_folder(path: Path, summaries: set[Path]) -> bool:
-    """Whether a non-summary JSON file sits in a puzzle's folder or in one of its rollout folders."""
-    folder = path.parent
-    return folder / "summary.json" in summaries or any(
-        p.parent.parent == folder and ROLLOUT_DIR.fullmatch(p.parent.name) for p in summaries
-    )
+    # A puzzle's folder holds its summary, or rollout folders that hold theirs.
+    puzzle_folders = {p.parent for p in summaries} | {
+        p.parent.parent for p in summaries if ROLLOUT_DIR.fullmatch(p.parent.name)
+    }
+    return [p for p in files if p in summaries or p.parent not in puzzle_folders], problems
 
 
 def files_below(root: Path, *, wanted: Callable[[str], bool]) -> tuple[list[Path], list[tuple[str, str]]]:
@@ -151,15 +147,6 @@ def _puzzle_and_rollout(path: Path, root: Path) -> tuple[str, int] | None:
     if path.name != "summary.json":
         return path.stem, rollout
     return (parts[-1], rollout) if parts else None
-
-
-def _not_a_name(puzzle: str) -> str | None:
-    """Why a puzzle id read from a folder or file name is refused (puzzles/contained.py), or None."""
-    try:
-        safe_name(puzzle, what="puzzle id")
-    except Refused as error:
-        return str(error)
-    return None
 
 
 def _read_summary(root: Path, path: Path) -> tuple[dict | None, str | None]:
@@ -474,10 +461,8 @@ def screenshot_png(root: Path, path: Path) -> bytes:
     header checked before any pixel is read)."""
     try:
         image, data = read_image(root, path)
-    except Refused:
+    except Refused:  # read_image's own, Pillow's bomb check among them
         raise
-    except Image.DecompressionBombError:  # Pillow's own cap, met before ours past twice the pixels
-        raise Refused(f"{path.name} is over the pixel cap") from None
     except (OSError, ValueError):  # Pillow's: not an image it can read
         raise Refused(f"{path.name} is not a PNG") from None
     if image.format != "PNG":

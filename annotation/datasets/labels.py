@@ -49,14 +49,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from django.db.models import F, QuerySet
 
 from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Flag, Participant, Rollout
 from annotation.reporting.stats import wilson_interval
 from annotation.review.labels import answer_key, answer_person, join_address  # as the consensus audit counts
-from arena_site.csv_cells import csv_write
+from arena_site.csv_cells import TextSink, csv_write
 from puzzles.models import Puzzle
 
 RULES = __doc__.split("Counting rules (written into every sidecar):\n", 1)[1].strip()
@@ -441,12 +441,6 @@ def labels_write(labels: LabelSet, out: str | Path, fmt: str) -> Path:
     sidecar = out.with_name(out.name + ".rules.json")
     sidecar.write_text(json.dumps({**labels.meta, "format": fmt, "file": out.name}, indent=2, ensure_ascii=False))
     return sidecar
-
-
-class TextSink(Protocol):
-    """Where rows are written: an open text file, or an HttpResponse."""
-
-    def write(self, text: str, /) -> object: ...
 
 
 def rows_write(stream: TextSink, rows: list[dict], meta: dict, fmt: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
+from puzzles.answer_marks import is_point
 from puzzles.drawing.masks import bbox, centroid, interior_point
 from puzzles.layout import (
     CELL_PAGES,
@@ -142,14 +143,6 @@ def _disc_mask(size: Sequence[int], disc: Sequence[float]) -> np.ndarray:
     return (columns - x) ** 2 + (rows - y) ** 2 <= r * r
 
 
-def _is_point(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-    )
-
-
 def _on_target(truth: MaskTruth, mask: np.ndarray, point: tuple[float, float]) -> bool:
     """Whether a point is on the target, as the published grader judges it: an older file's box
     by its inclusive bounds on the point as given, the oldest file's point by the distance to it;
@@ -251,7 +244,7 @@ class MaskPointType(PuzzleType[MaskT]):
 
     def truth_from_published(self, entry: dict[str, Any], context: PublishedContext) -> tuple[dict[str, Any], Masks]:
         answer = entry.get("answer") or {}
-        if _is_point(answer):  # the oldest files: the target's point, judged within 25 px
+        if is_point(answer):  # the oldest files: the target's point, judged within 25 px
             disc = [float(answer[0]), float(answer[1]), OLDEST_POINT_TOLERANCE]
             mask = _disc_mask(context.image_size, disc)
             return _mask_truth(entry, mask, context, inside=True, disc=disc), {"target": mask}
