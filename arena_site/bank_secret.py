@@ -10,14 +10,12 @@ test run makes a throwaway one.
 from __future__ import annotations
 
 import os
-import secrets
-import sys
 from collections.abc import Collection
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .kept_secret import kept_secret
+from .kept_secret import how_to_make, kept_secret, test_run_secret
 
 ENV = "PUZZLE_BANK_SECRET"
 MIN_LENGTH = 32
@@ -44,15 +42,12 @@ def bank_secret(*, debug: bool, var_dir: Path, base_dir: Path) -> str:
         return secret
     if debug:
         return _kept_secret(var_dir)
-    if _running_tests():
-        # A throwaway bank per test run. Exported so that the processes the tests start (page
-        # servers, service commands) inherit it, as they inherit the rest of the environment.
-        os.environ[ENV] = secret = f"test-only-{secrets.token_urlsafe(40)}"
-        return secret
+    if (throwaway := test_run_secret(ENV)) is not None:  # a throwaway bank per test run
+        return throwaway
     raise ImproperlyConfigured(f"{ENV} must be set when DEBUG is false. {_HOW}")
 
 
-_HOW = f'Generate one with: python -c "import secrets; print(secrets.token_urlsafe(48))" and set {ENV}.'
+_HOW = how_to_make(ENV)
 
 
 def weakness(secret: str, *, known: Collection[str] = ()) -> str | None:
@@ -67,11 +62,6 @@ def weakness(secret: str, *, known: Collection[str] = ()) -> str | None:
     if len(set(secret)) < MIN_DISTINCT:
         return f"it repeats fewer than {MIN_DISTINCT} distinct characters"
     return None
-
-
-def _running_tests() -> bool:
-    # Both: a program started from a test (a page server) has the variable but not the module.
-    return "PYTEST_VERSION" in os.environ and "_pytest" in sys.modules
 
 
 def _env_example_values(base_dir: Path) -> set[str]:

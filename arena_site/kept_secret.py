@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,21 @@ def kept_secret(path: Path, *, name: str, usable: Callable[[str], bool]) -> str:
     if not usable(secret):
         raise ImproperlyConfigured(f"{path} does not hold a usable {name}; delete it to have a new one made")
     return secret
+
+
+def test_run_secret(name: str) -> str | None:
+    """A throwaway secret when pytest runs this process, else None. Exported under name, so the
+    processes the tests start (page servers, service commands) inherit it with the environment."""
+    # Both: a program started from a test (a page server) has the variable but not the module.
+    if "PYTEST_VERSION" not in os.environ or "_pytest" not in sys.modules:
+        return None
+    os.environ[name] = secret = f"test-only-{secrets.token_urlsafe(40)}"
+    return secret
+
+
+def how_to_make(name: str) -> str:
+    """The hint every refusal of a missing or unfit secret ends with."""
+    return f'Generate one with: python -c "import secrets; print(secrets.token_urlsafe(48))" and set {name}.'
 
 
 def _create(path: Path, secret: str) -> None:

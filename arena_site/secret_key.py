@@ -7,20 +7,18 @@ a test run makes a throwaway one. A key that was ever published signs nothing, D
 from __future__ import annotations
 
 import os
-import secrets
-import sys
 from pathlib import Path
 
 from django.core.checks.security import base as deploy_check
 from django.core.exceptions import ImproperlyConfigured
 
-from .kept_secret import kept_secret
+from .kept_secret import how_to_make, kept_secret, test_run_secret
 
 ENV = "SECRET_KEY"
 KEY_FILE = "secret-key"
 # The old development key of settings.py and the old docker-compose default: anyone can sign with them.
 PUBLISHED = frozenset({"dev-only-insecure-key-do-not-deploy", "change-me-in-production"})
-_HOW = f'Generate one with: python -c "import secrets; print(secrets.token_urlsafe(48))" and set {ENV}.'
+_HOW = how_to_make(ENV)
 
 
 def secret_key(*, debug: bool, var_dir: Path) -> str:
@@ -30,10 +28,8 @@ def secret_key(*, debug: bool, var_dir: Path) -> str:
         return _checked(key, debug=debug)
     if debug:
         return kept_secret(var_dir / KEY_FILE, name=ENV, usable=strong)
-    if _running_tests():
-        # Exported: the processes the tests start (page servers, commands) inherit it.
-        os.environ[ENV] = key = f"test-only-{secrets.token_urlsafe(40)}"
-        return key
+    if (throwaway := test_run_secret(ENV)) is not None:
+        return throwaway
     raise ImproperlyConfigured(f"{ENV} must be set when DEBUG is false. {_HOW}")
 
 
@@ -53,8 +49,3 @@ def _checked(key: str, *, debug: bool) -> str:
             f"of them distinct, and no {deploy_check.SECRET_KEY_INSECURE_PREFIX!r} prefix). {_HOW}"
         )
     return key
-
-
-def _running_tests() -> bool:
-    # Both: a program started from a test (a page server) has the variable but not the module.
-    return "PYTEST_VERSION" in os.environ and "_pytest" in sys.modules

@@ -113,7 +113,8 @@ class _Raw:
         return self.within(t - TIME_MS, t + TIME_MS, kinds)
 
     def last_before(self, t: float, kinds: frozenset[str]) -> LoggedEvent | None:
-        return next((e for e in reversed(self.events[: bisect.bisect_right(self.times, t)]) if e.kind in kinds), None)
+        before = range(bisect.bisect_right(self.times, t) - 1, -1, -1)  # walked back, not copied
+        return next((self.events[i] for i in before if self.events[i].kind in kinds), None)
 
     def first_after(self, t: float, test: Callable[[LoggedEvent], bool]) -> LoggedEvent | None:
         return next((e for e in self.events[bisect.bisect_right(self.times, t) :] if test(e)), None)

@@ -74,8 +74,6 @@ from annotation.reporting.wording import (
 )
 from arena_site.csv_cells import csv_text
 
-Cell = int | str | Decimal  # what a CSV cell holds for the csv module
-
 # --- CSV --------------------------------------------------------------------------------------
 
 

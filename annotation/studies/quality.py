@@ -141,7 +141,6 @@ def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
                 "state": _state(enrollment, stuck),
                 "attempts": len(scored),
                 "accuracy": sum(bool(r["correct"]) for r in scored) / len(scored) if scored else None,
-                "median_active_ms": statistics.median(active) if active else None,
                 "median_active": seconds_text(statistics.median(active) if active else None),
                 "gold": len(gold),
                 "gold_accuracy": sum(bool(r["correct"]) for r in gold) / len(gold) if gold else None,

@@ -165,10 +165,17 @@ def gold_plan(enrollment: Enrollment) -> GoldPlan:
     by a participant, so gold is neither at a known place nor the same puzzle for everyone."""
     study = enrollment.study
     golds = sorted(study.gold.values_list("pk", flat=True))
-    rng = random.Random(salted_hmac(GOLD_SALT, f"{study.pk}:{enrollment.pk}", algorithm="sha256").digest())
+    rng = _drawn_for(enrollment, salt=GOLD_SALT)
     places = gold_places(golds=len(golds), total=study.puzzles_per_annotator + len(golds), rng=rng)
     rng.shuffle(golds)
     return GoldPlan(places=places, order=golds)
+
+
+def _drawn_for(enrollment: Enrollment, *, salt: str) -> random.Random:
+    """A generator of this person's own, seeded by SECRET_KEY and the enrolment: the same on every
+    request, device and restart without being stored, and not computable by the person."""
+    seed = salted_hmac(salt, f"{enrollment.study_id}:{enrollment.pk}", algorithm="sha256").digest()
+    return random.Random(seed)
 
 
 def gold_places(*, golds: int, total: int, rng: random.Random) -> list[int]:
@@ -331,7 +338,7 @@ def run_plan(enrollment: Enrollment) -> RunPlan:
     ranks = (slots.aggregate(top=Max("rank"))["top"] or 0) + 1
     turn = Enrollment.objects.filter(study=study, pk__lt=enrollment.pk).count()
     rows = balanced_latin_square(len(types))
-    rng = random.Random(salted_hmac(ORDER_SALT, f"{study.pk}:{enrollment.pk}", algorithm="sha256").digest())
+    rng = _drawn_for(enrollment, salt=ORDER_SALT)
     return RunPlan(types=[types[i] for i in rows[turn % len(rows)]] if types else [], start=rng.randrange(ranks))
 
 

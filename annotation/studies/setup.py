@@ -173,9 +173,13 @@ RETRIES_NEED_VERDICTS = (
 )
 
 
+def retries_tell_the_verdict(*, attempts_per_puzzle: int, show_verdict: bool) -> bool:
+    """Whether a set-up would offer retries with verdicts hidden (see Study.attempts_allowed)."""
+    return attempts_per_puzzle > 1 and not show_verdict
+
+
 def _check_attempts(*, attempts_per_puzzle: int, show_verdict: bool) -> None:
-    """Retries need visible verdicts (Study.attempts_allowed)."""
-    if attempts_per_puzzle > 1 and not show_verdict:
+    if retries_tell_the_verdict(attempts_per_puzzle=attempts_per_puzzle, show_verdict=show_verdict):
         raise StudySetupError(RETRIES_NEED_VERDICTS)
 
 

@@ -34,6 +34,7 @@ from annotation.studies.setup import (
     prolific_completion_url,
     public_truth_counts,
     public_truth_warning,
+    retries_tell_the_verdict,
     study_create,
     study_details_update,
     study_progress,
@@ -120,7 +121,8 @@ class StudyForm(StudyDetailsForm, settings_form(RULES)):
         both = {p.uid for p in data.get("practice") or []} & {p.uid for p in data.get("gold") or []}
         if both:
             self.add_error("gold", f"a puzzle is either practice or gold, not both ({len(both)} ticked as both)")
-        if (data.get("attempts_per_puzzle") or 1) > 1 and not data.get("show_verdict"):
+        k, shown = data.get("attempts_per_puzzle") or 1, bool(data.get("show_verdict"))
+        if retries_tell_the_verdict(attempts_per_puzzle=k, show_verdict=shown):
             self.add_error("attempts_per_puzzle", RETRIES_NEED_VERDICTS)
         return data
 

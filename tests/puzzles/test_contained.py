@@ -9,7 +9,6 @@ import pytest
 from PIL import Image, UnidentifiedImageError
 
 from puzzles.contained import (
-    JSON_MAX_BYTES,
     Refused,
     nesting,
     output_path,
@@ -129,9 +128,14 @@ def test_a_hard_link_a_fifo_and_an_image_format_past_the_published_ones_are_refu
         read_image(root, root / "a.tiff")
 
 
-def test_json_is_capped_at_16_mib():
+def test_json_is_capped_at_16_mib_by_default(tmp_path):
     """64 MiB of JSON took ~850 MB to parse; the published files are a few MB."""
-    assert JSON_MAX_BYTES == 16 * 1024 * 1024
+    at_cap, over = tmp_path / "at.json", tmp_path / "over.json"
+    at_cap.write_bytes(b'"' + b"a" * (16 * 1024 * 1024 - 2) + b'"')
+    over.write_bytes(b'"' + b"a" * (16 * 1024 * 1024 - 1) + b'"')
+    assert len(read_json(tmp_path, at_cap)) == 16 * 1024 * 1024 - 2
+    with pytest.raises(Refused, match="16,777,217 bytes, over the 16,777,216 read"):
+        read_json(tmp_path, over)
 
 
 def test_a_name_is_capped_in_bytes_not_characters():
