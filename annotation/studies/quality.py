@@ -27,8 +27,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.live.attempts import last_heard
-from annotation.live.scoring import TIME_UP_EARLY_MS
 from annotation.models import Attempt, AuditLog, Enrollment, Event, Flag, Study
+from annotation.reporting.reports import submitted_late
 from annotation.reporting.wording import fmt_seconds
 from annotation.studies.access import CROWD_IDS, PERSON_IDS
 from puzzles.answer_marks import answer_marks
@@ -314,6 +314,7 @@ def annotator_attempts(*, enrollment: Enrollment) -> list[dict]:
     attempts = list(
         Attempt.objects.filter(study=study, participant_id=enrollment.participant_id)
         .select_related("puzzle")
+        .annotate(late=submitted_late(study.time_limit_s))
         .order_by("created_at")
     )
     images = thumbnail_urls([a.puzzle for a in attempts])
@@ -327,7 +328,7 @@ def annotator_attempts(*, enrollment: Enrollment) -> list[dict]:
                 "attempt": attempt,
                 "puzzle": attempt.puzzle,
                 "instruction": public.get("instruction") or get_type(attempt.puzzle.type).instruction,
-                "state": _attempt_state(attempt, limit_s=study.time_limit_s),
+                "state": _attempt_state(attempt),
                 "times": _attempt_times(attempt),
                 "marks": marks.get(attempt.pk, []),
                 "image_url": images.get(attempt.puzzle_id),
@@ -358,24 +359,16 @@ def _attempt_times(attempt: Attempt) -> str:
     return f"{fmt_seconds(attempt.active_ms)} · {seconds_text(attempt.wall_ms)}"
 
 
-def _attempt_state(attempt: Attempt, *, limit_s: int | None) -> str:
-    """The report's words: correct, wrong, timed out (reports.submitted_late), expired, open."""
+def _attempt_state(attempt: Attempt) -> str:
+    """The report's words: correct, wrong, timed out (reports.submitted_late, annotated as late),
+    expired, open."""
     if attempt.submitted_at is not None:
         if attempt.correct:
             return "correct"
-        return "timed out" if _submitted_late(attempt, limit_s=limit_s) else "wrong"
+        return "timed out" if attempt.late else "wrong"
     if attempt.abandoned_at is not None:
         return "expired"
     return "open"
-
-
-def _submitted_late(attempt: Attempt, *, limit_s: int | None) -> bool:
-    """The report's time-out rule for one attempt: its submit reached the server within
-    TIME_UP_EARLY_MS of the study's time limit or after it, counted from serving the puzzle."""
-    if not limit_s or attempt.submitted_at is None:
-        return False
-    served = attempt.served_at or attempt.created_at
-    return attempt.submitted_at >= served + timedelta(milliseconds=limit_s * 1000 - TIME_UP_EARLY_MS)
 
 
 def enrollment_exclude(*, enrollment: Enrollment, by, reason: str) -> None:
