@@ -168,8 +168,8 @@ def _check_details(details: Mapping[str, object]) -> None:
 
 
 RETRIES_NEED_VERDICTS = (
-    "more than one attempt per puzzle needs verdicts shown: a retry comes only after a wrong answer, so "
-    "offering one with verdicts hidden tells people they were wrong (show verdicts, or allow 1 attempt)"
+    "More than one attempt per puzzle needs verdicts shown: a retry comes only after a wrong answer, so "
+    "offering one with verdicts hidden tells people they were wrong (show verdicts, or allow 1 attempt)."
 )
 
 
