@@ -56,6 +56,7 @@ from annotation.reporting.wording import (
     fmt_count,
     fmt_interval,
     fmt_pct,
+    fmt_people,
     interval_note,
     is_number,
     motion_rule_line,
@@ -149,11 +150,15 @@ def summary_rows(report: StudyReport) -> list[list[Any]]:
 
 
 def _people_rows(report: StudyReport) -> list[list[Any]]:
-    """Annotators, and people's means over types and pooled figures with their intervals."""
+    """Annotators, and people's means over types and pooled figures with their intervals, each
+    with the method of its interval."""
     overall = report["overall"]
     k = study_k(report)
-    method = report["intervals"]["method"]
-    clustered = f"; 95% interval clustered by annotator ({method})" if method else ""
+
+    def how(method: str) -> str:
+        people = fmt_people(overall["ci_people"])
+        return f"; 95% interval clustered by annotator: {method}, n = {people} effective people" if method else ""
+
     types = len([row for row in report["types"] if is_number(row["pass1"])])
     answers = overall["attempts"]
     rows: list[list[Any]] = [
@@ -166,7 +171,7 @@ def _people_rows(report: StudyReport) -> list[list[Any]]:
             overall["mean_ci_low"],
             overall["mean_ci_high"],
             types,
-            f"unweighted mean of the types' Pass@1; n: types{clustered}",
+            f"unweighted mean of the types' Pass@1; n: types{how(overall['mean_ci_method'])}",
         ],
         [
             "people",
@@ -175,7 +180,7 @@ def _people_rows(report: StudyReport) -> list[list[Any]]:
             overall["ci_low"],
             overall["ci_high"],
             answers,
-            f"correct / answers; n: answers{clustered}",
+            f"correct / answers; n: answers{how(overall['ci_method'])}",
         ],
         [
             "people",
@@ -196,7 +201,8 @@ def _people_rows(report: StudyReport) -> list[list[Any]]:
                 overall["mean_pass_k_ci_low"],
                 overall["mean_pass_k_ci_high"],
                 types,
-                f"solved within the first {k} attempts; unweighted mean of the types; n: types{clustered}",
+                f"solved within the first {k} attempts; unweighted mean of the types; n: types"
+                f"{how(overall['mean_pass_k_ci_method'])}",
             ],
             [
                 "people",
@@ -205,7 +211,7 @@ def _people_rows(report: StudyReport) -> list[list[Any]]:
                 overall["pass_k_ci_low"],
                 overall["pass_k_ci_high"],
                 answers,
-                f"solved within the first {k} attempts / answers; n: answers{clustered}",
+                f"solved within the first {k} attempts / answers; n: answers{how(overall['pass_k_ci_method'])}",
             ],
         ]
     return rows

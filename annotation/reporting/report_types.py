@@ -37,6 +37,8 @@ class TypeRow(TypedDict):
     pass1: float | None
     ci_low: float | None
     ci_high: float | None
+    ci_method: str  # one of stats.INTERVAL_METHODS, "" without answers
+    ci_people: float | None  # effective number of people (Kish) behind the interval
     wilson_low: float | None
     wilson_high: float | None
     submitted: int
@@ -54,6 +56,7 @@ class TypeRow(TypedDict):
     pass_k: float | None
     pass_k_ci_low: float | None
     pass_k_ci_high: float | None
+    pass_k_ci_method: str
     no_input: int
 
 
@@ -63,6 +66,7 @@ class Overall(TypedDict):
     mean_pass1_over_types: float | None
     mean_ci_low: float | None
     mean_ci_high: float | None
+    mean_ci_method: str
     attempts: int
     puzzles: int
     correct: int
@@ -73,20 +77,25 @@ class Overall(TypedDict):
     pass1_pooled: float | None
     ci_low: float | None
     ci_high: float | None
+    ci_method: str
+    ci_people: float | None  # effective number of people over every type
     wilson_low: float | None
     wilson_high: float | None
     k: int
     mean_pass_k_over_types: float | None
     mean_pass_k_ci_low: float | None
     mean_pass_k_ci_high: float | None
+    mean_pass_k_ci_method: str
     pass_k_pooled: float | None
     pass_k_ci_low: float | None
     pass_k_ci_high: float | None
+    pass_k_ci_method: str
     no_input: int
 
 
 class Intervals(TypedDict):
-    """How the clustered intervals were made."""
+    """How the intervals were made: the cluster bootstrap where enough people answered, else the
+    exact interval over effective people (each cell's own method is beside it)."""
 
     method: str
     level: float
@@ -95,6 +104,8 @@ class Intervals(TypedDict):
     exact: bool  # every distinct resample, weighted by its probability
     resamples: int  # distinct resamples when exact, else draws
     seed: int | None
+    min_people_for_bootstrap: int  # fewer people in a cell: few_people_method
+    few_people_method: str
 
 
 class Agreement(TypedDict):

@@ -12,12 +12,16 @@ Counting rules (written into every report's `rules`):
   answer is not correct and its submit reached the server within 5 s of the limit or after it (the
   page submits what is there when the limit runs out, the window the scoring gives the page's own
   submit); a time-out counts as not solved, like a wrong answer, and is counted apart from them;
-- intervals (95%) are clustered by annotator: percentile intervals of a cluster bootstrap over
-  annotators (each resample draws the annotators with replacement and keeps all of each one's
-  answers), exact (every distinct resample, weighted by its probability) with 7 annotators or
-  fewer, else 2000 resamples with the fixed seed 14; the mean over types and the pooled Pass@1 get
-  theirs from the same resamples; a type answered by fewer than 2 annotators gets none (the Wilson
-  interval, which takes answers as independent, stays in the data as wilson_low/high);
+- intervals (95%) are clustered by annotator, each with its method beside it (`ci_method`): where
+  10 people or more answered, percentile intervals of a cluster bootstrap over annotators (each
+  resample draws the annotators with replacement and keeps all of each one's answers; 2000
+  resamples with the fixed seed 14, or every distinct resample when there are few enough); the mean
+  over types and the pooled Pass@1 get theirs from the same resamples. Where fewer people answered
+  (few participants), or where every resample gives the same share (no spread between people), the
+  interval is Clopper-Pearson's exact one taking each person as one observation: n the effective
+  number of people (Kish: (sum m)^2 / sum m^2 over people with m answers), successes the share
+  times n; it is never of zero width (the Wilson interval, which takes answers as independent,
+  stays in the data as wilson_low/high);
 - an answer whose first attempt has no input evidence (semantic actions without the raw pointer or
   key input a person's hand leaves on the page) is left out too, and counted per type and overall
   as `no_input` ("excluded: n without input evidence"); nor can such an attempt solve within k;
@@ -70,13 +74,17 @@ from annotation.reporting.report_types import (
 )
 from annotation.reporting.stats import (
     BOOTSTRAP_SEED,
+    FEW_PEOPLE,
+    MIN_PEOPLE_FOR_BOOTSTRAP,
     ClusterBootstrap,
     ClusterIntervals,
+    effective_people,
     fleiss_kappa_binary,
     gwet_ac1,
     krippendorff_alpha_nominal,
     mean_pass_at_k,
     median_iqr,
+    people_interval,
     percent_agreement,
     wilson_interval,
 )
@@ -147,7 +155,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> StudyReport:
         "public_truth_puzzles": _public_truth(study, pool),
         "no_input_beside_pool": _no_input_beside_pool(study),
         "types": types,
-        "overall": _overall(types, k, pass1, pass_k),
+        "overall": _overall(types, k, boot, pass1, pass_k),
         "intervals": _intervals(boot),
         "agreement": _agreement(counted) if study.overlap >= 2 else None,
         "agents": agents_on(pool),
@@ -178,6 +186,8 @@ def _intervals(boot: ClusterBootstrap) -> Intervals:
         "exact": boot.exact,  # every distinct resample, weighted by its probability
         "resamples": boot.resamples,  # distinct resamples when exact, else draws
         "seed": None if boot.exact else BOOTSTRAP_SEED,
+        "min_people_for_bootstrap": MIN_PEOPLE_FOR_BOOTSTRAP,
+        "few_people_method": FEW_PEOPLE,
     }
 
 
@@ -322,6 +332,8 @@ def _type_row(name: str, rows: list[Answer], k: int) -> TypeRow:
         "pass1": correct / len(submitted) if submitted else None,
         "ci_low": None,
         "ci_high": None,
+        "ci_method": "",
+        "ci_people": None,
         "wilson_low": low if submitted else None,
         "wilson_high": high if submitted else None,
         "submitted": len(submitted),
@@ -339,6 +351,7 @@ def _type_row(name: str, rows: list[Answer], k: int) -> TypeRow:
         "pass_k": (within_k / len(submitted)) if k > 1 and submitted else None,
         "pass_k_ci_low": None,
         "pass_k_ci_high": None,
+        "pass_k_ci_method": "",
         "no_input": no_input,
     }
 
@@ -346,8 +359,10 @@ def _type_row(name: str, rows: list[Answer], k: int) -> TypeRow:
 def _clustered(
     answers: list[Answer], rows: list[TypeRow], k: int
 ) -> tuple[ClusterBootstrap, ClusterIntervals, ClusterIntervals | None]:
-    """The cluster bootstrap over the annotators of the counted answers; its intervals of Pass@1
-    (and of Pass@k with k > 1) go into the type rows, and are returned for the overall figures."""
+    """The cluster bootstrap over the annotators of the counted answers; the intervals of Pass@1
+    (and of Pass@k with k > 1) go into the type rows, each the bootstrap's where enough people
+    answered the type, else the exact one over people (stats.people_interval); the bootstrap's
+    are returned for the overall figures."""
     submitted = [a for a in answers if a["submitted"]]
     people = {p: i for i, p in enumerate(sorted({a["participant"] for a in submitted}))}
     columns = {row["type"]: j for j, row in enumerate(rows)}
@@ -366,15 +381,22 @@ def _clustered(
     pass1 = boot.intervals(solved)
     pass_k = boot.intervals(within_k) if k > 1 else None
     for j, row in enumerate(rows):
-        row["ci_low"], row["ci_high"] = pass1.columns[j]
+        sizes = trials[:, j]
+        row["ci_low"], row["ci_high"], row["ci_method"] = people_interval(row["pass1"], sizes, pass1.columns[j])
+        row["ci_people"] = effective_people(sizes) if row["pass1"] is not None else None
         if pass_k is not None:
-            row["pass_k_ci_low"], row["pass_k_ci_high"] = pass_k.columns[j]
+            row["pass_k_ci_low"], row["pass_k_ci_high"], row["pass_k_ci_method"] = people_interval(
+                row["pass_k"], sizes, pass_k.columns[j]
+            )
     return boot, pass1, pass_k
 
 
-def _overall(rows: list[TypeRow], k: int, pass1: ClusterIntervals, pass_k: ClusterIntervals | None) -> Overall:
+def _overall(
+    rows: list[TypeRow], k: int, boot: ClusterBootstrap, pass1: ClusterIntervals, pass_k: ClusterIntervals | None
+) -> Overall:
     """Every type together: the mean over types (each type weighs the same, as published) and the
-    pooled figures, with their clustered intervals, and the outcomes counted."""
+    pooled figures, with their intervals (the bootstrap's with enough people, else the exact ones
+    over every person's answers), and the outcomes counted."""
 
     def total(key: Counted) -> int:
         return sum(row[key] or 0 for row in rows)
@@ -382,10 +404,16 @@ def _overall(rows: list[TypeRow], k: int, pass1: ClusterIntervals, pass_k: Clust
     answered = [row for row in rows if row["pass1"] is not None]
     attempts, correct = total("attempts"), total("correct")
     low, high = wilson_interval(correct, attempts)
+    sizes = boot.trials.sum(axis=1)  # each person's answers over every type
+    mean = _mean([r["pass1"] for r in answered])
+    pooled = correct / attempts if attempts else None
+    mean_low, mean_high, mean_method = people_interval(mean, sizes, pass1.mean)
+    pooled_low, pooled_high, pooled_method = people_interval(pooled, sizes, pass1.pooled)
     overall: Overall = {
-        "mean_pass1_over_types": _mean([r["pass1"] for r in answered]),
-        "mean_ci_low": pass1.mean[0],
-        "mean_ci_high": pass1.mean[1],
+        "mean_pass1_over_types": mean,
+        "mean_ci_low": mean_low,
+        "mean_ci_high": mean_high,
+        "mean_ci_method": mean_method,
         "attempts": attempts,
         "puzzles": total("puzzles"),
         "correct": correct,
@@ -393,29 +421,39 @@ def _overall(rows: list[TypeRow], k: int, pass1: ClusterIntervals, pass_k: Clust
         "timed_out": total("timed_out"),
         "not_submitted": total("not_submitted"),
         "started": total("started"),
-        "pass1_pooled": correct / attempts if attempts else None,
-        "ci_low": pass1.pooled[0],
-        "ci_high": pass1.pooled[1],
+        "pass1_pooled": pooled,
+        "ci_low": pooled_low,
+        "ci_high": pooled_high,
+        "ci_method": pooled_method,
+        "ci_people": effective_people(sizes) if attempts else None,
         "wilson_low": low if attempts else None,
         "wilson_high": high if attempts else None,
         "k": k,
         "mean_pass_k_over_types": None,
         "mean_pass_k_ci_low": None,
         "mean_pass_k_ci_high": None,
+        "mean_pass_k_ci_method": "",
         "pass_k_pooled": None,
         "pass_k_ci_low": None,
         "pass_k_ci_high": None,
+        "pass_k_ci_method": "",
         "no_input": total("no_input"),
     }
     if pass_k is not None and answered:
+        mean_k = _mean([r["pass_k"] for r in answered])
+        pooled_k = total("correct_within_k") / attempts
+        mean_k_low, mean_k_high, mean_k_method = people_interval(mean_k, sizes, pass_k.mean)
+        pooled_k_low, pooled_k_high, pooled_k_method = people_interval(pooled_k, sizes, pass_k.pooled)
         overall.update(
             {
-                "mean_pass_k_over_types": _mean([r["pass_k"] for r in answered]),
-                "mean_pass_k_ci_low": pass_k.mean[0],
-                "mean_pass_k_ci_high": pass_k.mean[1],
-                "pass_k_pooled": total("correct_within_k") / attempts,
-                "pass_k_ci_low": pass_k.pooled[0],
-                "pass_k_ci_high": pass_k.pooled[1],
+                "mean_pass_k_over_types": mean_k,
+                "mean_pass_k_ci_low": mean_k_low,
+                "mean_pass_k_ci_high": mean_k_high,
+                "mean_pass_k_ci_method": mean_k_method,
+                "pass_k_pooled": pooled_k,
+                "pass_k_ci_low": pooled_k_low,
+                "pass_k_ci_high": pooled_k_high,
+                "pass_k_ci_method": pooled_k_method,
             }
         )
     return overall

@@ -52,6 +52,116 @@ def mean_pass_at_k(counts: list[tuple[int, int]], k: int) -> float:
     return sum(pass_at_k(n, c, k) for n, c in counts) / len(counts)
 
 
+# --- exact intervals for few people ---------------------------------------------------------
+
+
+def regularized_beta(x: float, a: float, b: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), a, b > 0, by its continued fraction
+    (modified Lentz; Numerical Recipes 6.4): the beta distribution's CDF at x."""
+    if a <= 0 or b <= 0 or not 0.0 <= x <= 1.0:
+        raise ValueError(f"need a, b > 0 and 0 <= x <= 1, got a={a}, b={b}, x={x}")
+    if x in (0.0, 1.0):
+        return x
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(x, a, b) / a
+    return 1.0 - front * _beta_fraction(1.0 - x, b, a) / b
+
+
+def _beta_fraction(x: float, a: float, b: float) -> float:
+    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 1000):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return result
+
+
+def beta_quantile(q: float, a: float, b: float) -> float:
+    """The q-quantile of the Beta(a, b) distribution, by bisection on regularized_beta (to 1e-12)."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"need 0 <= q <= 1, got {q}")
+    low, high = 0.0, 1.0
+    while high - low > 1e-12:
+        middle = (low + high) / 2
+        if regularized_beta(middle, a, b) < q:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def clopper_pearson(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """The Clopper-Pearson (exact binomial) interval of successes out of n, through the beta
+    quantiles, so that both may be effective (non-integer) counts as in Korn and Graubard (1998);
+    (0.0, 1.0) when n is 0."""
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
+    if n == 0:
+        return 0.0, 1.0
+    tail = (1 - level) / 2
+    low = 0.0 if successes == 0 else beta_quantile(tail, successes, n - successes + 1)
+    high = 1.0 if successes == n else beta_quantile(1 - tail, successes + 1, n - successes)
+    return low, high
+
+
+def effective_people(answers_per_person: Sequence[float] | np.ndarray) -> float:
+    """Kish's effective number of clusters, (sum m)^2 / sum m^2 over people with m answers: the
+    sample size of a share when each person's answers move together (intra-class correlation 1,
+    the largest design effect). Equal to the number of people when all answered as many."""
+    sizes = np.asarray(answers_per_person, dtype=float)
+    sizes = sizes[sizes > 0]
+    return float(sizes.sum() ** 2 / (sizes * sizes).sum()) if len(sizes) else 0.0
+
+
+# Each interval's method. The cluster bootstrap needs enough people to see the spread between
+# them: with fewer than MIN_PEOPLE_FOR_BOOTSTRAP in a cell (or when every resample gives the same
+# share, so that it would print a zero-width interval) the exact interval over effective people
+# is used instead.
+MIN_PEOPLE_FOR_BOOTSTRAP = 10
+BY_BOOTSTRAP = "cluster bootstrap"
+FEW_PEOPLE = "Clopper-Pearson over people (few participants)"
+NO_SPREAD = "Clopper-Pearson over people (no spread between people)"
+INTERVAL_METHODS = (BY_BOOTSTRAP, FEW_PEOPLE, NO_SPREAD)
+
+
+def people_interval(
+    share: float | None,
+    answers_per_person: Sequence[float] | np.ndarray,
+    bootstrapped: tuple[float | None, float | None],
+) -> tuple[float | None, float | None, str]:
+    """(low, high, method) of a share: the bootstrap's interval where at least
+    MIN_PEOPLE_FOR_BOOTSTRAP people answered and it has a width, else few_people_interval;
+    (None, None, "") without a share."""
+    if share is None:
+        return None, None, ""
+    people = int((np.asarray(answers_per_person) > 0).sum())
+    low, high = bootstrapped
+    if people >= MIN_PEOPLE_FOR_BOOTSTRAP and low is not None and high is not None and high > low:
+        return low, high, BY_BOOTSTRAP
+    low, high = few_people_interval(share, answers_per_person)
+    return low, high, FEW_PEOPLE if people < MIN_PEOPLE_FOR_BOOTSTRAP else NO_SPREAD
+
+
+def few_people_interval(share: float, answers_per_person: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """A share's 95% interval taking each person as one observation: Clopper-Pearson on the
+    effective number of people n (effective_people), with share x n successes."""
+    n = effective_people(answers_per_person)
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"a share is between 0 and 1, got {share}")
+    return clopper_pearson(min(share * n, n), n)
+
+
 # --- agreement -----------------------------------------------------------------------------
 
 

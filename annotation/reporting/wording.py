@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TypeGuard
 
 from annotation.reporting.report_types import AgentSummary, AgentTypeRow, MotionRow, Overall, StudyReport, TypeRow
+from annotation.reporting.stats import BY_BOOTSTRAP, FEW_PEOPLE, NO_SPREAD
 
 DASH = "–"
 # The per-type CSV: one row per type, no summary rows (those are the summary CSV's, SUMMARY_COLUMNS).
@@ -24,6 +25,8 @@ CSV_TYPE_COLUMNS = (
     "pass1",
     "ci_low",
     "ci_high",
+    "ci_method",
+    "ci_people",
     "wilson_low",
     "wilson_high",
     "k",
@@ -31,6 +34,7 @@ CSV_TYPE_COLUMNS = (
     "pass_k",
     "pass_k_ci_low",
     "pass_k_ci_high",
+    "pass_k_ci_method",
     "submission_rate",
     "wall_median_ms",
     "wall_q1_ms",
@@ -44,7 +48,7 @@ CSV_TYPE_COLUMNS = (
 SUMMARY_COLUMNS = ("section", "measure", "value", "ci_low", "ci_high", "n", "method")
 # Decimals a CSV keeps: proportions and agreement 4, milliseconds none, means of counts 2; counts
 # are integers. A column not named here: 4.
-CSV_DIGITS = {"mean_actions": 2} | {c: 0 for c in CSV_TYPE_COLUMNS if c.endswith("_ms")}
+CSV_DIGITS = {"mean_actions": 2, "ci_people": 2} | {c: 0 for c in CSV_TYPE_COLUMNS if c.endswith("_ms")}
 PROPORTION_DIGITS = 4
 
 
@@ -55,6 +59,7 @@ def type_table_headers(k: int = 1) -> list[str]:
         "Type",
         "Pass@1 [95% CI]",
         *pass_k,
+        "95% CI method",
         "Correct",
         "Wrong",
         "Timed out",
@@ -187,12 +192,43 @@ def interval_note(report: StudyReport) -> str:
         how = f"every one of the {fmt_count(method['resamples'])} distinct resamples of {annotators}, exact"
     else:
         how = f"{fmt_count(method['resamples'])} resamples of {annotators}, seed {method['seed']}"
+    least = fmt_count(method["min_people_for_bootstrap"])
     return (
-        "95% intervals in brackets are clustered by annotator: percentile intervals of a cluster "
-        f"bootstrap over annotators ({how}), each resample keeping all of a drawn person's answers, "
-        "so that one person's many answers do not count as independent; none where fewer than "
-        "2 annotators answered."
+        "95% intervals in brackets are clustered by annotator, each with its method beside it. Where "
+        f"{least} people or more answered: percentile intervals of a cluster bootstrap over annotators ({how}), "
+        "each resample keeping all of a drawn person's answers, so that one person's many answers do not "
+        f"count as independent. Where fewer than {least} answered (few participants), or every resample "
+        "gives the same share (no spread): Clopper-Pearson's exact interval taking each person as one "
+        "observation, over the effective number of people (n in the method), so that it is wide when "
+        "people are few and never of zero width."
     )
+
+
+def fmt_people(value: float | None) -> str:
+    """An effective number of people: whole when it is, else with one decimal ("3", "4.6")."""
+    if not is_number(value):
+        return DASH
+    return fmt_count(value) if abs(value - round(value)) < 0.05 else fmt_number(value)
+
+
+def fmt_ci_method(method: str, people: float | None) -> str:
+    """An interval's method in a few words, with the people behind it ("exact, n = 3: few
+    participants"); "–" without an interval."""
+    if method == BY_BOOTSTRAP:
+        return f"bootstrap, {fmt_people(people)} people"
+    if method == FEW_PEOPLE:
+        return f"exact, n = {fmt_people(people)}: few participants"
+    if method == NO_SPREAD:
+        return f"exact, n = {fmt_people(people)}: no spread"
+    return DASH
+
+
+def row_ci_method(row: TypeRow, k: int) -> str:
+    """A type's interval method; Pass@k's too when it differs from Pass@1's."""
+    text = fmt_ci_method(row["ci_method"], row["ci_people"])
+    if k > 1 and row["pass_k_ci_method"] and row["pass_k_ci_method"] != row["ci_method"]:
+        text += f"; Pass@{k}: {fmt_ci_method(row['pass_k_ci_method'], row['ci_people'])}"
+    return text
 
 
 # --- reading the report -----------------------------------------------------------------------
@@ -277,6 +313,7 @@ def type_row_cells(row: TypeRow, k: int = 1) -> list[str]:
         type_name(row),
         fmt_pass1(row["pass1"], row["ci_low"], row["ci_high"]),
         *pass_k,
+        row_ci_method(row, k),
         fmt_count(row["correct"]),
         fmt_count(row["wrong"]),
         fmt_count(row["timed_out"]),
@@ -307,6 +344,7 @@ def overall_row_cells(report: StudyReport, k: int = 1) -> list[str]:
     cells = [
         "All types",
         *(f"mean {mean}" if mean != DASH else DASH for mean in means),
+        fmt_ci_method(overall["mean_ci_method"], overall["ci_people"]),
         fmt_count(overall["correct"]),
         fmt_count(overall["wrong"]),
         fmt_count(overall["timed_out"]),
@@ -320,11 +358,13 @@ def overall_lines(report: StudyReport) -> list[str]:
     and the answers left out, as sentences."""
     overall = report["overall"]
     k = study_k(report)
+    people = overall["ci_people"]
     lines = [
-        f"Mean Pass@1 over types: {fmt_mean_pass1(overall)} (each type weighs the same).",
+        f"Mean Pass@1 over types: {fmt_mean_pass1(overall)} (each type weighs the same; "
+        f"{fmt_ci_method(overall['mean_ci_method'], people)}).",
         f"Pooled Pass@1: {fmt_pass1(overall['pass1_pooled'], overall['ci_low'], overall['ci_high'])}"
         f" — {fmt_count(overall['correct'])} of {fmt_count(overall['attempts'])} answers "
-        f"on {fmt_count(overall['puzzles'])} puzzles.",
+        f"on {fmt_count(overall['puzzles'])} puzzles ({fmt_ci_method(overall['ci_method'], people)}).",
     ]
     if k > 1:
         pooled_k = fmt_pass1(overall["pass_k_pooled"], overall["pass_k_ci_low"], overall["pass_k_ci_high"])

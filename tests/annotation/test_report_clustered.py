@@ -101,11 +101,9 @@ def test_three_annotators_on_four_puzzles_by_hand(puzzles):
     assert overall["mean_pass1_over_types"] == pytest.approx((5 / 6 + 1 / 2) / 2)  # 2/3
     assert overall["pass1_pooled"] == pytest.approx(8 / 12)
 
-    # Clustered intervals: a cluster bootstrap over the 3 annotators who answered (d answered
-    # nothing), exact: the C(5, 3) = 10 distinct resamples of 3 from {a, b, c}, weighted by their
-    # multinomial probability (1, 3 or 6 in 27). Everyone answered 2 of each type, so a
-    # resample's rate is the mean of its annotators' rates; all-a and all-c each weigh
-    # 1/27 = 3.7% > 2.5%, so each 95% interval runs from the lowest annotator to the highest.
+    # Intervals: 3 annotators answered (d answered nothing), fewer than the bootstrap's 10, so each
+    # is Clopper-Pearson's exact interval taking each person as one observation. Everyone answered
+    # 2 of each type: n = (2+2+2)^2 / (4+4+4) = 3 effective people, successes = Pass@1 x 3.
     assert report["intervals"] == {
         "method": "cluster bootstrap over annotators",
         "level": 0.95,
@@ -114,13 +112,19 @@ def test_three_annotators_on_four_puzzles_by_hand(puzzles):
         "exact": True,
         "resamples": 10,
         "seed": None,
+        "min_people_for_bootstrap": 10,
+        "few_people_method": "Clopper-Pearson over people (few participants)",
     }
-    # Dice_Count per annotator: a 1, b 1, c 1/2 -> [1/2, 1]. Object_Match: a 1, b 1/2, c 0 -> [0, 1].
-    assert (dice["ci_low"], dice["ci_high"]) == pytest.approx((0.5, 1.0))
-    assert (match["ci_low"], match["ci_high"]) == pytest.approx((0.0, 1.0))
-    # Mean over types per annotator: a 1, b 3/4, c 1/4 -> [1/4, 1]; pooled (8 answers each) the same.
-    assert (overall["mean_ci_low"], overall["mean_ci_high"]) == pytest.approx((0.25, 1.0))
-    assert (overall["ci_low"], overall["ci_high"]) == pytest.approx((0.25, 1.0))
+    few = "Clopper-Pearson over people (few participants)"
+    assert (dice["ci_method"], match["ci_method"], dice["ci_people"]) == (few, few, pytest.approx(3.0))
+    # Mean over types and pooled: 2/3 of n = 3 (4 answers each), 2 successes of 3. The upper end p
+    # solves P(X <= 2 | 3, p) = 1 - p^3 = 2.5%: p = 0.975^(1/3) = 0.99160; the lower one solves
+    # P(X >= 2 | 3, p) = 3p^2 - 2p^3 = 2.5%: p = 0.094299.
+    assert (overall["mean_ci_low"], overall["mean_ci_high"]) == pytest.approx((0.094299, 0.975 ** (1 / 3)), abs=1e-6)
+    assert (overall["ci_low"], overall["ci_high"]) == pytest.approx((0.094299, 0.975 ** (1 / 3)), abs=1e-6)
+    assert overall["ci_method"] == overall["mean_ci_method"] == few
+    # Dice_Count 5/6: 2.5 successes of 3 (Korn and Graubard's effective counts), by the beta quantiles.
+    assert (dice["ci_low"], dice["ci_high"]) == pytest.approx((0.176736, 0.999849), abs=1e-6)
     # Wilson's interval, which takes the 6 answers as independent, is kept apart: 5/6 -> [0.4365, 0.9699].
     assert (dice["wilson_low"], dice["wilson_high"]) == pytest.approx((0.4365, 0.9699), abs=1e-4)
 
@@ -140,19 +144,21 @@ def test_three_annotators_on_four_puzzles_by_hand(puzzles):
 
     # The same numbers in the formats.
     md = render(report, "md")
-    assert "| Dice_Count | 83.3% [50.0, 100.0] | 5 | 1 | 0 | 6 / 2 / 3 |" in md
-    assert "| Object_Match | 50.0% [0.0, 100.0] | 3 | 2 | 1 | 6 / 2 / 3 |" in md
-    assert "Mean Pass@1 over types: 66.7% [25.0, 100.0]" in md
+    assert "| Dice_Count | 83.3% [17.7, 100.0] | exact, n = 3: few participants | 5 | 1 | 0 | 6 / 2 / 3 |" in md
+    assert "| Object_Match | 50.0% [3.9, 96.1] | exact, n = 3: few participants | 3 | 2 | 1 | 6 / 2 / 3 |" in md
+    assert "Mean Pass@1 over types: 66.7% [9.4, 99.2]" in md
     assert "13 answers started: 8 correct, 3 wrong, 1 timed out, 1 not submitted" in md
     assert "Percent agreement = 50.0% (n = 4 puzzles)" in md and "Gwet's AC1 = 0.10" in md
     assert "every one of the 10 distinct resamples of 3 annotators, exact" in md
     rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
-    assert [(r["type"], r["pass1"], r["ci_low"], r["ci_high"], r["timed_out"]) for r in rows] == [
-        ("Dice_Count", "0.8333", "0.5", "1", "0"),
-        ("Object_Match", "0.5", "0", "1", "1"),
+    assert [(r["type"], r["pass1"], r["ci_low"], r["ci_high"], r["ci_method"], r["timed_out"]) for r in rows] == [
+        ("Dice_Count", "0.8333", "0.1767", "0.9998", few, "0"),
+        ("Object_Match", "0.5", "0.0387", "0.9613", few, "1"),
     ]
     summary = {r["measure"]: r for r in csv.DictReader(io.StringIO(to_summary_csv(report)))}
-    assert (summary["mean_pass1_over_types"]["value"], summary["mean_pass1_over_types"]["ci_low"]) == ("0.6667", "0.25")
+    mean = summary["mean_pass1_over_types"]
+    assert (mean["value"], mean["ci_low"]) == ("0.6667", "0.0943")
+    assert few in mean["method"]
     assert summary["gwet_ac1"]["value"] == "0.1" and summary["timed_out"]["value"] == "1"
     assert json.loads(render(report, "json"))["overall"]["timed_out"] == 1
     rules = " ".join(report["rules"].split())
@@ -165,7 +171,9 @@ def test_without_a_time_limit_a_late_wrong_answer_is_wrong(puzzles):
     answer(a, puzzles[0], study, W, after_s=600)
     (row,) = study_report(study=study)["types"]
     assert (row["wrong"], row["timed_out"]) == (1, 0)
-    assert (row["ci_low"], row["ci_high"]) == (None, None)  # one annotator: no clustered interval
+    # One annotator, 0 of 1: Clopper-Pearson over 1 person, (0, 1 - 2.5%), never zero width.
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.0, 0.975))
+    assert row["ci_method"] == "Clopper-Pearson over people (few participants)"
     assert row["wilson_high"] == pytest.approx(0.7935, abs=1e-4)  # 0 of 1
 
 
@@ -189,22 +197,25 @@ def test_people_pass_k_with_two_attempts_by_hand(puzzles):
     assert (dice["pass_k"], dice["correct_within_k"], match["pass_k"], match["correct_within_k"]) == (1.0, 2, 0.5, 1)
     overall = report["overall"]
     assert overall["mean_pass_k_over_types"] == pytest.approx(0.75) and overall["pass_k_pooled"] == pytest.approx(0.75)
-    # Clustered, exact with 2 annotators: resamples b1b1 1/4, b1b2 1/2, b2b2 1/4.
-    # Pass@2 Dice_Count: 1, 1 -> [1, 1]. Object_Match: b1 1, b2 0 -> 1, 1/2, 0 -> [0, 1].
-    # Mean over types: b1 1, b2 1/2 -> 1, 3/4, 1/2 -> [1/2, 1]; pooled (2 answers each) the same.
-    assert (dice["pass_k_ci_low"], dice["pass_k_ci_high"]) == pytest.approx((1.0, 1.0))
-    assert (match["pass_k_ci_low"], match["pass_k_ci_high"]) == pytest.approx((0.0, 1.0))
-    assert (overall["mean_pass_k_ci_low"], overall["mean_pass_k_ci_high"]) == pytest.approx((0.5, 1.0))
-    assert (overall["pass_k_ci_low"], overall["pass_k_ci_high"]) == pytest.approx((0.5, 1.0))
+    # Two annotators, each one answer per type: Clopper-Pearson over n = 2 people.
+    # Pass@2 Dice_Count 2 of 2: lower p^2 = 2.5%, p = 0.1581. Object_Match 1 of 2: lower
+    # 1 - (1 - p)^2 = 2.5%, p = 1 - 0.975^(1/2) = 0.012579, upper its mirror.
+    # Mean over types and pooled 3/4, 2 answers each (n = 2): 1.5 of 2, by the beta quantiles.
+    assert (dice["pass_k_ci_low"], dice["pass_k_ci_high"]) == pytest.approx((0.025**0.5, 1.0))
+    assert (match["pass_k_ci_low"], match["pass_k_ci_high"]) == pytest.approx((1 - 0.975**0.5, 0.975**0.5))
+    three_quarters_of_two = pytest.approx((0.060830, 0.999783), abs=1e-6)
+    assert (overall["mean_pass_k_ci_low"], overall["mean_pass_k_ci_high"]) == three_quarters_of_two
+    assert (overall["pass_k_ci_low"], overall["pass_k_ci_high"]) == three_quarters_of_two
+    assert dice["pass_k_ci_method"] == overall["pass_k_ci_method"] == "Clopper-Pearson over people (few participants)"
     # Every format carries it.
     md = render(report, "md")
     assert "| Type | Pass@1 [95% CI] | Pass@2 [95% CI] |" in md
-    assert "| Dice_Count | 50.0% [0.0, 100.0] | 100.0% [100.0, 100.0] |" in md
-    assert "Mean Pass@2 over types: 75.0% [50.0, 100.0]" in md
+    assert "| Dice_Count | 50.0% [1.3, 98.7] | 100.0% [15.8, 100.0] | exact, n = 2: few participants |" in md
+    assert "Mean Pass@2 over types: 75.0% [6.1, 100.0]" in md
     html = render(report, "html")
     assert "Pass@2 [95% CI]" in html and "mean Pass@2 over types" in html
     (dice_csv, match_csv) = csv.DictReader(io.StringIO(render(report, "csv")))
     assert (dice_csv["k"], dice_csv["pass_k"], match_csv["pass_k"]) == ("2", "1", "0.5")
     summary = {r["measure"]: r for r in csv.DictReader(io.StringIO(render(report, "summary.csv")))}
-    assert (summary["mean_pass2_over_types"]["value"], summary["pass2_pooled"]["ci_low"]) == ("0.75", "0.5")
+    assert (summary["mean_pass2_over_types"]["value"], summary["pass2_pooled"]["ci_low"]) == ("0.75", "0.0608")
     assert json.loads(render(report, "json"))["types"][0]["pass_k"] == 1.0

@@ -71,6 +71,8 @@ def sample_report() -> dict:
                 "exact": False,
                 "resamples": 2000,
                 "seed": 14,
+                "min_people_for_bootstrap": 10,
+                "few_people_method": "Clopper-Pearson over people (few participants)",
             },
             "types": [
                 {
@@ -85,6 +87,8 @@ def sample_report() -> dict:
                     "pass1": 0.875,
                     "ci_low": 0.739,
                     "ci_high": 0.946,
+                    "ci_method": "cluster bootstrap",
+                    "ci_people": 11.6,
                     "wilson_low": 0.7394,
                     "wilson_high": 0.9455,
                     "k": 1,
@@ -109,6 +113,7 @@ def sample_report() -> dict:
                 "mean_pass1_over_types": 0.875,
                 "mean_ci_low": 0.739,
                 "mean_ci_high": 0.946,
+                "mean_ci_method": "cluster bootstrap",
                 "attempts": 40,
                 "puzzles": 20,
                 "correct": 35,
@@ -119,6 +124,8 @@ def sample_report() -> dict:
                 "pass1_pooled": 0.875,
                 "ci_low": 0.739,
                 "ci_high": 0.946,
+                "ci_method": "cluster bootstrap",
+                "ci_people": 11.6,
                 "wilson_low": 0.7394,
                 "wilson_high": 0.9455,
                 "k": 1,
@@ -390,7 +397,7 @@ def test_the_summary_csv_holds_the_means_with_intervals_outcomes_agreement_and_a
     summary = summary_of(sample_report())
     mean = summary[("people", "mean_pass1_over_types")]
     assert (mean["value"], mean["ci_low"], mean["ci_high"], mean["n"]) == ("0.875", "0.739", "0.946", "1")
-    assert "clustered by annotator" in mean["method"]
+    assert "clustered by annotator: cluster bootstrap, n = 11.6 effective people" in mean["method"]
     assert summary[("people", "pass1_pooled_wilson")]["ci_low"] == "0.7394"
     outcomes = {m: summary[("outcomes", m)]["value"] for m in ("correct", "wrong", "timed_out", "not_submitted")}
     assert outcomes == {"correct": "35", "wrong": "3", "timed_out": "2", "not_submitted": "1"}
@@ -436,7 +443,7 @@ def test_with_one_attempt_allowed_there_is_no_pass_k_column():
     md = to_markdown(sample_report())
     header = next(line for line in md.splitlines() if line.startswith("| Type | Pass@1"))
     assert header.count("[95% CI]") == 1 and "Pass@3" not in md
-    assert "Pass@1 [95% CI]</th><th>Correct" in to_html(sample_report())
+    assert "Pass@1 [95% CI]</th><th>95% CI method</th><th>Correct" in to_html(sample_report())
 
 
 # --- time-outs apart from wrong answers -----------------------------------------------------------
@@ -446,7 +453,7 @@ def test_time_outs_are_told_apart_from_wrong_answers_in_every_format():
     report = sample_report()
     md = to_markdown(report)
     assert "| Wrong | Timed out |" in md
-    assert "| Bingo | 87.5% [73.9, 94.6] | 35 | 3 | 2 | 40 / 20 / 12 |" in md
+    assert "| Bingo | 87.5% [73.9, 94.6] | bootstrap, 11.6 people | 35 | 3 | 2 | 40 / 20 / 12 |" in md
     assert "Outcomes of 41 answers started: 35 correct, 3 wrong, 2 timed out, 1 not submitted." in md
     assert "time limit 60 s per puzzle" in md
     html = to_html(report)
