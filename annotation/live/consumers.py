@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import time
 import weakref
 
@@ -31,7 +32,13 @@ from annotation.models import Attempt
 logger = logging.getLogger(__name__)
 HOLD_TICK_S = 0.1
 DRAIN_S = 5.0
-MAX_INBOX = 200  # batches waiting for their write; a page sends about ten a second
+# Bytes of frames waiting for their write. A page keeps a window of 32 batches in flight (static/
+# arena/events.js), at most 256 KiB each; an older page resends its whole backlog at once, and a
+# minute of a moving pointer (600 batches of about 700 bytes) is under 1 MiB.
+MAX_INBOX_BYTES = 8 * 2**20
+# The number of a batch as the page writes it (JSON.stringify keeps this order): read without
+# parsing, so a resend of what is already held is answered at once, never queued for a write.
+_SEQ_AT_START = re.compile(rb'\{"type":\s*"batch",\s*"seq":\s*(\d{1,9})[,}]')
 # Close codes the WebSocket library accepts from an application (1000 or 3000-4999; 1011 and
 # 1013 raise inside daphne and leave the socket open and silent). The page reconnects on both.
 RETRY_LATER = 4011  # the server could not store a batch or look the attempt up: try again
@@ -120,6 +127,9 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         self.hold_task: asyncio.Task | None = None
         self.gap_task: asyncio.Task | None = None  # kept referenced while it waits
         self.inbox: asyncio.Queue = asyncio.Queue()
+        self.inbox_bytes = 0
+        self.acked = 0  # the attempt's acknowledged seq, as this socket last heard or said it
+        self.submitted: dict | None = None  # the submitted frame, once this socket sent one
         self.writer = asyncio.create_task(self._write_all())
         uid = self.scope["url_route"]["kwargs"]["uid"]
         try:
@@ -141,6 +151,8 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             await self._send({"type": "error", "code": "closed", "message": "this attempt is closed"})
             await self.close(code=4409)
             self.attempt = None
+        else:
+            self.acked = self.attempt.acked_seq
 
     async def dispatch(self, message):
         """As channels' own, without its hop to the shared sync thread before every received frame
@@ -162,11 +174,29 @@ class AttemptConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None):
         if self.attempt is None:
             return
-        if self.inbox.qsize() >= MAX_INBOX:  # a page that floods: it may resend once it reconnects
+        raw = text_data if text_data is not None else bytes_data
+        if await self._answered_from_memory(raw):
+            return
+        size = len(raw)
+        if self.inbox_bytes + size > MAX_INBOX_BYTES:  # a flood: say what is held, then go
+            await self._send({"type": "ack", "seq": self.acked})
             await self.close(code=TOO_FAST)
             return
         # Stamped on arrival, not when the write gets its turn: hold durations are checked against it.
-        self.inbox.put_nowait((time.time() * 1000, text_data if text_data is not None else bytes_data))
+        self.inbox_bytes += size
+        self.inbox.put_nowait((time.time() * 1000, raw))
+
+    async def _answered_from_memory(self, raw: str | bytes) -> bool:
+        """A resend at or below the acknowledged seq (a page catching up after an outage resends
+        what the server stored but could not acknowledge): answered with the current ack, and the
+        verdict once sent, without a write or a place in the inbox."""
+        found = _SEQ_AT_START.match(raw.encode() if isinstance(raw, str) else raw, 0, 64)
+        if found is None or int(found[1]) > self.acked:
+            return False
+        await self._send({"type": "ack", "seq": self.acked})
+        if self.submitted is not None:
+            await self._send(self.submitted)
+        return True
 
     async def _write_all(self) -> None:
         while True:
@@ -174,6 +204,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             try:
                 await self._write(received_ms, raw)
             finally:
+                self.inbox_bytes -= len(raw)
                 self.inbox.task_done()
 
     async def _write(self, received_ms: float, raw) -> None:
@@ -184,6 +215,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             logger.exception("batch of attempt %s not stored", self.attempt.uid)
             await self.close(code=RETRY_LATER)  # the page reconnects and sends it again
             return
+        self._note(receipt.replies)
         try:
             for reply in receipt.replies:
                 await self._send(reply)
@@ -194,11 +226,21 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         if receipt.decision == Decision.GAP:
             self.gap_task = asyncio.create_task(self._resolve_gap_later())
 
+    def _note(self, replies: list[dict]) -> None:
+        """What the socket knows from its answers: the acknowledged seq, and the verdict."""
+        for reply in replies:
+            if reply["type"] == "ack":
+                self.acked = max(self.acked, reply["seq"])
+            elif reply["type"] == "submitted":
+                self.submitted = reply
+
     async def _resolve_gap_later(self) -> None:
         """A submit waits behind batches that have not arrived: give the page time to resend them,
         then score on what came (never an attempt left unscorable) and tell the page."""
         await asyncio.sleep(GAP_WAIT_S + 0.5)
-        for frame in await _resolve_gap(attempt_id=self.attempt.pk, now_ms=time.time() * 1000):
+        frames = await _resolve_gap(attempt_id=self.attempt.pk, now_ms=time.time() * 1000)
+        self._note(frames)
+        for frame in frames:
             with contextlib.suppress(Exception):  # scored either way; the page may be gone
                 await self._send(frame)
 

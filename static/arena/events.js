@@ -10,6 +10,9 @@ const CONNECT_TIMEOUT_MS = 4000;
 // An open socket that acknowledges nothing for this long is dead (a black hole, a stalled proxy):
 // the page beats every second, so a live server always has something to acknowledge.
 const ACK_TIMEOUT_MS = 4000;
+// Batches in flight on a socket beyond the acknowledged one: after a long outage a page holds
+// hundreds; sent all at once they overran the server's inbox before any ack came back.
+const WINDOW = 32;
 const POST_TIMEOUT_MS = 5000; // one fallback request; a hung one must not stop the fallback
 const POST_MIN_DELAY = 1000; // fallback retries: 1 s, doubling to 8 s
 const BEACON_CHUNK = 100; // events per batch cut at pagehide: beacons have a small byte quota
@@ -101,7 +104,8 @@ export class Transport {
     this.acked = data.acked ?? data.next_seq - 1;
     this.socket = null;
     this.mode = "ws";
-    this.failures = 0; // sockets in a row that never opened or never answered
+    this.failures = 0; // sockets in a row that never answered
+    this.sent = this.acked; // the highest seq sent on the current socket
     this.delay = MIN_DELAY;
     this.posted = this.acked; // HTTP: highest seq posted since the last failure
     this.retryAt = 0;
@@ -201,11 +205,10 @@ export class Transport {
   flush(chunk = MAX_BATCH) {
     const made = this.queue.length > 0;
     while (this.queue.length) {
-      const batch = { type: "batch", seq: this.nextSeq++, events: this.queue.splice(0, chunk) };
-      this.unacked.push(batch);
-      this.sendSocket(batch);
+      this.unacked.push({ type: "batch", seq: this.nextSeq++, events: this.queue.splice(0, chunk) });
     }
     if (made) this.save();
+    this.sendWindow();
     if (this.mode === "http" && Date.now() >= this.retryAt) this.post();
   }
 
@@ -234,29 +237,44 @@ export class Transport {
       return;
     }
     let opened = false;
+    let heard = false;
     this.socket = ws;
     // A socket that neither opens nor fails (a proxy that swallows the upgrade) counts as failed.
     const timer = setTimeout(() => opened || ws.close(), CONNECT_TIMEOUT_MS);
     ws.onopen = () => {
       opened = true;
       clearTimeout(timer);
-      // Open is not yet alive: `failures` is cleared by the first frame that comes back.
-      Object.assign(this, { mode: "ws", delay: MIN_DELAY, waitingSince: null });
-      this.unacked.forEach((batch) => this.sendSocket(batch));
-      this.on.health(true);
+      // Open is not yet alive: the back-off, the fallback and the failure count wait for the
+      // first frame that comes back (receive). The unacknowledged batches go a window at a time.
+      Object.assign(this, { sent: this.acked, waitingSince: null });
+      this.sendWindow();
     };
-    ws.onmessage = (m) => this.receive(m.data);
+    ws.onmessage = (m) => {
+      if (this.socket === ws && !heard) {
+        heard = true;
+        this.socketAlive();
+      }
+      this.receive(m.data);
+    };
     ws.onclose = () => {
       clearTimeout(timer);
       if (this.socket !== ws) return;
       this.socket = null;
-      this.socketLost(opened);
+      this.socketLost(heard);
     };
   }
 
-  socketLost(opened) {
+  /** The first frame back on a socket: it is alive, so the socket carries the batches again. */
+  socketAlive() {
+    Object.assign(this, { failures: 0, delay: MIN_DELAY, mode: "ws" });
+    this.on.health(true);
+  }
+
+  /** A socket closed or dropped; `heard` when it answered at least once (a close with no frame
+   *  back, as when a server refuses every try, counts towards the fallback). */
+  socketLost(heard) {
     if (this.stopped) return;
-    if (!opened && ++this.failures >= 3 && this.mode !== "http") {
+    if (!heard && ++this.failures >= 3 && this.mode !== "http") {
       this.mode = "http";
       this.posted = this.acked;
       this.post();
@@ -268,15 +286,22 @@ export class Transport {
     this.delay = Math.min(this.delay * 2, MAX_DELAY);
   }
 
-  /** Send when the socket is open; otherwise the batch waits in unacked for the next open. */
-  sendSocket(batch) {
+  /** Send the unacknowledged batches not yet sent on this socket, while fewer than WINDOW are in
+   *  flight; the acks that come back open the window again. Closed: they wait for the next open. */
+  sendWindow() {
     if (!this.connected) return;
-    this.socket.send(JSON.stringify(batch));
-    this.waitingSince ??= Date.now();
+    let inFlight = this.unacked.filter((batch) => batch.seq <= this.sent).length;
+    for (const batch of this.unacked) {
+      if (inFlight >= WINDOW) break;
+      if (batch.seq <= this.sent) continue;
+      this.socket.send(JSON.stringify(batch));
+      this.sent = batch.seq;
+      inFlight += 1;
+      this.waitingSince ??= Date.now();
+    }
   }
 
   receive(text) {
-    this.failures = 0; // the socket is alive
     let frames;
     try {
       frames = JSON.parse(text);
@@ -293,6 +318,7 @@ export class Transport {
       this.unacked = this.unacked.filter((batch) => batch.seq > this.acked);
       this.waitingSince = this.unacked.length ? Date.now() : null; // heard from: the clock restarts
       this.save();
+      this.sendWindow();
     } else if (frame.type === "hold") {
       this.on.hold(frame.progress);
     } else if (frame.type === "submitted") {
@@ -304,6 +330,7 @@ export class Transport {
       if (["bad_frame", "too_large", "seq_conflict"].includes(frame.code) && frame.seq != null) {
         // Sending it again cannot help; the server keeps its place so later batches still count.
         this.unacked = this.unacked.filter((batch) => batch.seq !== frame.seq);
+        this.sendWindow();
       }
       if (frame.code === "closed") {
         // Already submitted: nothing more will be stored, so stop resending.
@@ -321,11 +348,12 @@ export class Transport {
 
   // --- HTTP fallback -----------------------------------------------------------------
   async post() {
-    if (this.stopped || this.posting || this.connected || this.refused) return;
+    // On the fallback until a socket answers: one that opens and stays silent must not stop it.
+    if (this.stopped || this.posting || this.mode !== "http" || this.refused) return;
     this.posting = true;
     try {
       let batch;
-      while (!this.connected && (batch = this.unacked.find((b) => b.seq > this.posted))) {
+      while (this.mode === "http" && (batch = this.unacked.find((b) => b.seq > this.posted))) {
         this.posted = batch.seq;
         (await this.postOne(batch)).forEach((frame) => this.handle(frame));
       }

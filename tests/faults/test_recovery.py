@@ -174,6 +174,33 @@ def test_a_black_holing_proxy_between_the_page_and_daphne(puzzles_of, annotator)
     _count(row, attempts, generated, recoveries)
 
 
+def test_a_long_black_hole_leaves_a_backlog_that_drains(puzzles_of, annotator):
+    """30 s of a black hole at 60 events/s: each of 4 pages piles up about 300 unacknowledged
+    batches, more than a server's inbox took at once before pages kept a window. They drain once
+    the proxy passes again, with nothing lost and every answer scored."""
+    hole_s, count = 30.0, 4
+    attempts, sessions, answer = _attempts(puzzles_of, annotator, count=count)
+    row = report.row(f"long black hole ({hole_s:g} s), {count} pages", "the wait includes the hole itself")
+    carried = []
+    with web_processes(1) as [server]:
+
+        async def scenario():
+            proxy = await Proxy([(server.host, server.port)]).start()
+
+            async def fault():
+                carried.append(proxy.black_hole(new_for_s=hole_s))
+                await asyncio.sleep(hole_s)
+
+            try:
+                return await _stream_through(fault, proxy.url, attempts, sessions, answer)
+            finally:
+                await proxy.close()
+
+        generated, recoveries = asyncio.run(scenario())
+    assert carried == [count]
+    _count(row, attempts, generated, recoveries)
+
+
 def test_one_of_two_web_processes_killed_behind_the_proxy(puzzles_of, annotator):
     """Scale-out without sticky sessions: the proxy spreads pages over two processes; the one
     holding the most sockets is killed for good, and its pages carry on through the other."""

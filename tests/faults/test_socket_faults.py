@@ -75,11 +75,13 @@ async def test_a_handshake_right_after_the_database_dropped_its_connections_succ
 
 
 async def test_a_flood_closes_with_a_code_the_websocket_library_accepts(open_attempt, monkeypatch):
-    monkeypatch.setattr(consumers, "MAX_INBOX", 0)  # every batch is one too many
+    monkeypatch.setattr(consumers, "MAX_INBOX_BYTES", 0)  # every batch is one too many
     attempt, session = await database_sync_to_async(open_attempt)("Geometry_Click")
     socket = socket_for(attempt.uid, session)
     assert (await socket.connect())[0]
     await socket.send_to(text_data=batch(1, beat()))
+    # What is held is said first, so a page that floods still learns how far it got.
+    assert await socket.receive_json_from(timeout=5) == {"type": "ack", "seq": 0}
     closed = await socket.receive_output(timeout=5)
     assert closed == {"type": "websocket.close", "code": consumers.TOO_FAST}
     # Applications may close with 1000 or 3000-4999 only (RFC 6455 section 7.4.2).
