@@ -80,6 +80,16 @@ class Study(models.Model):
     practice = models.ManyToManyField(Puzzle, blank=True, related_name="practice_in", help_text="not scored")
     gold = models.ManyToManyField(Puzzle, blank=True, related_name="gold_in", help_text="for quality control")
     completion_code = models.CharField(max_length=32, default=new_completion_code)
+    # Prolific's codes for the other ways out (studies/outcomes.py says when each is shown).
+    no_places_code = models.CharField(
+        max_length=32, default=new_completion_code, help_text="for people who find no place left"
+    )
+    screened_out_code = models.CharField(
+        max_length=32, default=new_completion_code, help_text="for people whose screen is too small (device check)"
+    )
+    failed_gold_code = models.CharField(
+        max_length=32, default=new_completion_code, help_text="for people excluded for failing gold puzzles"
+    )
     return_url = models.URLField(
         max_length=500,
         blank=True,
@@ -147,6 +157,9 @@ class Enrollment(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     excluded = models.BooleanField(default=False)
     excluded_reason = models.CharField(max_length=300, blank=True)
+    waiting_since = models.DateTimeField(
+        null=True, blank=True, help_text="found no free place since then; after the hold time, the no-places code"
+    )
 
     class Meta:
         constraints = [
@@ -228,6 +241,16 @@ class Attempt(models.Model):
     served_at = models.DateTimeField(
         null=True, blank=True, help_text="its puzzle first served (page or page data); the time limit runs from here"
     )
+    # The time limit counts time on screen (live/timing.py, "On screen"): what the server saw of
+    # the person leaving the puzzle for the Pause page, and what that left of the limit.
+    pauses = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="[start, end] epoch ms: the Pause page served, the puzzle served again (end null: paused)",
+    )
+    screen_ms = models.FloatField(
+        null=True, help_text="serving to submit by the server's clock, less the pauses and hidden spells it saw"
+    )
     input_ok = models.BooleanField(
         null=True, help_text="its semantic actions are backed by raw pointer or key input (live/evidence.py)"
     )
@@ -299,6 +322,7 @@ class AgentRun(models.Model):
     class Source(models.TextChoices):
         HARNESS = "harness", "our harness"
         IMPORT = "import", "imported output folder"
+        ENVIRONMENT = "environment", "training environment episodes"
 
     name = models.CharField(max_length=200, unique=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.HARNESS)
@@ -469,3 +493,35 @@ class AuditLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class EnvToken(models.Model):
+    """A trainer's key to the training environment (annotation/environment): only its hash is
+    kept; it serves the datasets listed and nothing once revoked."""
+
+    name = models.CharField(max_length=100, unique=True, help_text="the client; names its runs")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False, help_text="sha256 of the key")
+    datasets = models.JSONField(default=list, help_text="dataset labels it may draw puzzles from")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True, help_text="set: the key opens nothing any more")
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EnvGroup(models.Model):
+    """The puzzle of a group of environment episodes: every reset naming the group gets it."""
+
+    token = models.ForeignKey(EnvToken, on_delete=models.CASCADE, related_name="groups")
+    name = models.CharField(max_length=200)
+    puzzle = models.ForeignKey(Puzzle, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["token", "name"], name="envgroup_unique_name")]
+
+    def __str__(self) -> str:
+        return self.name

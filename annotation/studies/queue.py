@@ -83,12 +83,27 @@ def enrollment_consent(*, enrollment: Enrollment) -> None:
 # --- the way through --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Step:
-    # consent, attempt, finished, waiting (no free puzzle right now), excluded, and, when the
-    # study takes no new work: draft, paused, closed (Study.Status)
+    # consent, attempt, finished, waiting (no free puzzle right now), no_places (none for longer
+    # than the hold time), excluded, and, when the study takes no new work: draft, paused, closed
     kind: str
     attempt: Attempt | None = None
     done: int = 0  # scored and gold puzzles finished
     total: int = 0
+
+
+FAILED_GOLD = "failed gold"  # the exclusion reason that gives the person the failed-gold code
+
+
+def way_out_code(enrollment: Enrollment, step: str) -> str | None:
+    """The Study field of the code a person leaving at this step is given (study_settings.CODES),
+    or None: finishing, finding no place, or being excluded as failing gold."""
+    if step == "finished":
+        return "completion_code"
+    if step == "no_places":
+        return "no_places_code"
+    if step == "excluded" and enrollment.excluded_reason == FAILED_GOLD:
+        return "failed_gold_code"
+    return None
 
 
 def enrollment_next(*, enrollment: Enrollment, now: datetime | None = None) -> Step:
@@ -125,7 +140,40 @@ def _next_step(enrollment: Enrollment, now: datetime) -> Step:
         if gold:
             return Step("attempt", gold, done, total)
     attempt = _current(enrollment, now, done + 1) or _assign(enrollment, now, done + 1)
-    return Step("attempt", attempt, done, total) if attempt else Step("waiting", None, done, total)
+    if attempt is None:
+        return _without_place(enrollment, now, done, total)
+    if enrollment.waiting_since is not None:
+        Enrollment.objects.filter(pk=enrollment.pk).update(waiting_since=None)
+    return Step("attempt", attempt, done, total)
+
+
+def _without_place(enrollment: Enrollment, now: datetime, done: int, total: int) -> Step:
+    """No free place for this person: waiting, until the hold time has passed since they first
+    found none. By then every place its holder left has come free, so none is coming: they get
+    the no-places code to return the study with, instead of a page asking them to come back."""
+    if enrollment.waiting_since is None:
+        enrollment.waiting_since = now
+        Enrollment.objects.filter(pk=enrollment.pk).update(waiting_since=now)
+    if now - enrollment.waiting_since >= timedelta(minutes=enrollment.study.hold_minutes):
+        return Step("no_places", None, done, total)
+    return Step("waiting", None, done, total)
+
+
+def study_has_free_place(study: Study, *, now: datetime | None = None) -> bool:
+    """Whether someone new would get a place now: the invite page of a full study says so before
+    consent, so a late joiner does not consent and practise for nothing."""
+    return _free_slots(study, now or timezone.now()).exists()
+
+
+def _free_slots(study: Study, now: datetime):
+    """Places anyone who has not seen their puzzle may take: nobody holds them, or their holder's
+    time ran out with nothing answered (an answer given counts: the overlap stays what the study says)."""
+    answered = Attempt.objects.filter(slot=OuterRef("pk"), submitted_at__isnull=False)
+    return (
+        Slot.objects.filter(study=study, done=False)
+        .filter(Q(enrollment__isnull=True) | Q(expires_at__lt=now) & ~Exists(answered))
+        .exclude(puzzle__status=Puzzle.Status.RETIRED)
+    )
 
 
 def _close_answered_places(enrollment: Enrollment) -> None:
@@ -276,15 +324,10 @@ def _assign(enrollment: Enrollment, now: datetime, position: int) -> Attempt | N
     preference = run_plan(enrollment).preference(Slot.objects.filter(enrollment=enrollment).count())
     seen = Attempt.objects.filter(participant=enrollment.participant, study=study).values("puzzle_id")
     with transaction.atomic():
-        answered = Attempt.objects.filter(slot=OuterRef("pk"), submitted_at__isnull=False)
         slot = (
-            Slot.objects.select_for_update(skip_locked=True, of=("self",))
-            .filter(study=study, done=False)
-            # An expired place goes back to the queue only if its holder answered nothing:
-            # an answer given counts, and the overlap stays what the study says.
-            .filter(Q(enrollment__isnull=True) | Q(expires_at__lt=now) & ~Exists(answered))
+            _free_slots(study, now)
+            .select_for_update(skip_locked=True, of=("self",))
             .exclude(puzzle_id__in=seen)
-            .exclude(puzzle__status=Puzzle.Status.RETIRED)
             .annotate(**preference)
             .order_by(*preference, "rank", "copy")
             .first()

@@ -34,7 +34,7 @@ from django.db.models import Count, Q
 
 from annotation.models import AuditLog, Enrollment, Slot, Study
 from annotation.reporting.wording import public_truth_line
-from annotation.studies.study_settings import DETAILS, RULES, STANDARD_CONSENT
+from annotation.studies.study_settings import CODES, DETAILS, RULES, STANDARD_CONSENT
 from puzzles.models import Puzzle
 from puzzles.registry import type_names
 from puzzles.selectors import dataset_counts, datasets_line
@@ -163,8 +163,15 @@ def _check_details(details: Mapping[str, object]) -> None:
     unknown = set(details) - set(DETAILS)
     if unknown:
         raise TypeError(f"unknown study settings: {', '.join(sorted(unknown))}")
-    if "completion_code" in details and not str(details["completion_code"]).strip():
-        raise StudySetupError("the completion code must not be empty")
+    codes = {name: str(details[name]).strip() for name in CODES if name in details}
+    empty = [name for name, code in codes.items() if not code]
+    if empty:
+        raise StudySetupError(f"a code must not be empty: {', '.join(empty)}")
+    finishing = codes.get("completion_code")
+    # Another way out with the finishing code would be paid as a finished study on the platform.
+    same = [name for name, code in codes.items() if name != "completion_code" and code == finishing]
+    if same:
+        raise StudySetupError(f"the completion code is for people who finish; give {', '.join(same)} another")
 
 
 RETRIES_NEED_VERDICTS = (
@@ -369,18 +376,19 @@ def study_progress(studies: list[Study]) -> dict[int, Progress]:
     return found
 
 
-def completion_url(study: Study, crowd: Mapping[str, str]) -> str | None:
-    """Where a finished annotator goes: the study's return URL, else Prolific's completion URL
-    with the code when they came from Prolific; None when neither."""
-    if study.return_url:
+def completion_url(study: Study, crowd: Mapping[str, str], *, code: str = "completion_code") -> str | None:
+    """Where someone leaving by this way out (a code's name, CODES) goes: for finishing, the
+    study's return URL; else Prolific's completion URL with that code when they came from
+    Prolific; None when neither."""
+    if code == "completion_code" and study.return_url:
         return study.return_url
     if crowd.get("PROLIFIC_PID"):
-        return prolific_completion_url(study)
+        return prolific_completion_url(study, code=code)
     return None
 
 
-def prolific_completion_url(study: Study) -> str:
-    return PROLIFIC_COMPLETE.format(code=quote(study.completion_code, safe=""))
+def prolific_completion_url(study: Study, *, code: str = "completion_code") -> str:
+    return PROLIFIC_COMPLETE.format(code=quote(getattr(study, code), safe=""))
 
 
 def public_truth_counts(study_ids: list[int]) -> dict[int, int]:

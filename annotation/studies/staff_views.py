@@ -26,6 +26,7 @@ from annotation.studies.quality import (
     stuck_count,
     thumbnail_urls,
 )
+from annotation.studies.queue import FAILED_GOLD
 from annotation.studies.setup import (
     RETRIES_NEED_VERDICTS,
     TRANSITIONS,
@@ -42,7 +43,7 @@ from annotation.studies.setup import (
     study_staffing,
     study_update,
 )
-from annotation.studies.study_settings import ANY_TIME, DETAILS, FORM_ORDER, PLAIN, RULES, form_fields
+from annotation.studies.study_settings import ANY_TIME, CODES, DETAILS, FORM_ORDER, PLAIN, RULES, form_fields
 from arena_site.staff import staff_required
 from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
@@ -72,9 +73,7 @@ class StudyDetailsForm(settings_form(ANY_TIME)):
     def details(self) -> dict:
         """DETAILS as set-up takes them (the text fields come stripped); an empty code gets a new one."""
         data = self.cleaned_data
-        return {key: data[key] for key in DETAILS} | {
-            "completion_code": data["completion_code"] or new_completion_code()
-        }
+        return {key: data[key] for key in DETAILS} | {key: data[key] or new_completion_code() for key in CODES}
 
 
 class StudyForm(StudyDetailsForm, settings_form(RULES)):
@@ -230,7 +229,7 @@ def study_list(request):
 
 @staff_required
 def study_new(request):
-    form = StudyForm(request.POST or None, initial={"completion_code": new_completion_code()})
+    form = StudyForm(request.POST or None, initial=new_codes())
     if request.method == "POST" and form.is_valid():
         try:
             study = study_create(**form.setup(), status=Study.Status.DRAFT)
@@ -244,6 +243,11 @@ def study_new(request):
             _warn(request, study)
             return redirect("annotation:study", study_id=study.pk)
     return render(request, "annotation/study_form.html", _form_context(form, study=None))
+
+
+def new_codes() -> dict[str, str]:
+    """A new study's codes, one per way out, each made afresh."""
+    return {key: new_completion_code() for key in CODES}
 
 
 def _warn(request, study: Study) -> None:
@@ -434,9 +438,12 @@ def annotator_detail(request, study_id: int, enrollment_id: int):
 @require_POST
 def annotator_exclusion(request, study_id: int, enrollment_id: int):
     enrollment = get_object_or_404(Enrollment, pk=enrollment_id, study_id=study_id)
-    if request.POST.get("action") == "exclude":
-        enrollment_exclude(enrollment=enrollment, by=request.user, reason=request.POST.get("reason") or "excluded")
-        messages.success(request, "Excluded: their attempts are kept and left out of reports.")
+    action = request.POST.get("action")
+    if action in ("exclude", "failed_gold"):
+        reason = FAILED_GOLD if action == "failed_gold" else request.POST.get("reason") or "excluded"
+        enrollment_exclude(enrollment=enrollment, by=request.user, reason=reason)
+        told = " They are shown the failed-gold code." if reason == FAILED_GOLD else ""
+        messages.success(request, f"Excluded: their attempts are kept and left out of reports.{told}")
     else:
         enrollment_include(enrollment=enrollment, by=request.user)
         messages.success(request, "Included again.")

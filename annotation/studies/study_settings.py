@@ -46,10 +46,15 @@ class Setting:
     field: forms.Field | None = None  # the staff form's field; None: not plain, the form builds its own
     any_time: bool = False  # what a study says and where it sends people: changeable after opening
     on_form: tuple[str, ...] | None = None  # the form's fields standing for it, when not its own name
+    code: bool = False  # a crowd platform's code for one way out of the study; empty on the form: a new one
 
     @property
     def form_names(self) -> tuple[str, ...]:
         return (self.name,) if self.on_form is None else self.on_form
+
+
+def _code(label: str, help_text: str) -> forms.CharField:
+    return forms.CharField(max_length=32, required=False, label=label, help_text=f"{help_text}; empty: a new one")
 
 
 def _url(label: str, help_text: str) -> forms.URLField:
@@ -112,16 +117,38 @@ STUDY_SETTINGS = (
     Setting("hold_minutes", SETUP, on_form=()),  # the Study field's default; the admin shows it
     Setting("practice", SETUP),
     Setting("gold", SETUP),
+    # One code per way out, as Prolific asks for them: give each to Prolific, or paste Prolific's here.
     Setting(
         "completion_code",
         CROWD,
-        forms.CharField(
-            max_length=32,
-            required=False,
-            help_text="shown to people who finish; give it to Prolific (or paste Prolific's here) before launch; "
-            "empty: a new one is made",
+        _code("Completion code", "shown to people who finish"),
+        any_time=True,
+        code=True,
+    ),
+    Setting(
+        "no_places_code",
+        CROWD,
+        _code(
+            "No places code",
+            "shown instead of the consent page when every place is taken, and to people who found no free "
+            "place for longer than the hold time",
         ),
         any_time=True,
+        code=True,
+    ),
+    Setting(
+        "screened_out_code",
+        CROWD,
+        _code("Screened out code", "shown when the device check finds the screen too small for the puzzles"),
+        any_time=True,
+        code=True,
+    ),
+    Setting(
+        "failed_gold_code",
+        CROWD,
+        _code("Failed gold code", "shown to people you exclude as “failed gold” on the annotators' page"),
+        any_time=True,
+        code=True,
     ),
     Setting(
         "return_url",
@@ -186,6 +213,8 @@ PLAIN = tuple(s.name for s in STUDY_SETTINGS if s.field is not None)
 ANY_TIME = tuple(s.name for s in STUDY_SETTINGS if s.any_time)
 # What a study says to people and where it sends them (its name apart: the services take it on its own).
 DETAILS = tuple(name for name in ANY_TIME if name != "name")
+# The codes for the ways out of a study, "completion_code" (finishing) first.
+CODES = tuple(s.name for s in STUDY_SETTINGS if s.code)
 # The plain rules set while a draft: study_setup takes them by name.
 RULES = tuple(name for name in PLAIN if name not in ANY_TIME)
 # The staff form's fields in page order (the quota_<type> fields follow, one per type).

@@ -12,7 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotation.models import Study
+from annotation.live.attempts import attempts_pause
+from annotation.models import Enrollment, Study
 from annotation.studies.access import (
     RESUME_COOKIE_DAYS,
     AccessRefused,
@@ -25,7 +26,15 @@ from annotation.studies.access import (
     resume_cookie,
     resume_token,
 )
-from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next, enrollment_seen
+from annotation.studies.queue import (
+    Step,
+    enrollment_consent,
+    enrollment_join,
+    enrollment_next,
+    enrollment_seen,
+    study_has_free_place,
+    way_out_code,
+)
 from annotation.studies.setup import completion_url, consent_paragraphs
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -43,17 +52,40 @@ def study_join(request, token: str):
     except AccessRefused as refused:
         return _refused(request, study, refused, status=400)
     returning = resumable_user(study=study, token=request.COOKIES.get(resume_cookie(study), ""))
+    finished = _finished(study, returning)
+    if finished is not None:  # their code again, whatever became of the study since
+        return _end_page(request, finished, _finished_step(finished))
     if request.method == "POST":
         return _resume(request, study, returning) if returning else _start(request, study, crowd)
+    full = returning is None and study.accepts_work and not study_has_free_place(study)
+    return _invite_page(request, study, crowd, returning=returning is not None, full=full)
+
+
+def _invite_page(request, study: Study, crowd: dict, *, returning: bool, full: bool, status: int = 200):
+    """The consent page; for a newcomer to a study with every place taken, that and its code instead."""
     context = {
         "study": study,
         "types": study.types or None,
-        "returning": returning is not None,
+        "returning": returning,
+        "full": full,
+        "no_places_url": completion_url(study, crowd, code="no_places_code"),
+        "screened_out_url": completion_url(study, crowd, code="screened_out_code"),
         "practice_count": study.practice.count(),
         "total": study.puzzles_total(),  # as the progress bar counts them: gold included
         "paragraphs": consent_paragraphs(study),
     }
-    return render(request, "annotation/study_join.html", context)
+    return render(request, "annotation/study_join.html", context, status=status)
+
+
+def _finished(study: Study, user) -> Enrollment | None:
+    """The enrolment of a returning guest (their resume secret shown) if they finished it."""
+    enrollment = enrollment_of(user=user, study=study) if user is not None else None
+    return enrollment if enrollment is not None and enrollment.finished_at is not None else None
+
+
+def _finished_step(enrollment: Enrollment) -> Step:
+    total = enrollment.study.puzzles_total()
+    return Step("finished", None, enrollment.puzzles_done(), total)
 
 
 @require_http_methods(["GET"])
@@ -69,6 +101,8 @@ def _start(request, study: Study, crowd: dict):
     try:
         anonymous, client = not request.user.is_authenticated, client_address(request.META)
         join_check(study=study, crowd=crowd, anonymous=anonymous, client=client)
+        if not study_has_free_place(study):  # filled since the page was shown
+            return _invite_page(request, study, crowd, returning=False, full=True, status=409)
         if anonymous:
             login(request, guest_user(study=study), backend=MODEL_BACKEND)
         user_agent = request.META.get("HTTP_USER_AGENT", "")
@@ -96,6 +130,9 @@ def study_resume(request, token: str, secret: str):
     user = resumable_user(study=study, token=secret)
     if user is None:
         return _refused(request, study, AccessRefused("This resume link is not valid for this study."), status=404)
+    finished = _finished(study, user)
+    if finished is not None:  # the secret is theirs: their code, without signing in
+        return _end_page(request, finished, _finished_step(finished))
     if request.method == "POST":
         enrollment = enrollment_of(user=user, study=study)
         return _with_resume_cookie(_resume(request, study, user), study, enrollment)
@@ -113,19 +150,32 @@ def study_next(request, token: str):
         return redirect("annotation:study-join", token=token)
     if step.kind == "attempt":
         return redirect("annotation:play", uid=step.attempt.uid)
+    return _end_page(request, enrollment, step)
+
+
+def _end_page(request, enrollment: Enrollment, step: Step):
+    """Where a step other than a puzzle leaves the person: with the code of their way out, if any."""
+    code = way_out_code(enrollment, step.kind)
     context = {
-        "study": study,
+        "study": enrollment.study,
         "step": step,
         "enrollment": enrollment,
-        "resume_url": _resume_url(request, enrollment),
-        "return_url": completion_url(study, enrollment.external_ids) if step.kind == "finished" else None,
+        "resume_url": _resume_url(request, enrollment) if step.kind in RESUMABLE else None,
+        "code": getattr(enrollment.study, code) if code else None,
+        "return_url": completion_url(enrollment.study, enrollment.external_ids, code=code) if code else None,
     }
     return render(request, "annotation/study_end.html", context)
 
 
+RESUMABLE = ("waiting", "paused")  # the steps that ask people to come back later
+
+
 def study_pause(request, token: str):
+    """The Pause page: the puzzle the person left stops its clock until it is shown again."""
     study = get_object_or_404(Study, token=token)
     enrollment = enrollment_of(user=request.user, study=study)
+    if enrollment is not None:
+        attempts_pause(participant_id=enrollment.participant_id, study_id=study.pk)
     context = {"study": study, "enrollment": enrollment, "resume_url": _resume_url(request, enrollment)}
     return render(request, "annotation/study_pause.html", context)
 
