@@ -35,11 +35,14 @@ from annotation.reporting.wording import (
     CSV_DIGITS,
     CSV_TYPE_COLUMNS,
     DASH,
+    HALVES,
     MOTION_HEADERS,
     MOTION_NOTE,
     OUTCOME_NOTE,
     PASS1_NOTE,
     PEOPLE_COLOUR,
+    POSITION_CSV_COLUMNS,
+    POSITION_HEADERS,
     PROPORTION_DIGITS,
     SUMMARY_COLUMNS,
     TIME_DEFINITION,
@@ -65,6 +68,9 @@ from annotation.reporting.wording import (
     overall_lines,
     overall_row_cells,
     pass_k_items,
+    position_csv_values,
+    position_note,
+    position_table_rows,
     public_truth_lines,
     study_k,
     study_line,
@@ -117,16 +123,20 @@ def to_csv(report: StudyReport) -> str:
     """One header row, then one row per puzzle type: data rows only, the means over types are the
     summary CSV's (to_summary_csv).
 
-    Columns are CSV_TYPE_COLUMNS and then agent:<name>:pass1 (and agent:<name>:pass<k> for each
-    Pass@k it has) for each agent; a missing value is an empty cell and numbers are rounded.
+    Columns are CSV_TYPE_COLUMNS, POSITION_CSV_COLUMNS (each half of people's runs), then
+    agent:<name>:pass1 (and agent:<name>:pass<k> for each Pass@k it has) for each agent; a missing
+    value is an empty cell and numbers are rounded.
     """
     columns = agent_csv_columns(report)
-    lines: list[list[Any]] = [[*CSV_TYPE_COLUMNS, *(header for _, _, header in columns)]]
+    lines: list[list[Any]] = [[*CSV_TYPE_COLUMNS, *POSITION_CSV_COLUMNS, *(header for _, _, header in columns)]]
     per_agent = [agent_types(agent) for agent in report["agents"]]
+    by_position = {row["type"]: row for row in report["by_position"]["rows"]}
     for row in report["types"]:
         name = type_name(row)
         fields: Mapping[str, object] = row  # read by the column names of CSV_TYPE_COLUMNS
         values = [csv_cell(fields[column], column) for column in CSV_TYPE_COLUMNS]
+        placed = position_csv_values(by_position.get(row["type"]))
+        values += [csv_cell(placed[column], column) for column in POSITION_CSV_COLUMNS]
         for index, k, _ in columns:
             agent_row = per_agent[index].get(name)  # a type this agent has no complete puzzle of: empty
             value = None
@@ -144,6 +154,7 @@ def summary_rows(report: StudyReport) -> list[list[Any]]:
         *_people_rows(report),
         *_outcome_rows(report),
         *_agreement_rows(report),
+        *_position_rows(report),
         *_motion_rows(report),
         *_agent_rows(report),
     ]
@@ -248,6 +259,25 @@ def _agreement_rows(report: StudyReport) -> list[list[Any]]:
     ]
 
 
+def _position_rows(report: StudyReport) -> list[list[Any]]:
+    """People's Pass@1 and median times in each half of their runs, pooled over types."""
+    section = report["by_position"]
+    overall = section["overall"]
+    how = f"half of each person's run of {section['run_length']} places; pooled over types"
+    rows: list[list[Any]] = []
+    for half in HALVES:
+        figures = overall["first"] if half == "first" else overall["second"]
+        n = figures["answers"]
+        rows += [
+            ["position", f"pass1_{half}_half", figures["pass1"], None, None, n, f"correct / answers; {half} {how}"],
+            ["position", f"wall_median_ms_{half}_half", figures["wall_median_ms"], None, None, n, f"{half} {how}"],
+            ["position", f"active_median_ms_{half}_half", figures["active_median_ms"], None, None, n, f"{half} {how}"],
+        ]
+    rows.append(["position", "pass1_change", overall["change"], None, None, None, "second half minus first"])
+    rows.append(["position", "unplaced", section["unplaced"], None, None, None, "answers without a place"])
+    return rows
+
+
 def _motion_rows(report: StudyReport) -> list[list[Any]]:
     """Each group's human-likeness over all types."""
     rows: list[list[Any]] = []
@@ -320,6 +350,9 @@ def to_markdown(report: StudyReport) -> str:
     lines += ["", md_text(f"{PASS1_NOTE} {interval_note(report)}"), "", md_text(OUTCOME_NOTE), ""]
     lines += [md_text(TIME_NOTE), ""]
     lines += [f"- {md_text(line)}" for line in overall_lines(report)]
+    lines += ["", "## Pass@1 and time by position", "", md_text(position_note(report)), ""]
+    positions = position_table_rows(report)
+    lines += md_table(POSITION_HEADERS, positions) if positions else ["_No answers with a place._"]
     lines += ["", "## Agreement between people", "", md_text(AGREEMENT_NOTE), ""]
     lines += [f"- {md_text(line)}" for line in agreement_lines(report)]
     lines += ["", "## Agents on the same puzzles", ""]
@@ -446,6 +479,8 @@ def html_context(report: StudyReport) -> dict[str, Any]:
         "overall_lines": public_truth_lines(report) + overall_lines(report),  # the warning first
         "pass1_chart": charts.pass1_chart(report),
         "time_chart": charts.time_chart(report),
+        "position_note": position_note(report),
+        "position_table": html_table(POSITION_HEADERS, rows) if (rows := position_table_rows(report)) else None,
         "agreement_lines": agreement_lines(report),
         "agents_table": agents_html_table(report),
         "agents": agent_items(report),

@@ -179,6 +179,35 @@ class TimeSample(TypedDict):
     active_ms: list[int | None]
 
 
+class HalfFigures(TypedDict):
+    """People's submitted, counted answers in one half of their runs."""
+
+    answers: int
+    people: int
+    correct: int
+    pass1: float | None
+    wall_median_ms: float | None
+    active_median_ms: float | None
+
+
+class PositionRow(TypedDict):
+    """One type (or "all types", pooled) in the first and the second half of each person's run."""
+
+    type: str
+    first: HalfFigures
+    second: HalfFigures
+    change: float | None  # second half's Pass@1 minus the first's
+
+
+class PositionSection(TypedDict):
+    """Pass@1 and times by where in their run people met the puzzle: learning and fatigue."""
+
+    run_length: int  # places in each person's run: scored puzzles and gold (Study.puzzles_total)
+    rows: list[PositionRow]
+    overall: PositionRow
+    unplaced: int  # answers without a position (stored before positions were kept): in neither half
+
+
 class StudyReport(TypedDict):
     """The whole report of a study (annotation.reporting.reports.study_report)."""
 
@@ -197,3 +226,4 @@ class StudyReport(TypedDict):
     agents: list[AgentSummary]
     motion: MotionSection
     times: dict[str, TimeSample]
+    by_position: PositionSection

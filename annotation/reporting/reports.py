@@ -41,6 +41,10 @@ Counting rules (written into every report's `rules`):
   the page; each figure is a median over the attempts that kept motion when scored (`measured`;
   `with_path`: those with pointer samples), the human-likeness score a mean, with its rule in
   `motion.rule`; it describes how the pointer moved and proves nothing about who moved it;
+- by position (`by_position`): each person's run has the study's scored puzzles and gold places
+  (`run_length`); an answer is in the first half when its place is at most run_length / 2, else
+  in the second; Pass@1 and the median times per half are over the submitted, counted answers, per
+  type and pooled over types; answers stored before places were kept are counted as `unplaced`;
 - puzzles whose truth is public (imported from a published dataset) count like the others, and
   the report states how many of the scored and gold puzzles they are (`public_truth_puzzles`):
   anyone can look their answers up, so results on them, an agent's above all, prove no skill.
@@ -64,9 +68,12 @@ from annotation.reporting.report_types import (
     AgentSummary,
     AgentTypeRow,
     Agreement,
+    HalfFigures,
     Intervals,
     MotionSection,
     Overall,
+    PositionRow,
+    PositionSection,
     StudyFacts,
     StudyReport,
     TimeSample,
@@ -123,6 +130,7 @@ class Answer(TypedDict):
     wall_ms: int | None
     active_ms: int | None
     actions: int | None
+    position: int | None  # its place in the person's run, from 1; None: stored before positions were kept
     solved_within_k: bool
     no_input: bool  # False also when not submitted, or scored before evidence was kept
     motion: dict[str, Any] | None  # None: not submitted, or scored before motion was kept
@@ -161,6 +169,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> StudyReport:
         "agents": agents_on(pool),
         "motion": _motion(counted, pool),
         "times": _times(counted),
+        "by_position": _by_position(counted, study.puzzles_total()),
     }
 
 
@@ -199,6 +208,41 @@ def _times(answers: list[Answer]) -> dict[str, TimeSample]:
             "active_ms": [r["active_ms"] for r in rows if r["submitted"]][:TIME_SAMPLE],
         }
         for name, rows in _by_type(answers).items()
+    }
+
+
+def _by_position(answers: list[Answer], run_length: int) -> PositionSection:
+    """Per type and pooled over types, Pass@1 and median times of the answers in the first half of
+    each person's run (places 1 to run_length // 2) and in the second (the rest)."""
+    submitted = [a for a in answers if a["submitted"]]
+    placed = [a for a in submitted if a["position"] is not None]
+    return {
+        "run_length": run_length,
+        "rows": [_position_row(name, rows, run_length) for name, rows in _by_type(placed).items()],
+        "overall": _position_row("all types", placed, run_length),
+        "unplaced": len(submitted) - len(placed),
+    }
+
+
+def _position_row(name: str, answers: list[Answer], run_length: int) -> PositionRow:
+    first = [a for a in answers if 2 * (a["position"] or 0) <= run_length]
+    second = [a for a in answers if 2 * (a["position"] or 0) > run_length]
+    early, late = _half(first), _half(second)
+    change = None
+    if early["pass1"] is not None and late["pass1"] is not None:
+        change = late["pass1"] - early["pass1"]
+    return {"type": name, "first": early, "second": late, "change": change}
+
+
+def _half(answers: list[Answer]) -> HalfFigures:
+    correct = sum(a["correct"] for a in answers)
+    return {
+        "answers": len(answers),
+        "people": len({a["participant"] for a in answers}),
+        "correct": correct,
+        "pass1": correct / len(answers) if answers else None,
+        "wall_median_ms": median_iqr([a["wall_ms"] for a in answers if a["wall_ms"] is not None])[0],
+        "active_median_ms": median_iqr([a["active_ms"] for a in answers if a["active_ms"] is not None])[0],
     }
 
 
@@ -264,6 +308,7 @@ def _first_answers(study: Study, pool: Pool) -> list[Answer]:
             "wall_ms",
             "active_ms",
             "action_count",
+            "position",
             "input_ok",
             "late",
             *MOTION,
@@ -294,6 +339,7 @@ def _answer(first: Any, solved_within_k: bool) -> Answer:
         "wall_ms": first.wall_ms,
         "active_ms": first.active_ms,
         "actions": first.action_count,
+        "position": first.position,
         "solved_within_k": solved_within_k,
         "no_input": first.input_ok is False,  # None: not submitted, or scored before evidence was kept
         "motion": motion_from([getattr(first, name) for name in MOTION]),  # None: not measured

@@ -8,7 +8,16 @@ import math
 from collections.abc import Mapping
 from typing import TypeGuard
 
-from annotation.reporting.report_types import AgentSummary, AgentTypeRow, MotionRow, Overall, StudyReport, TypeRow
+from annotation.reporting.report_types import (
+    AgentSummary,
+    AgentTypeRow,
+    HalfFigures,
+    MotionRow,
+    Overall,
+    PositionRow,
+    StudyReport,
+    TypeRow,
+)
 from annotation.reporting.stats import BY_BOOTSTRAP, FEW_PEOPLE, NO_SPREAD
 
 DASH = "–"
@@ -45,10 +54,19 @@ CSV_TYPE_COLUMNS = (
     "mean_actions",
     "no_input",
 )
+# The per-type CSV's columns by position, after CSV_TYPE_COLUMNS: each half's figures, then the change.
+HALVES = ("first", "second")
+HALF_FIGURES = ("answers", "correct", "pass1", "wall_median_ms", "active_median_ms")
+POSITION_CSV_COLUMNS = (
+    *(f"{half}_half_{figure}" for half in HALVES for figure in HALF_FIGURES),
+    "position_change",
+)
 SUMMARY_COLUMNS = ("section", "measure", "value", "ci_low", "ci_high", "n", "method")
 # Decimals a CSV keeps: proportions and agreement 4, milliseconds none, means of counts 2; counts
 # are integers. A column not named here: 4.
-CSV_DIGITS = {"mean_actions": 2, "ci_people": 2} | {c: 0 for c in CSV_TYPE_COLUMNS if c.endswith("_ms")}
+CSV_DIGITS = {"mean_actions": 2, "ci_people": 2} | {
+    c: 0 for c in CSV_TYPE_COLUMNS + POSITION_CSV_COLUMNS if c.endswith("_ms")
+}
 PROPORTION_DIGITS = 4
 
 
@@ -565,3 +583,77 @@ def motion_rule_line(report: StudyReport) -> str:
         if rule
         else ""
     )
+
+
+# --- by position: learning and fatigue --------------------------------------------------------
+POSITION_HEADERS = [
+    "Type",
+    "Pass@1, first half",
+    "Pass@1, second half",
+    "Change",
+    "Active time, s: first half",
+    "Active time, s: second half",
+]
+
+
+def position_note(report: StudyReport) -> str:
+    """What the halves are, and what a change between them can show."""
+    section = report["by_position"]
+    length = section["run_length"]
+    note = (
+        f"Each person's run has {plural(length, 'place')} (scored puzzles and gold); the first half is places 1 "
+        f"to {fmt_count(length // 2)}, the second the rest. Each person gets their own balanced order, so every "
+        "type comes early for some and late for others: a rise from the first half to the second suggests "
+        "learning, a fall fatigue. Pass@1 with correct of submitted answers; median active time."
+    )
+    if section["unplaced"]:
+        note += f" {plural(section['unplaced'], 'answer')} stored without a place, in neither half."
+    return note
+
+
+def fmt_half_pass1(half: HalfFigures) -> str:
+    """A half's Pass@1 with its counts ("87.5% (35 of 40)"); "–" without answers."""
+    if not is_number(half["pass1"]):
+        return DASH
+    return f"{fmt_pct(half['pass1'])} ({fmt_count(half['correct'])} of {fmt_count(half['answers'])})"
+
+
+def fmt_change(change: float | None) -> str:
+    """A change of Pass@1 in percentage points, signed ("+4.2 pts", "−3.0 pts"); "–" when missing."""
+    if not is_number(change):
+        return DASH
+    return f"{change * 100:+.1f} pts".replace("-", "−")
+
+
+def position_row_cells(row: PositionRow) -> list[str]:
+    """A row of the position table (POSITION_HEADERS)."""
+    return [
+        "All types" if row["type"] == "all types" else row["type"] or DASH,
+        fmt_half_pass1(row["first"]),
+        fmt_half_pass1(row["second"]),
+        fmt_change(row["change"]),
+        fmt_seconds(row["first"]["active_median_ms"]),
+        fmt_seconds(row["second"]["active_median_ms"]),
+    ]
+
+
+def position_table_rows(report: StudyReport) -> list[list[str]]:
+    """Each type's row, then the pooled row over all types; [] without a placed answer."""
+    section = report["by_position"]
+    if not section["rows"]:
+        return []
+    return [position_row_cells(row) for row in [*section["rows"], section["overall"]]]
+
+
+def position_csv_values(row: PositionRow | None) -> dict[str, float | int | None]:
+    """A type's figures by position under POSITION_CSV_COLUMNS (all None for a type with no placed answer)."""
+    values: dict[str, float | int | None] = dict.fromkeys(POSITION_CSV_COLUMNS)
+    if row is None:
+        return values
+    for half in HALVES:
+        figures: Mapping[str, object] = row["first"] if half == "first" else row["second"]
+        for figure in HALF_FIGURES:
+            value = figures[figure]
+            values[f"{half}_half_{figure}"] = value if isinstance(value, (int, float)) else None
+    values["position_change"] = row["change"]
+    return values

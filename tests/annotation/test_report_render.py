@@ -14,6 +14,7 @@ import pytest
 from annotation.reporting.render import (
     CSV_TYPE_COLUMNS,
     FORMATS,
+    POSITION_CSV_COLUMNS,
     SUMMARY_COLUMNS,
     render,
     to_csv,
@@ -342,7 +343,8 @@ def k3_report() -> dict:
 def test_csv_parses_back_with_the_header_values_and_agent_columns_and_no_mean_row():
     reader = csv.DictReader(io.StringIO(to_csv(sample_report())))
     rows = list(reader)
-    assert reader.fieldnames == [*CSV_TYPE_COLUMNS, "agent:openai:gpt-x:pass1", "agent:openai:gpt-x:pass5"]
+    agents = ["agent:openai:gpt-x:pass1", "agent:openai:gpt-x:pass5"]
+    assert reader.fieldnames == [*CSV_TYPE_COLUMNS, *POSITION_CSV_COLUMNS, *agents]
     assert reader.fieldnames[:5] == ["type", "attempts", "puzzles", "annotators", "correct"]
     (bingo,) = rows  # data rows only: the means are the summary's
     assert bingo["type"] == "Bingo"
@@ -382,8 +384,8 @@ def test_csv_puts_an_agent_that_misses_a_type_as_an_empty_cell_and_quotes_awkwar
 
 
 def test_csv_of_an_empty_report_is_its_header():
-    rows = list(csv.reader(io.StringIO(to_csv({"types": [], "agents": []}))))
-    assert rows == [list(CSV_TYPE_COLUMNS)]
+    rows = list(csv.reader(io.StringIO(to_csv(complete({"types": [], "agents": []})))))
+    assert rows == [[*CSV_TYPE_COLUMNS, *POSITION_CSV_COLUMNS]]
 
 
 def summary_of(report: dict) -> dict[tuple[str, str], dict]:
