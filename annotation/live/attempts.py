@@ -6,16 +6,22 @@ hold of one, and it answers None for anyone but the attempt's own signed-in part
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
 from django.db.models import Max, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation.live.frames import Limits
+from annotation.live.timing import STATE_KINDS, on_screen_ms
 from annotation.models import Attempt, Event, Participant
 from puzzles.models import Puzzle
+
+# Pauses kept per attempt: past them a pause does not stop the clock (the list stays small).
+MAX_PAUSES = 100
 
 
 def participant_for_user(*, user: User) -> Participant:
@@ -41,8 +47,10 @@ def attempt_start(*, participant: Participant, puzzle: Puzzle) -> Attempt:
 
 def attempt_serve(*, attempt: Attempt) -> None:
     """Note when the attempt's puzzle is first served (its page or its page data): its time
-    limit and the bound on its durations run from here, by the server's clock."""
+    limit and the bound on its durations run from here, by the server's clock. Served again, it
+    ends a pause."""
     if attempt.served_at is not None:
+        _pause_end(attempt)
         return
     now = timezone.now()
     # Conditional, so two first requests at once keep the earlier moment.
@@ -50,6 +58,49 @@ def attempt_serve(*, attempt: Attempt) -> None:
         attempt.served_at = now
     else:
         attempt.served_at = Attempt.objects.values_list("served_at", flat=True).get(pk=attempt.pk)
+
+
+def attempts_pause(*, participant_id: int, study_id: int) -> None:
+    """The person opened the Pause page: each of their puzzles in this study on screen and not yet
+    answered is paused from now until it is served again (live/timing.py, "On screen")."""
+    now_ms = time.time() * 1000
+    shown = Attempt.objects.filter(
+        participant_id=participant_id,
+        study_id=study_id,
+        served_at__isnull=False,
+        submitted_at__isnull=True,
+        abandoned_at__isnull=True,
+    )
+    with transaction.atomic():
+        for attempt in shown.select_for_update():
+            pauses = attempt.pauses
+            if len(pauses) >= MAX_PAUSES or (pauses and pauses[-1][1] is None):
+                continue  # paused already: the earlier start stands
+            attempt.pauses = [*pauses, [now_ms, None]]
+            attempt.save(update_fields=["pauses"])
+
+
+def _pause_end(attempt: Attempt) -> None:
+    """The puzzle is served again: an open pause ends now."""
+    if not (attempt.pauses and attempt.pauses[-1][1] is None):
+        return  # the usual serve: no pause, no lock
+    with transaction.atomic():
+        locked = Attempt.objects.select_for_update().only("pauses").get(pk=attempt.pk)
+        pauses = locked.pauses
+        if pauses and pauses[-1][1] is None:
+            pauses[-1][1] = time.time() * 1000
+            Attempt.objects.filter(pk=attempt.pk).update(pauses=pauses)
+        attempt.pauses = pauses
+
+
+def attempt_on_screen_ms(*, attempt: Attempt, until_ms: float) -> float:
+    """The time limit's measure from serving to until_ms (live/timing.py, "On screen"), from what
+    the attempt's stored batches and pauses show."""
+    events = attempt.events.exclude(kind=Event.REFUSED)
+    states = list(events.filter(kind__in=STATE_KINDS).order_by("seq", "index"))
+    arrivals = list(events.values_list("received", flat=True).distinct())
+    opened_ms = attempt_opened_ms(attempt=attempt)
+    return on_screen_ms(states, arrivals, opened_ms=opened_ms, until_ms=until_ms, pauses=attempt.pauses)
 
 
 def attempt_opened_ms(*, attempt: Attempt) -> float:

@@ -9,7 +9,7 @@ from typing import NotRequired, TypedDict
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.live.attempts import attempt_opened_ms
+from annotation.live.attempts import attempt_on_screen_ms
 from annotation.live.frames import BEAT_MS, MAX_TEXT
 from annotation.live.intake import shows_verdict
 from annotation.models import Attempt, Enrollment, Flag, Participant
@@ -28,7 +28,7 @@ class StudyBar(TypedDict):
     done: int
     total: int
     time_limit_s: int | None  # per puzzle; None for none
-    elapsed_ms: int  # since the puzzle was first served, across reloads and devices
+    elapsed_ms: int  # on screen since first served, across reloads and devices (pauses left out)
     next_url: str
     pause_url: str
 
@@ -186,8 +186,9 @@ def study_bar(*, attempt: Attempt) -> StudyBar | None:
         "done": enrollment.puzzles_done(),
         "total": study.puzzles_total(),
         "time_limit_s": study.time_limit_s,
-        # The limit runs from when the puzzle was first served, across reloads and devices.
-        "elapsed_ms": max(0, round(timezone.now().timestamp() * 1000 - attempt_opened_ms(attempt=attempt))),
+        # The limit counts the time on screen since the puzzle was first served, across reloads
+        # and devices; a pause ended with this serving is left out (live/timing.py, "On screen").
+        "elapsed_ms": round(attempt_on_screen_ms(attempt=attempt, until_ms=timezone.now().timestamp() * 1000)),
         "next_url": reverse("annotation:study-next", args=[study.token]),
         "pause_url": reverse("annotation:study-pause", args=[study.token]),
     }

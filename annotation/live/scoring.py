@@ -4,7 +4,7 @@ behind the actions.
 
 Nothing here trusts the page: the answer comes from the semantic actions the server stored, the
 verdict from the verifier, the times from the events bounded by the server's clock (the time limit
-by the server's clock alone, from serving to the submit's arrival), and whether raw input backs
+by the server's clock alone: the time the puzzle was on screen, live/timing.py), and whether raw input backs
 the actions from the events too (live/evidence.py). The pointer's motion is measured from the same
 events (live/motion.py) and kept on the attempt.
 """
@@ -18,7 +18,7 @@ from annotation.live.attempts import attempt_opened_ms
 from annotation.live.evidence import input_evidence
 from annotation.live.frames import MAX_ATTEMPT_EVENTS
 from annotation.live.motion import attempt_motion
-from annotation.live.timing import LoggedEvent, measure
+from annotation.live.timing import STATE_KINDS, LoggedEvent, measure, on_screen_ms
 from annotation.models import Attempt, Event, Slot
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
@@ -43,7 +43,8 @@ def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
     attempt.puzzle = Puzzle.objects.select_for_update().get(pk=attempt.puzzle_id)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
     timing = measure(events, opened_ms=attempt_opened_ms(attempt=attempt))
-    verdict = _within_time_limit(attempt, verdict, server_ms=timing.server_ms)
+    attempt.screen_ms = _screen_ms(attempt, events)
+    verdict = _within_time_limit(attempt, verdict, screen_ms=attempt.screen_ms)
     attempt.submitted_at = timezone.now()
     attempt.answer = answer
     attempt.correct, attempt.reward, attempt.reason = verdict.correct, verdict.reward, verdict.reason[:300]
@@ -51,7 +52,7 @@ def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
     attempt.first_action_ms, attempt.action_count = timing.first_action_ms, timing.action_count
     attempt.clock_ok = timing.clock_ok
     attempt.motion = attempt_motion(events)
-    _note_input(attempt, events, server_ms=timing.server_ms)
+    _note_input(attempt, events, screen_ms=attempt.screen_ms)
     if attempt.slot_id:
         _slot_after_submit(attempt, slot_id=attempt.slot_id)
 
@@ -62,9 +63,9 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
     checked again (it may be missing on attempts scored before it existed)."""
     events, actions = _submitted_events(attempt)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
-    server_ms = max(0.0, events[-1].received - attempt_opened_ms(attempt=attempt))
-    verdict = _within_time_limit(attempt, verdict, server_ms=server_ms)
-    _note_input(attempt, events, server_ms=server_ms)
+    screen_ms = _screen_ms(attempt, events)
+    verdict = _within_time_limit(attempt, verdict, screen_ms=screen_ms)
+    _note_input(attempt, events, screen_ms=screen_ms)
     changed = verdict.correct != attempt.correct
     attempt.answer, attempt.correct, attempt.reward, attempt.reason = (
         answer,
@@ -123,12 +124,24 @@ def _submitted_events(attempt: Attempt, *, through: int | None = None) -> tuple[
     return events, actions
 
 
-def _within_time_limit(attempt: Attempt, verdict: Verdict, *, server_ms: float) -> Verdict:
+def _screen_ms(attempt: Attempt, events: list[Event]) -> float:
+    """Serving to the submit's arrival, less the pauses and hidden spells the server saw."""
+    states: list[LoggedEvent] = [e for e in events if e.kind in STATE_KINDS]
+    return on_screen_ms(
+        states,
+        [e.received for e in events],
+        opened_ms=attempt_opened_ms(attempt=attempt),
+        until_ms=events[-1].received,
+        pauses=attempt.pauses,
+    )
+
+
+def _within_time_limit(attempt: Attempt, verdict: Verdict, *, screen_ms: float) -> Verdict:
     """A study's time limit overrules the verifier: too late is wrong, however right. Judged by the
-    server's clock alone, from serving the puzzle to the submit's arrival."""
+    server's clock alone: the time the puzzle was on screen until the submit arrived."""
     limit_s = _limit_s(attempt)
-    if limit_s and server_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
-        return Verdict(False, 0.0, f"submitted after {server_ms / 1000:.1f} s; the limit is {limit_s} s")
+    if limit_s and screen_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
+        return Verdict(False, 0.0, f"submitted after {screen_ms / 1000:.1f} s on screen; the limit is {limit_s} s")
     return verdict
 
 
@@ -136,7 +149,7 @@ def _limit_s(attempt: Attempt) -> int | None:
     return attempt.study.time_limit_s if attempt.study else None
 
 
-def _note_input(attempt: Attempt, events: list[Event], *, server_ms: float) -> None:
+def _note_input(attempt: Attempt, events: list[Event], *, screen_ms: float) -> None:
     """Whether raw input backs the attempt's actions (live/evidence.py), on the attempt."""
     puzzle = attempt.puzzle
     limit_s = _limit_s(attempt)
@@ -144,7 +157,7 @@ def _note_input(attempt: Attempt, events: list[Event], *, server_ms: float) -> N
     evidence = input_evidence(
         logged,
         layout=get_type(puzzle.type).layout(puzzle.public),
-        free_submit=bool(limit_s) and server_ms >= (limit_s or 0) * 1000 - TIME_UP_EARLY_MS,
+        free_submit=bool(limit_s) and screen_ms >= (limit_s or 0) * 1000 - TIME_UP_EARLY_MS,
     )
     problem = evidence.problem
     if not evidence.ok and attempt.event_count > MAX_ATTEMPT_EVENTS:  # over it only once something was dropped

@@ -11,6 +11,16 @@ from serving to submit. Otherwise the attempt is timed by the server (`clock_ok`
 Hidden time comes from the page's visibility events and, since a page can leave those out, from
 gaps in arrival: a visible page beats every BEAT_MS (live/frames.py), so a longer silence means it
 was hidden, throttled or not telling.
+
+On screen (a study's time limit): the limit counts the time the puzzle was on screen, by the
+server's clock alone: serving to the submit's arrival, less the spells the server saw it away.
+A pause runs from the Pause page's serving to the puzzle's next serving (Attempt.pauses); a
+hidden spell from the arrival of the page's "hidden" to the arrival of its "visible", started as
+far back as the arrival before it (the page flushes a second late at most while hidden) and never
+longer than the page itself says it was hidden. Either counts only where the server heard nothing
+from the page: a tab that keeps the puzzle open and beating while another shows the Pause page is
+on screen. Only a page built to lie (that says "hidden" and goes quiet while showing the puzzle)
+gains time this way, and its hidden time shows in quality control.
 """
 
 from __future__ import annotations
@@ -111,3 +121,66 @@ def silent_ms(events: Sequence[LoggedEvent]) -> float:
     their sum."""
     arrivals = sorted({e.received for e in events})
     return sum(later - earlier - BEAT_MS for earlier, later in pairwise(arrivals) if later - earlier > ARRIVAL_GAP_MS)
+
+
+# The page events that say whether the puzzle is shown: the visibility at load and each change.
+STATE_KINDS = ("load", "visibilitychange")
+Spell = tuple[float, float]  # [start, end) epoch ms by the server's clock
+
+
+def on_screen_ms(
+    states: Sequence[LoggedEvent], arrivals: Sequence[float], *, opened_ms: float, until_ms: float, pauses: Sequence
+) -> float:
+    """Serving (opened_ms) to until_ms by the server's clock, less the spells it saw the puzzle off
+    screen: the time limit's measure. `states`: the page's STATE_KINDS events in order; `arrivals`:
+    every batch's receive time; `pauses`: Attempt.pauses."""
+    silences = _silences(arrivals, until_ms=until_ms)
+    away = [*_clipped(_pause_spells(pauses, until_ms=until_ms), silences), *_hidden_spells(states, arrivals)]
+    return max(0.0, until_ms - opened_ms - _covered_ms(away, start=opened_ms, end=until_ms))
+
+
+def _silences(arrivals: Sequence[float], *, until_ms: float) -> list[Spell]:
+    """Gaps in arrival longer than a beating page leaves, through until_ms (now, or the submit)."""
+    times = sorted({*arrivals, until_ms})
+    return [(earlier, later) for earlier, later in pairwise(times) if later - earlier > ARRIVAL_GAP_MS]
+
+
+def _pause_spells(pauses: Sequence, *, until_ms: float) -> list[Spell]:
+    """Closed pauses only: one still open when the page submits was never left (the submit came
+    from a page that kept the puzzle)."""
+    return [(start, min(end, until_ms)) for start, end in pauses if end is not None]
+
+
+def _clipped(spells: Sequence[Spell], silences: Sequence[Spell]) -> list[Spell]:
+    """The parts of spells that fall in silences."""
+    parts = ((max(a, s), min(b, e)) for a, b in spells for s, e in silences)
+    return [(start, end) for start, end in parts if end > start]
+
+
+def _hidden_spells(states: Sequence[LoggedEvent], arrivals: Sequence[float]) -> list[Spell]:
+    """Each "hidden" to the next "visible", by the server's clock: ending at the visible's arrival,
+    as long as the server heard nothing from the page meanwhile, and no longer than the page says."""
+    spells, hidden = [], None
+    for event in states:
+        state = event.data.get("state")
+        if state == "hidden" and hidden is None:
+            hidden = event
+        elif state == "visible" and hidden is not None:
+            heard = [r for r in arrivals if hidden.received < r < event.received]
+            before = max((r for r in arrivals if r < hidden.received), default=hidden.received)
+            length = min(event.t - hidden.t, event.received - before)
+            if not heard and length > 0:
+                spells.append((event.received - length, event.received))
+            hidden = None
+    return spells
+
+
+def _covered_ms(spells: Sequence[Spell], *, start: float, end: float) -> float:
+    """How much of [start, end) the spells cover, overlaps counted once."""
+    covered, reached = 0.0, start
+    for a, b in sorted(spells):
+        a, b = max(a, reached), min(b, end)
+        if b > a:
+            covered += b - a
+            reached = b
+    return covered

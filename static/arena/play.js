@@ -194,12 +194,23 @@ function studyBar(slot, study, submit, asked) {
   next.href = study.next_url;
   slot.appendChild(bar);
   let timer = null;
+  let hiddenSince = null;
+  // The limit counts time on screen (the server leaves out the spells it saw the page hidden,
+  // and a pause: elapsed_ms is on-screen time), so the clock stands still while the page is hidden.
+  const onVisibility = () => {
+    if (document.visibilityState === "hidden") hiddenSince ??= performance.now();
+    else if (hiddenSince !== null) {
+      ends += performance.now() - hiddenSince;
+      hiddenSince = null;
+    }
+  };
+  // From when the data was asked for, a moment before the server served it: the page's own
+  // time-up submit then reaches the server within the limit.
+  let ends = asked + (study.time_limit_s || 0) * 1000 - (study.elapsed_ms || 0);
   if (study.time_limit_s) {
-    // From when the data was asked for, a moment before the server served it: the page's own
-    // time-up submit then reaches the server within the limit.
-    const ends = asked + study.time_limit_s * 1000 - (study.elapsed_ms || 0);
     const clock = bar.querySelector(".clock");
     const tick = () => {
+      if (hiddenSince !== null) return;
       const left = Math.max(0, Math.ceil((ends - performance.now()) / 1000));
       clock.textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} left`;
       if (left === 0) {
@@ -207,16 +218,22 @@ function studyBar(slot, study, submit, asked) {
         submit();
       }
     };
+    onVisibility();
+    document.addEventListener("visibilitychange", onVisibility);
     tick();
     timer = setInterval(tick, 250);
   }
+  const stop = () => {
+    clearInterval(timer);
+    document.removeEventListener("visibilitychange", onVisibility);
+  };
   return {
     finished() {
-      clearInterval(timer);
+      stop();
       bar.querySelector(".clock").textContent = study.time_limit_s ? "done" : "";
       next.hidden = false;
     },
-    stop: () => clearInterval(timer),
+    stop,
   };
 }
 

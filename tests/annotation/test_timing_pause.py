@@ -1,0 +1,155 @@
+"""A study's time limit counts time on screen (live/timing.py, "On screen"): a pause the server saw
+(the Pause page served, then the puzzle again) and a hidden spell it heard as silence are left out;
+a page that kept talking, or a pause never ended by serving the puzzle again, is not.
+
+Each pause is recorded by real requests (the Pause page, the puzzle's page) and then aged in the
+database, with the events' receive times, so a 60 s pause needs no 60 s wait; the browser test
+(tests/e2e/test_pause_clock.py) pauses for real."""
+
+import time
+
+import pytest
+from django.test import Client
+
+from annotation.models import Attempt
+from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
+from annotation.studies.setup import study_create
+
+from .conftest import Hand, deliver, served_at
+
+pytestmark = pytest.mark.django_db
+LIMIT_S = 30
+
+
+@pytest.fixture
+def shown(verified, person):
+    """A person's first puzzle of a study with a 30 s limit, served by its page; their client."""
+    verified(types=("Dice_Count",), per_type=2)
+    study = study_create(name="timed", split="test", puzzles_per_annotator=2, time_limit_s=LIMIT_S)
+    user, _ = person("ann")
+    enrollment = enrollment_join(study=study, user=user, external_ids={})
+    enrollment_consent(enrollment=enrollment)
+    attempt = enrollment_next(enrollment=enrollment).attempt
+    client = Client()
+    client.force_login(user)
+    assert client.get(f"/play/{attempt.uid}/").status_code == 200
+    return attempt, client
+
+
+def pause(attempt, client, *, start_ms: float, end_ms: float) -> None:
+    """The person opens the Pause page, then the puzzle again; the recorded pause is then moved to
+    [start_ms, end_ms] (aged: the server's own timestamps, set in the past)."""
+    assert client.get(f"/s/{attempt.study.token}/pause/").status_code == 200
+    opened = Attempt.objects.get(pk=attempt.pk).pauses
+    assert len(opened) == 1 and opened[0][1] is None  # paused, until the puzzle is shown again
+    assert client.get(f"/play/{attempt.uid}/").status_code == 200
+    [(start, end)] = Attempt.objects.get(pk=attempt.pk).pauses
+    assert start <= end
+    Attempt.objects.filter(pk=attempt.pk).update(pauses=[[start_ms, end_ms]])
+
+
+def answer(hand: Hand, attempt) -> list[dict]:
+    hand.press_control("text").type(str(attempt.puzzle.truth["sum"]))
+    return hand.press_control("submit", {"k": "act.submit"}).events
+
+
+def scored(attempt) -> Attempt:
+    return Attempt.objects.get(pk=attempt.pk)
+
+
+def submitted(attempt, events: list[dict], *, t0: float) -> tuple[Attempt, float]:
+    """Deliver the events as the page does; the attempt scored, and serving to the submit's
+    arrival by the server's clock."""
+    deliver(attempt, events)
+    return scored(attempt), events[-1]["t"] + 20 - t0
+
+
+def test_a_60_s_pause_on_a_30_s_limit_is_left_out_of_the_limit_and_of_active_time(shown):
+    attempt, client = shown
+    t0 = time.time() * 1000 - 80_000
+    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
+    hand.log("visibilitychange", state="hidden")  # the page left for the Pause page
+    hand.quiet(60_400).log("load", w=1280, h=1080, scale=1, state="visible")  # shown again
+    done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
+    assert served_ms > 70_000 and done.correct, done.reason  # about 12 s on screen
+    # The pause and the hidden spell around it (the page's leaving, its loading) are left out.
+    assert served_ms - 61_000 < done.screen_ms < served_ms - 60_000
+    assert done.active_ms == pytest.approx(done.wall_ms - 60_000, abs=1_500)
+    assert done.input_ok
+
+
+def test_a_pause_whose_leaving_page_went_unheard_still_counts(shown):
+    attempt, client = shown
+    t0 = time.time() * 1000 - 80_000
+    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
+    served_at(attempt, t0)
+    # No "hidden" arrived (the beacon was lost): the server's own pause and the silence suffice.
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000).quiet(60_400)
+    hand.log("load", w=1280, h=1080, scale=1, state="visible")
+    done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
+    assert done.correct, done.reason
+    assert done.screen_ms == pytest.approx(served_ms - 60_000)  # the pause as the server saw it
+
+
+def test_the_same_silence_without_a_pause_is_too_late(shown):
+    attempt, _ = shown
+    t0 = time.time() * 1000 - 80_000
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000).quiet(60_400)
+    hand.log("load", w=1280, h=1080, scale=1, state="visible")
+    deliver(attempt, answer(hand.wait(1_000), attempt))
+    done = scored(attempt)
+    assert done.correct is False and "the limit is 30 s" in done.reason
+    assert done.screen_ms > 70_000
+
+
+def test_a_tab_that_keeps_the_puzzle_beating_through_the_pause_gets_no_time(shown):
+    attempt, client = shown
+    t0 = time.time() * 1000 - 80_000
+    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(71_400)  # the puzzle stayed open elsewhere, beating
+    deliver(attempt, answer(hand, attempt))
+    done = scored(attempt)
+    assert done.correct is False and "the limit is 30 s" in done.reason
+
+
+def test_a_pause_still_open_at_the_submit_gets_no_time(shown):
+    attempt, client = shown
+    t0 = time.time() * 1000 - 80_000
+    assert client.get(f"/s/{attempt.study.token}/pause/").status_code == 200
+    Attempt.objects.filter(pk=attempt.pk).update(pauses=[[t0 + 10_500, None]])
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
+    hand.log("visibilitychange", state="hidden")
+    hand.quiet(60_400).log("visibilitychange", state="visible")  # never served again: never left
+    done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
+    # The open pause adds nothing; the hidden spell the page reported, and the server heard as
+    # silence, counts as long as the page says: 60.4 s.
+    assert done.correct and done.screen_ms == pytest.approx(served_ms - 60_400)
+
+
+def test_a_hidden_spell_counts_only_as_long_as_the_page_says(shown):
+    attempt, _ = shown
+    t0 = time.time() * 1000 - 80_000
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
+    hand.log("visibilitychange", state="hidden")
+    hand.quiet(20_000).log("visibilitychange", state="visible")
+    hand.quiet(40_400)  # silent again, and not saying it was hidden: on screen by the limit's count
+    done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
+    assert done.correct is False and done.screen_ms == pytest.approx(served_ms - 20_000)
+
+
+def test_the_page_data_after_a_pause_says_the_time_on_screen(shown):
+    attempt, client = shown
+    t0 = time.time() * 1000 - 80_000
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
+    hand.log("visibilitychange", state="hidden")
+    deliver(attempt, hand.events)
+    pause(attempt, client, start_ms=t0 + 10_500, end_ms=time.time() * 1000 - 100)
+    data = client.get(f"/play/{attempt.uid}/data/").json()
+    assert data["study"]["elapsed_ms"] == pytest.approx(10_500, abs=1_500)  # not 80 s

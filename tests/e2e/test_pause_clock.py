@@ -1,0 +1,80 @@
+"""The puzzle's clock stops on the Pause page, in real Chromium and in real time: a 30 s-limit
+puzzle paused for 60 s is then solved in time, and its active time leaves the pause out.
+
+The 60 s are waited for: the pause is the server's own (the Pause page served, the puzzle served
+again), timed by its clock, and nothing here moves a timestamp."""
+
+import asyncio
+import re
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from annotation.agents.browser import VIEWPORT, perform, wait_submitted
+from annotation.models import Attempt
+from annotation.studies.setup import study_create
+from puzzles.models import Puzzle
+from puzzles.services import bank_generate
+
+from .conftest import chromium, run
+from .test_live_page import reference_actions
+
+pytestmark = pytest.mark.browser
+LIMIT_S, PAUSE_S = 30, 60
+
+
+async def seconds_left(page) -> int:
+    """What the study bar's clock shows, in seconds (0 once it is up)."""
+    shown = re.fullmatch(r"(\d+):(\d\d) left", await page.locator(".studybar .clock").text_content() or "")
+    return int(shown[1]) * 60 + int(shown[2]) if shown else 0
+
+
+async def pause_and_solve(site: str, token: str) -> dict:
+    async with chromium() as browser:
+        context = await browser.new_context(viewport=VIEWPORT, base_url=site)
+        page = await context.new_page()
+        await page.goto(f"/s/{token}/?PROLIFIC_PID=pauser&STUDY_ID=st1")
+        await page.get_by_role("button", name="I agree, start").click()
+        await page.wait_for_selector("#stage[data-attempt]")
+        await page.wait_for_timeout(2_000)  # looking at the puzzle a moment
+        before = await seconds_left(page)
+        await page.click(".studybar a.pause")
+        await page.wait_for_selector("#resume")
+        stopped = " ".join(await page.locator("#clock-stopped").all_text_contents())
+        await asyncio.sleep(PAUSE_S)
+        await page.click("#resume")
+        await page.wait_for_selector("#stage[data-attempt]")
+        after = await seconds_left(page)
+        await page.wait_for_timeout(1_500)
+        ticking = await seconds_left(page)
+        uid = await page.locator("#stage").get_attribute("data-attempt")
+        attempt = await sync_to_async(Attempt.objects.select_related("puzzle").get)(uid=uid)
+        for action in reference_actions(attempt.puzzle):
+            await perform(page, action)
+        await wait_submitted(page, 15)
+        status = await page.locator("#status").text_content()
+        await context.close()
+    return {"before": before, "after": after, "ticking": ticking, "stopped": stopped, "status": status, "uid": uid}
+
+
+def test_a_30_s_puzzle_paused_for_60_s_is_solved_in_time_and_the_pause_is_not_active_time(site, transactional_db):
+    bank_generate(split="test", per_type=1, types=["Dice_Count"], bank_seed=31, workers=1)
+    Puzzle.objects.filter(dataset="generated:31").update(status=Puzzle.Status.VERIFIED)
+    study = study_create(name="Paused", split="test", puzzles_per_annotator=1, time_limit_s=LIMIT_S)
+
+    seen = run(pause_and_solve(site, study.token))
+
+    assert "clock is stopped" in seen["stopped"]
+    # The page's countdown stood still through the pause and runs again after it.
+    assert LIMIT_S - 5 <= seen["before"] <= LIMIT_S
+    assert seen["before"] - 3 <= seen["after"] <= seen["before"]
+    assert seen["ticking"] < seen["after"]
+    assert "Time is up" not in seen["status"]
+    attempt = Attempt.objects.get(uid=seen["uid"])
+    assert attempt.correct and attempt.reward == 1.0 and attempt.input_ok, attempt.reason
+    [(start, end)] = attempt.pauses
+    assert end - start >= PAUSE_S * 1000  # the server's own pause
+    served_to_submit = attempt.submitted_at.timestamp() * 1000 - attempt.served_at.timestamp() * 1000
+    assert served_to_submit > PAUSE_S * 1000  # the limit's 30 s passed on the wall clock...
+    assert attempt.screen_ms < LIMIT_S * 1000  # ...but not on screen
+    assert attempt.active_ms < LIMIT_S * 1000 and attempt.wall_ms > PAUSE_S * 1000  # active time leaves the pause out
