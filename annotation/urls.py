@@ -7,6 +7,7 @@ from annotation.datasets import views as datasets
 from annotation.live import views as live
 from annotation.reporting import views as reporting
 from annotation.review import views as review
+from annotation.studies import preview_views as study_preview
 from annotation.studies import staff_views as study_staff
 from annotation.studies import views as study
 from annotation.studies.quality import attempt_marks  # the per-participant CSV's quality marks
@@ -18,6 +19,7 @@ urlpatterns = [
     path("play/<str:uid>/data/", live.play_data, name="play-data"),
     path("attempts/<str:uid>/events/", live.events, name="events"),
     path("puzzles/<str:puzzle_uid>/try/", live.try_puzzle, name="try"),
+    path("puzzles/types/<str:type_name>/try/", study_preview.try_type, name="try-type"),
     # review: flags from the page, the staff's review
     path("attempts/<str:uid>/flag/", review.flag, name="flag"),
     path("review/", review.queue, name="review"),
@@ -34,6 +36,13 @@ urlpatterns = [
     path("studies/<int:study_id>/", study_staff.study_detail, name="study"),
     path("studies/<int:study_id>/edit/", study_staff.study_edit, name="study-edit"),
     path("studies/<int:study_id>/status/", study_staff.study_status, name="study-status"),
+    path("studies/<int:study_id>/preview/", study_preview.study_preview, name="study-preview"),
+    path("studies/<int:study_id>/preview/next/", study_preview.study_preview_next, name="study-preview-next"),
+    path(
+        "studies/<int:study_id>/preview/play/<str:uid>/",
+        study_preview.study_preview_play,
+        name="study-preview-play",
+    ),
     path("studies/<int:study_id>/annotators/", study_staff.study_annotators, name="study-annotators"),
     path(
         "studies/<int:study_id>/annotators/<int:enrollment_id>/attempts/",

@@ -26,6 +26,7 @@ from annotation.studies.access import (
     resume_cookie,
     resume_token,
 )
+from annotation.studies.preview import previewing
 from annotation.studies.queue import (
     Step,
     enrollment_consent,
@@ -143,6 +144,8 @@ def study_next(request, token: str):
     """Wherever the annotator stands: the same unfinished puzzle, the next one, or the end."""
     study = get_object_or_404(Study, token=token)
     enrollment = enrollment_of(user=request.user, study=study)
+    if enrollment is None and request.user.is_staff and previewing(request.session, study):
+        return redirect("annotation:study-preview-next", study_id=study.pk)  # from the pause page
     if enrollment is None:
         return redirect("annotation:study-join", token=token)
     step = enrollment_next(enrollment=enrollment)
