@@ -17,6 +17,7 @@ from django.conf import settings
 
 from annotation.agents.server import WEBSOCKET_MAX_BYTES
 from annotation.live.frames import MAX_FRAME_BYTES
+from tests.annotation.conftest import open_attempt, person, stored_puzzle  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -28,7 +29,7 @@ SECRETS = ("SECRET_KEY", "PUZZLE_BANK_SECRET")
 
 
 def test_compose_declares_the_whole_platform():
-    assert set(SERVICES) == {"postgres", "redis", "migrate", "web", "nginx", "worker"}
+    assert set(SERVICES) == {"postgres", "redis", "migrate", "web", "nginx", "worker", "beat"}
     for name in ("postgres", "redis", "web"):
         assert SERVICES[name]["healthcheck"]["test"], name
     for name in ("migrate", "web", "worker"):
@@ -85,7 +86,7 @@ def test_web_and_workers_scale_out():
         assert not {"container_name", "ports", "hostname"} & set(service), name
         assert service.get("deploy", {}).get("replicas", 1) >= 1
     # What dies comes back (tests/faults/ kills web processes mid-attempt); the one-shot migrate does not.
-    for name in ("postgres", "redis", "web", "nginx", "worker"):
+    for name in ("postgres", "redis", "web", "nginx", "worker", "beat"):
         assert SERVICES[name]["restart"] == "unless-stopped", name
     assert "restart" not in SERVICES["migrate"]
     # Each process's PostgreSQL pool covers its database threads, and the README's example scale
@@ -100,10 +101,33 @@ def test_web_and_workers_scale_out():
 
 def test_every_service_built_here_runs_a_command_the_tests_run():
     """The services made from this repository's image are exactly the ones whose commands the
-    tests below start (migrate, web, worker): a new one needs a test of its own."""
+    tests start (migrate, web, worker below; beat in tests/faults/test_gaps.py): a new one needs a
+    test of its own."""
     built = {name for name, service in SERVICES.items() if service.get("build")}
-    assert built == {"migrate", "web", "worker"}
+    assert built == {"migrate", "web", "worker", "beat"}
     assert all(SERVICES[name]["command"] for name in built)
+
+
+@pytest.mark.django_db
+def test_the_beat_service_schedules_the_gap_sweep_a_worker_runs(open_attempt):  # noqa: F811
+    """One beat (its command: celery beat on this project's app) and the schedule's entry is a task
+    the workers know; run as the entry names it, it scores a submit that waited out its gap."""
+    from annotation.live.frames import Batch
+    from annotation.live.intake import GAP_WAIT_S, events_append
+    from arena_site.celery import GAP_SWEEP_S, app
+
+    command = SERVICES["beat"]["command"]
+    assert command[:4] == ["celery", "-A", "arena_site", "beat"] and "--schedule" in command
+    assert not {"container_name", "ports"} & set(SERVICES["beat"])
+    entry = app.conf.beat_schedule["resolve-gaps"]
+    assert entry["schedule"] == GAP_SWEEP_S and entry["task"] in app.tasks
+    attempt, _ = open_attempt("Dice_Count")
+    then = time.time() * 1000 - (GAP_WAIT_S + 1) * 1000
+    events_append(attempt_id=attempt.pk, batch=Batch(1, [{"k": "beat", "t": then}]), received_ms=then)
+    events_append(attempt_id=attempt.pk, batch=Batch(3, [{"k": "act.submit", "t": then}]), received_ms=then)
+    app.tasks[entry["task"]].apply()
+    attempt.refresh_from_db()
+    assert attempt.submitted_at is not None and attempt.missing_batches == [2]
 
 
 def _nginx_block(text: str, opening: str) -> str:

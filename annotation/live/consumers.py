@@ -38,7 +38,7 @@ DRAIN_S = 5.0
 MAX_INBOX_BYTES = 8 * 2**20
 # The number of a batch as the page writes it (JSON.stringify keeps this order): read without
 # parsing, so a resend of what is already held is answered at once, never queued for a write.
-_SEQ_AT_START = re.compile(rb'\{"type":\s*"batch",\s*"seq":\s*(\d{1,9})[,}]')
+_SEQ_AT_START = re.compile(rb'\{"type":\s*"batch",\s*"seq":\s*([1-9]\d{0,8})[,}]')
 # Close codes the WebSocket library accepts from an application (1000 or 3000-4999; 1011 and
 # 1013 raise inside daphne and leave the socket open and silent). The page reconnects on both.
 RETRY_LATER = 4011  # the server could not store a batch or look the attempt up: try again
@@ -69,7 +69,7 @@ def _store_next_on_a_live_connection(items):
 # each other's database round trips. One writer per socket keeps each attempt's batches in order.
 _receive_batch = database_sync_to_async(_receive_on_a_live_connection, thread_sensitive=False)
 _store_usual = database_sync_to_async(_store_next_on_a_live_connection, thread_sensitive=False)
-_resolve_gap = database_sync_to_async(gap_resolve, thread_sensitive=False)
+_gap_resolve = database_sync_to_async(gap_resolve, thread_sensitive=False)
 
 
 class _Coalesced:
@@ -153,6 +153,11 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             self.attempt = None
         else:
             self.acked = self.attempt.acked_seq
+            if self.attempt.max_seq > self.acked:  # a submit may wait behind a gap: resolve it now
+                try:
+                    await self._resolve_gap()
+                except Exception:  # the sweep or the next connection does it
+                    logger.exception("gap of attempt %s not resolved on connect", uid)
 
     async def dispatch(self, message):
         """As channels' own, without its hop to the shared sync thread before every received frame
@@ -238,7 +243,11 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         """A submit waits behind batches that have not arrived: give the page time to resend them,
         then score on what came (never an attempt left unscorable) and tell the page."""
         await asyncio.sleep(GAP_WAIT_S + 0.5)
-        frames = await _resolve_gap(attempt_id=self.attempt.pk, now_ms=time.time() * 1000)
+        await self._resolve_gap()
+
+    async def _resolve_gap(self) -> None:
+        """Score a submit that has waited long enough behind a gap (idempotent, under the row lock)."""
+        frames = await _gap_resolve(attempt_id=self.attempt.pk, now_ms=time.time() * 1000)
         self._note(frames)
         for frame in frames:
             with contextlib.suppress(Exception):  # scored either way; the page may be gone

@@ -16,6 +16,8 @@ stalls, and a person can always finish.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -35,6 +37,7 @@ from annotation.live.frames import (
 )
 from annotation.live.scoring import attempt_score, hold_progress
 from annotation.models import Attempt, Event
+from arena_site.celery import GAP_SWEEP_S  # how often the system sweeps for gapped submits
 
 # How long a submit stored beyond a gap waits for the missing batches (a page resends what was not
 # acknowledged within seconds) before the attempt is scored on what arrived, marked incomplete.
@@ -100,6 +103,7 @@ def batch_receive(
     """The one entry for a frame (the socket, the HTTP fallback, the beacon): parse it once, then
     refuse it, store it, or answer a resend; next_tried when the caller already tried it as the
     usual next batch (frames_store_next), so the predicate is not run twice."""
+    sweep_if_due()
     parsed = raw if isinstance(raw, (Batch, FrameError)) else frame_read(attempt=attempt, raw=raw)
     if isinstance(parsed, FrameError):
         return _refused(attempt, parsed, received_ms)
@@ -261,6 +265,7 @@ def frames_store_next(items: list[tuple[Attempt, str | bytes, float]]) -> list[R
     batches among them stored together in one statement; for each, its receipt when stored there,
     else what it parsed to, for batch_receive(next_tried=...) (a submit, a resend, a gap, a refused
     frame, the limits, a second frame of the same attempt)."""
+    sweep_if_due()
     parsed = [frame_read(attempt=attempt, raw=raw) for attempt, raw, _ in items]
     candidates: dict[int, tuple[int, Batch, float]] = {}
     for (attempt, _, received_ms), frame in zip(items, parsed, strict=True):
@@ -286,12 +291,12 @@ def events_append(*, attempt_id: int, batch: Batch, received_ms: float, next_tri
         attempt = _locked(attempt_id)
         answered = _answered_unstored(attempt, batch)
         if answered is not None:
-            return answered
+            return _resolved_on_a_resend(attempt, answered, now_ms=received_ms)
         before = attempt.acked_seq
         dropped = _store(attempt, batch, received_ms)
         # Scored here, after the store and still under the lock: a verdict and the batches it
         # stands on commit together, and two writers never both score.
-        return replace(_scored(attempt, before=before), dropped=dropped)
+        return replace(_scored(attempt, before=before, now_ms=received_ms), dropped=dropped)
 
 
 def _locked(attempt_id: int) -> Attempt:
@@ -373,7 +378,7 @@ def batch_refuse(*, attempt_id: int, seq: int, code: str, message: str, received
         before = attempt.acked_seq
         past_limits = attempt.event_count > MAX_ATTEMPT_EVENTS
         _keep_place(attempt, seq, code, message, received_ms, rowless=past_limits)
-        return _scored(attempt, before=before)
+        return _scored(attempt, before=before, now_ms=received_ms)
 
 
 def _keep_place(attempt: Attempt, seq: int, code: str, message: str, received_ms: float, *, rowless: bool) -> None:
@@ -402,15 +407,24 @@ def _advance(attempt: Attempt, *, before: int, seq: int, held: int = 0) -> None:
     attempt.acked_seq = _contiguous(attempt, max(before, held))
 
 
-def _scored(attempt: Attempt, *, before: int) -> Appended:
+def _scored(attempt: Attempt, *, before: int, now_ms: float) -> Appended:
     """After a store that moved the acknowledgement from `before`: score a submit it reached (or
-    one a reload made whole), and save the attempt."""
+    one a reload made whole, or one that waited long enough behind a gap), and save the attempt."""
     if attempt.acked_seq > before and _submit_within(attempt, before):
         attempt_score(attempt=attempt)
-    else:
-        _score_after_a_reload(attempt)
+    elif not _score_after_a_reload(attempt):
+        _score_after_the_wait(attempt, now_ms=now_ms)
     attempt.save()
     return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
+
+
+def _resolved_on_a_resend(attempt: Attempt, answered: Appended, *, now_ms: float) -> Appended:
+    """A resend stores nothing, but any request for the attempt resolves a gap that waited long
+    enough (the page on the HTTP fallback resends what is unacknowledged)."""
+    if answered.submitted or not _score_after_the_wait(attempt, now_ms=now_ms):
+        return answered
+    attempt.save()
+    return replace(answered, submitted=True, correct=attempt.correct)
 
 
 def _waiting_submit(attempt: Attempt) -> Event | None:
@@ -418,40 +432,72 @@ def _waiting_submit(attempt: Attempt) -> Event | None:
     return attempt.events.filter(kind="act.submit", seq__gt=attempt.acked_seq).order_by("seq").first()
 
 
-def _score_after_a_reload(attempt: Attempt) -> None:
+def _score_after_a_reload(attempt: Attempt) -> bool:
     """A submit beyond a gap counts at once when every batch from its page's load on is here: the
-    answer is what was entered since that load, and the missing batches belong to an earlier page."""
+    answer is what was entered since that load, and the missing batches belong to an earlier page.
+    Returns whether it was scored."""
     if attempt.max_seq <= attempt.acked_seq:  # no gap, so no submit beyond one: no query
-        return
+        return False
     submit = _waiting_submit(attempt)
     if submit is None:
-        return
+        return False
     load = attempt.events.filter(kind="load", seq__lte=submit.seq).order_by("-seq").first()
     if load is None or load.seq <= attempt.acked_seq + 1:
-        return  # no reload beyond the gap: the submit waits (attempt_resolve_gap)
+        return False  # no reload beyond the gap: the submit waits (_score_after_the_wait)
     held = set(attempt.events.filter(seq__gte=load.seq, seq__lte=submit.seq).values_list("seq", flat=True))
-    if held == set(range(load.seq, submit.seq + 1)):
-        attempt_score(attempt=attempt, through=submit.seq)
+    if held != set(range(load.seq, submit.seq + 1)):
+        return False
+    attempt_score(attempt=attempt, through=submit.seq)
+    return True
+
+
+def _score_after_the_wait(attempt: Attempt, *, now_ms: float) -> bool:
+    """Under the attempt's row lock: a submit that has waited GAP_WAIT_S behind batches that never
+    came, scored on what did come (the attempt names the missing batches). The caller saves."""
+    if attempt.is_closed or attempt.max_seq <= attempt.acked_seq:
+        return False
+    submit = _waiting_submit(attempt)
+    if submit is None or now_ms - submit.received < GAP_WAIT_S * 1000:
+        return False
+    attempt_score(attempt=attempt, through=submit.seq)
+    return True
 
 
 def attempt_resolve_gap(*, attempt_id: int, now_ms: float) -> bool:
-    """Score a submit that has waited GAP_WAIT_S behind batches that never came, on what did come;
-    the attempt names the missing batches. Returns whether it was scored now."""
+    """Score a submit that has waited GAP_WAIT_S behind batches that never came, on what did come.
+    Idempotent: under the row lock, an attempt already scored is left alone. Returns whether it
+    was scored now. Called by the socket that carried the submit, by a later socket of the
+    attempt, and by the sweep (attempts_resolve_gaps)."""
     with transaction.atomic():
         attempt = Attempt.objects.select_for_update(of=("self",)).select_related("puzzle", "study").get(pk=attempt_id)
-        submit = None if attempt.is_closed else _waiting_submit(attempt)
-        if submit is None or now_ms - submit.received < GAP_WAIT_S * 1000:
+        if not _score_after_the_wait(attempt, now_ms=now_ms):
             return False
-        attempt_score(attempt=attempt, through=submit.seq)
         attempt.save()
         return True
 
 
 def attempts_resolve_gaps(*, now_ms: float) -> int:
     """Every open attempt whose submit has waited long enough behind missing batches, scored (for
-    submits whose socket is gone: the HTTP fallback, a server restart)."""
+    submits whose socket is gone: the HTTP fallback, a server restart). The periodic sweep."""
     waiting = Attempt.objects.filter(submitted_at__isnull=True, abandoned_at__isnull=True, max_seq__gt=F("acked_seq"))
     return sum(attempt_resolve_gap(attempt_id=pk, now_ms=now_ms) for pk in waiting.values_list("pk", flat=True))
+
+
+_sweep = {"due": 0.0}  # time.monotonic() when this process sweeps next (tasks run inline only)
+_sweep_lock = threading.Lock()
+
+
+def sweep_if_due() -> None:
+    """With tasks run inline (the embedded default: no broker, so no beat) the web process sweeps
+    itself: every GAP_SWEEP_S at most, on the next frame any page sends. With a broker, Celery
+    beat's entry does it (arena_site/celery.py) and this does nothing."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    with _sweep_lock:
+        if time.monotonic() < _sweep["due"]:
+            return
+        _sweep["due"] = time.monotonic() + GAP_SWEEP_S
+    attempts_resolve_gaps(now_ms=time.time() * 1000)
 
 
 def _contiguous(attempt: Attempt, acked: int) -> int:

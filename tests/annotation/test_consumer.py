@@ -255,12 +255,14 @@ async def test_a_dropped_socket_loses_nothing_that_is_resent(open_attempt):
 async def test_a_batch_number_reused_with_other_events_is_refused_not_merged(open_attempt):
     attempt, session = await database_sync_to_async(open_attempt)()
     socket = await connected(attempt.uid, session)
+    second_tab = await connected(attempt.uid, session)  # opened before the first tab's batch 1 was stored
     await socket.send_to(text_data=batch(1, load()))
     await socket.receive_json_from()
-    await socket.send_to(text_data=batch(1, load(), ev("act.click", x=1, y=1), ev("act.submit")))  # a second tab
-    reply = await socket.receive_json_from()
+    await second_tab.send_to(text_data=batch(1, load(), ev("act.click", x=1, y=1), ev("act.submit")))
+    reply = await second_tab.receive_json_from()
     assert reply["code"] == "seq_conflict" and "two tabs" in reply["message"]
     await socket.disconnect()
+    await second_tab.disconnect()
     assert await stored_events(attempt) == [(1, 0, "load")]
     assert (await reload(attempt)).submitted_at is None
 
@@ -337,3 +339,22 @@ async def test_text_with_a_nul_character_is_refused_not_stuck(open_attempt):
     assert reply["code"] == "bad_frame" and "NUL" in reply["message"]
     assert await socket.receive_json_from() == {"type": "ack", "seq": 1}  # its place kept: nothing jams
     await socket.disconnect()
+
+
+async def test_a_new_socket_scores_a_submit_that_waited_out_its_gap(open_attempt):
+    """The socket that carried the submit died before the wait was over: the page's next socket
+    (or any later request for the attempt) scores it and tells the page."""
+    from annotation.live.frames import Batch
+    from annotation.live.intake import GAP_WAIT_S, events_append
+
+    attempt, session = await database_sync_to_async(open_attempt)("Dice_Count")
+    then = time.time() * 1000 - (GAP_WAIT_S + 1) * 1000
+    append = database_sync_to_async(events_append)
+    await append(attempt_id=attempt.pk, batch=Batch(1, [load()]), received_ms=then)
+    answer = [ev("act.type", then + 1, text="1"), ev("act.submit", then + 2)]
+    await append(attempt_id=attempt.pk, batch=Batch(3, answer), received_ms=then + 2)
+    socket = await connected(attempt.uid, session)
+    assert await socket.receive_json_from() == {"type": "submitted", "verdict": None}
+    await socket.disconnect()
+    scored = await reload(attempt)
+    assert scored.submitted_at is not None and scored.missing_batches == [2]

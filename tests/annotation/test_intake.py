@@ -69,3 +69,50 @@ def test_frames_that_are_not_the_usual_next_batch_come_back_parsed_for_the_entry
     assert second.seq == 2 and broken.code == "bad_frame"  # not stored here, not parsed again
     after = batch_receive(attempt=attempt, raw=second, received_ms=now, next_tried=True)
     assert after.decision == Decision.STORED and after.replies == [{"type": "ack", "seq": 2}]
+
+
+def _gapped(open_attempt, *, ago_s: float):
+    """An attempt whose submit (batch 3) has waited ago_s behind batch 2, which never came."""
+    attempt, _ = open_attempt("Dice_Count")
+    then = time.time() * 1000 - ago_s * 1000
+    receive(attempt, batch(1, ev("load", then, w=1280, h=1080, scale=1, state="visible")), then)
+    answer = str(attempt.puzzle.truth["sum"])
+    gap = receive(attempt, batch(3, ev("act.type", then + 1, text=answer), ev("act.submit", then + 2)), then + 2)
+    assert gap.decision == Decision.GAP
+    return attempt
+
+
+def test_any_later_frame_of_the_attempt_scores_a_submit_that_waited_out_the_gap(open_attempt):
+    from annotation.live.intake import GAP_WAIT_S
+
+    now = time.time() * 1000
+    waited = _gapped(open_attempt, ago_s=GAP_WAIT_S + 1)
+    later = receive(waited, batch(4, ev("beat", now)), now)  # the page beats on, by the HTTP fallback
+    assert later.replies[0] == {"type": "ack", "seq": 1} and later.replies[1]["type"] == "submitted"
+    resent = _gapped(open_attempt, ago_s=GAP_WAIT_S + 1)
+    again = receive(resent, batch(3, ev("act.type", now, text="1"), ev("act.submit", now)), now)  # its own resend
+    assert again.decision == Decision.RESENT and again.replies[1]["type"] == "submitted"
+    for attempt in (waited, resent):
+        attempt.refresh_from_db()
+        assert attempt.submitted_at is not None and attempt.missing_batches == [2] and attempt.correct
+    early = _gapped(open_attempt, ago_s=1)  # still within the wait: the missing batch may come
+    assert receive(early, batch(4, ev("beat", now)), now).replies == [{"type": "ack", "seq": 1}]
+
+
+def test_with_tasks_inline_the_web_process_sweeps_on_the_next_frame(open_attempt, settings, monkeypatch):
+    """The embedded default has no broker and so no beat: any page's next frame sweeps (at most
+    every GAP_SWEEP_S), scoring another attempt whose page is gone."""
+    from annotation.live import intake
+
+    gone = _gapped(open_attempt, ago_s=intake.GAP_WAIT_S + 1)
+    other, _ = open_attempt("Dice_Count")
+    now = time.time() * 1000
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    monkeypatch.setitem(intake._sweep, "due", 0.0)
+    receive(other, batch(1, ev("beat", now)), now)
+    gone.refresh_from_db()
+    assert gone.submitted_at is None  # with a broker, beat's entry sweeps instead
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    receive(other, batch(2, ev("beat", now)), now)
+    gone.refresh_from_db()
+    assert gone.submitted_at is not None and gone.missing_batches == [2]

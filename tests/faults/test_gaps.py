@@ -2,9 +2,18 @@
 what came (after a bounded wait, or at once when a reload made the missing batch irrelevant), and
 the attempt names what was missing."""
 
+import asyncio
+import contextlib
+import http.cookiejar
+import json
+import subprocess
+import sys
 import time
+import urllib.request
+from pathlib import Path
 
 import pytest
+import yaml
 from django.core.management import call_command
 
 from annotation.live import intake
@@ -12,6 +21,9 @@ from annotation.live.frames import Batch
 from annotation.live.intake import GAP_WAIT_S, attempt_resolve_gap, events_append
 from annotation.models import Attempt
 from tests.annotation.conftest import batch, socket_for
+from tests.faults.harness import tally
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.django_db
 
@@ -90,3 +102,136 @@ async def test_the_socket_scores_a_gapped_submit_itself_and_tells_the_page(open_
     await socket.disconnect()
     scored = await database_sync_to_async(Attempt.objects.get)(pk=attempt.pk)
     assert scored.submitted_at is not None and scored.missing_batches == [2]
+
+
+# --- with the system's own processes: no command, no socket left to resolve it ----------------------
+
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+
+
+@contextlib.contextmanager
+def _celery(service: str, env: dict[str, str], tmp_path, *extra: str):
+    """A compose service's command as composed (this environment's celery), with its log."""
+    command = [str(Path(sys.executable).with_name("celery")), *COMPOSE[service]["command"][1:], *extra]
+    if "--schedule" in command:  # beat's state file: the test's own
+        command[command.index("--schedule") + 1] = str(tmp_path / "celerybeat-schedule")
+    log = (tmp_path / f"{service}.log").open("w+")
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+    try:
+        yield process, log
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def _waits_for(log, words: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        log.seek(0)
+        text = log.read()
+        if words in text:
+            return
+        assert process.poll() is None, text[-3000:]
+        time.sleep(0.2)
+    raise AssertionError(f"no {words!r} in {timeout_s:g} s")
+
+
+def _scored_within(attempt, since: float, ceiling_s: float) -> float:
+    """Seconds from `since` (time.monotonic) until the attempt is scored; the ceiling is the
+    promise itself (GAP_WAIT_S + 15 s), past it the test fails."""
+    while time.monotonic() - since < ceiling_s:
+        attempt.refresh_from_db()
+        if attempt.submitted_at is not None:
+            return time.monotonic() - since
+        time.sleep(0.2)
+    raise AssertionError(f"attempt {attempt.uid} not scored {ceiling_s:g} s after its gapped submit")
+
+
+def _post(base: str, uid: str, session: str, frame: dict) -> list[dict]:
+    """A batch by the HTTP fallback, as the page posts it (the CSRF token of the page's cookie)."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener.addheaders = [("Cookie", f"sessionid={session}")]
+    opener.open(f"{base}/play/{uid}/", timeout=10).read()
+    token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
+    request = urllib.request.Request(
+        f"{base}/attempts/{uid}/events/",
+        data=json.dumps(frame).encode(),
+        headers={
+            "Content-Type": "application/json",
+            "X-CSRFToken": token,
+            "Cookie": f"sessionid={session}; csrftoken={token}",
+        },
+    )
+    return json.loads(urllib.request.urlopen(request, timeout=10).read())
+
+
+def _gapped_frames(attempt) -> tuple[dict, dict]:
+    """Batch 1 (the load) and batch 3 (the right answer and its submit); batch 2 never comes."""
+    now = time.time() * 1000
+    point = attempt.puzzle.truth["point"]
+    first = {
+        "type": "batch",
+        "seq": 1,
+        "events": [{"k": "load", "t": now, "w": 1280, "h": 1080, "scale": 1, "state": "visible"}],
+    }
+    answer = [{"k": "act.click", "t": now + 100, "x": point[0], "y": point[1]}, {"k": "act.submit", "t": now + 101}]
+    return first, {"type": "batch", "seq": 3, "events": answer}
+
+
+@pytest.mark.browser
+def test_gapped_submits_whose_page_is_gone_are_scored_by_the_beat_and_a_worker(puzzles_of, annotator, tmp_path):
+    """No command run: the compose beat and worker commands against the test's database and Redis.
+    One submit came by the HTTP fallback (nothing is left to resolve it), the other by a socket whose
+    web process was killed during the wait. Both are scored within GAP_WAIT_S + 15 s."""
+    import websockets
+
+    from annotation.agents.server import daphne_command
+    from tests.faults import report
+    from tests.faults.harness import Daphne
+    from tests.faults.test_recovery import _attempts
+
+    (by_post, by_socket), (post_session, socket_session), _ = _attempts(puzzles_of, annotator, count=2)
+    row = report.row("gapped submits, page gone: beat + worker score them", "recovery: from the submit to its score")
+    _, env = daphne_command("127.0.0.1", 0)
+    ceiling = GAP_WAIT_S + 15
+    with (
+        _celery("worker", env, tmp_path, "--pool", "solo") as (worker, worker_log),
+        _celery("beat", env, tmp_path) as (
+            beat,
+            beat_log,
+        ),
+    ):
+        _waits_for(worker_log, "ready.", worker)
+        _waits_for(beat_log, "beat: Starting", beat)
+        server = Daphne().start()
+        try:
+            first, submit = _gapped_frames(by_post)
+            assert _post(server.url, by_post.uid, post_session, first) == [{"type": "ack", "seq": 1}]
+            assert _post(server.url, by_post.uid, post_session, submit) == [{"type": "ack", "seq": 1}]
+            posted = time.monotonic()
+
+            async def socket_then_kill() -> float:
+                url = server.url.replace("http", "ws") + f"/ws/attempts/{by_socket.uid}/"
+                headers = {"Cookie": f"sessionid={socket_session}", "Origin": server.url}
+                first, submit = _gapped_frames(by_socket)
+                async with websockets.connect(url, additional_headers=headers) as socket:
+                    await socket.send(json.dumps(first))
+                    assert json.loads(await socket.recv()) == {"type": "ack", "seq": 1}
+                    await socket.send(json.dumps(submit))
+                    assert json.loads(await socket.recv()) == {"type": "ack", "seq": 1}
+                    sent = time.monotonic()
+                    server.kill()  # the socket, and its own wait for the gap, die with the process
+                return sent
+
+            sent = asyncio.run(socket_then_kill())
+            waits = [_scored_within(by_post, posted, ceiling), _scored_within(by_socket, sent, ceiling)]
+        finally:
+            server.stop()
+    for attempt, waited in zip((by_post, by_socket), waits):
+        row.add(tally(attempt, 0), scored=attempt.submitted_at is not None, recovery_s=waited)
+        assert attempt.missing_batches == [2] and attempt.correct
