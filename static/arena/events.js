@@ -16,7 +16,10 @@ const WINDOW = 32;
 const POST_TIMEOUT_MS = 5000; // one fallback request; a hung one must not stop the fallback
 const POST_MIN_DELAY = 1000; // fallback retries: 1 s, doubling to 8 s
 const BEACON_CHUNK = 100; // events per batch cut at pagehide: beacons have a small byte quota
-const MAX_SAVED_CHARS = 1_000_000; // sessionStorage is small; keep the oldest batches first
+// The unacknowledged batches are kept in localStorage, per attempt, so a new tab, a restarted
+// browser or a later visit of the attempt resends them (sessionStorage died with its tab).
+const MAX_SAVED_CHARS = 1_000_000; // localStorage holds about 5 MB an origin; the oldest batches first
+const SAVED_DAYS = 30; // a copy no visit came back for is dropped after this long
 const POINTERS = new Set(["mouse", "pen", "touch"]);
 // The controls a focusin names (annotation/live/frames.py): the server checks that a key which
 // makes an action was pressed on the control the action names (annotation/live/evidence.py).
@@ -93,6 +96,21 @@ export function capture(stage, push, fit, beatMs) {
   return () => stop.abort();
 }
 
+/** Drop other attempts' copies older than SAVED_DAYS: a copy lives until its batches are
+ *  acknowledged, and an attempt never opened again would hold its share of the quota for good. */
+function dropStale(keep) {
+  const oldest = Date.now() - SAVED_DAYS * 86_400_000;
+  for (let i = localStorage.length - 1; i >= 0; i--) {
+    const key = localStorage.key(i);
+    if (!key?.startsWith("arena:") || key === keep) continue;
+    try {
+      if (!(JSON.parse(localStorage.getItem(key))?.at > oldest)) localStorage.removeItem(key);
+    } catch {
+      localStorage.removeItem(key);
+    }
+  }
+}
+
 /** Batching, seq numbering, acks, resends, reconnects and the HTTP fallback. */
 export class Transport {
   constructor(data, on) {
@@ -118,32 +136,46 @@ export class Transport {
     this.restore();
   }
 
-  /** After a refresh: go on numbering where the last page stopped, and resend what it left
-   *  unacknowledged (idempotent on the server), so two loads never reuse a batch number. */
+  /** After a reload, a crash, a closed browser: go on numbering where the last page of this
+   *  attempt stopped, and resend what it left unacknowledged (idempotent on the server), so two
+   *  loads never reuse a batch number. */
   restore() {
     let saved = null;
     try {
-      saved = JSON.parse(sessionStorage.getItem(this.key));
+      saved = JSON.parse(localStorage.getItem(this.key));
+      dropStale(this.key);
     } catch {
       return;
     }
-    if (!saved || this.data.submitted) return;
+    if (!saved) return;
+    if (this.data.submitted) return this.forget();
     this.nextSeq = Math.max(this.nextSeq, saved.nextSeq || 0);
-    this.unacked = Array.isArray(saved.unacked) ? saved.unacked : [];
+    // Batches the server acknowledged meanwhile (a beacon that got through) need not go again.
+    this.unacked = Array.isArray(saved.unacked) ? saved.unacked.filter((batch) => batch.seq > this.acked) : [];
   }
 
-  /** Kept current after every batch and ack, so a crash or a closed tab loses nothing sent. */
+  /** Kept current after every batch and ack, so a crash or a closed tab loses nothing sent; once
+   *  everything is acknowledged the copy is cleared (the server's page data then numbers on). */
   save() {
+    if (!this.unacked.length) return this.forget();
+    let unacked = this.unacked;
+    let text = JSON.stringify({ nextSeq: this.nextSeq, unacked, at: Date.now() });
+    while (text.length > MAX_SAVED_CHARS && unacked.length > 1) {
+      unacked = unacked.slice(0, Math.ceil(unacked.length / 2));
+      text = JSON.stringify({ nextSeq: this.nextSeq, unacked, at: Date.now() });
+    }
     try {
-      let unacked = this.unacked;
-      let text = JSON.stringify({ nextSeq: this.nextSeq, unacked });
-      while (text.length > MAX_SAVED_CHARS && unacked.length > 1) {
-        unacked = unacked.slice(0, Math.ceil(unacked.length / 2));
-        text = JSON.stringify({ nextSeq: this.nextSeq, unacked });
-      }
-      sessionStorage.setItem(this.key, text);
+      localStorage.setItem(this.key, text);
     } catch {
       // storage full or disabled: the beacon is the remaining chance
+    }
+  }
+
+  forget() {
+    try {
+      localStorage.removeItem(this.key);
+    } catch {
+      // storage disabled: nothing was kept
     }
   }
 
@@ -336,6 +368,7 @@ export class Transport {
         // Already submitted: nothing more will be stored, so stop resending.
         this.finish();
         this.unacked = [];
+        this.forget();
         this.on.submitted(null);
       }
     }

@@ -3,8 +3,10 @@
 import time
 
 import pytest
+from django.conf import settings
 
 from annotation.agents.browser import open_attempt, perform, wait_submitted
+from annotation.live.attempts import attempt_start
 from annotation.models import Attempt, Event
 from puzzles.registry import get_type
 from tests.e2e.conftest import chromium, page_for, run
@@ -59,3 +61,61 @@ def test_batches_behind_a_refused_beacon_are_sent_on_the_next_load(site, puzzles
     assert set(range(1, made + 1)) <= stored  # every batch of the first page arrived, late
     assert sorted(stored) == list(range(1, max(stored) + 1)) and attempt.submitted_at is not None
     assert not Event.objects.filter(attempt=attempt, kind=Event.REFUSED).exists()
+
+
+# Nothing leaves this browser: sockets swallow what they are given, beacons are refused (a page
+# behind an outage). The next browser, on the same profile, has no such script.
+OUTAGE = """
+WebSocket.prototype.send = function () {};
+navigator.sendBeacon = () => false;
+"""
+
+
+def test_a_closed_browser_leaves_its_batches_for_the_next_visit_of_the_attempt(site, puzzles_of, annotator, tmp_path):
+    """The browser is closed during an outage with batches unacknowledged; the attempt opened in a
+    new browser on the same profile (a new tab, a later visit) resends them: nothing is lost."""
+    from playwright.async_api import async_playwright
+
+    from annotation.agents.browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, session_for
+
+    puzzle = puzzles_of("Object_Match")[0]
+    user, participant = annotator()
+    attempt = attempt_start(participant=participant, puzzle=puzzle)
+    session = session_for(user)
+    profile = tmp_path / "profile"
+    row = report.row("browser closed in an outage, attempt reopened", "the wait: from the reopening to the last ack")
+
+    async def browser_on_profile(playwright, init_script: str):
+        context = await playwright.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport=VIEWPORT, base_url=site
+        )
+        await context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": site}])
+        await context.add_init_script(init_script)
+        page = context.pages[0] if context.pages else await context.new_page()
+        await open_attempt(page, attempt.uid)
+        return context, page
+
+    async def scenario():
+        async with async_playwright() as playwright:
+            context, page = await browser_on_profile(playwright, OUTAGE + GENERATOR)
+            await page.evaluate(f"window.__gen.start({PER_TICK})")  # numbered events, none delivered
+            await page.wait_for_timeout(1500)
+            generated = await page.evaluate("window.__gen.stop()")
+            await page.wait_for_timeout(300)  # the last events cut into a batch: no unsent tail
+            made = await page.evaluate(f"{STATE}.nextSeq - 1")
+            assert (await page.evaluate(STATE))["acked"] == 0
+            await context.close()  # the whole browser: its tab and its sessionStorage are gone
+            context, page = await browser_on_profile(playwright, GENERATOR)
+            reopened = time.monotonic()
+            await page.wait_for_function(f"{STATE}.acked >= {made}", timeout=30000)
+            waited = time.monotonic() - reopened
+            await context.close()
+            return made, generated, waited
+
+    made, generated, waited = run(scenario())
+    attempt = Attempt.objects.get(pk=attempt.pk)
+    counted = tally(attempt, generated)
+    row.add(counted, scored=False, recovery_s=waited)
+    assert made >= 10 and generated >= 10 * PER_TICK
+    assert (counted["lost"], counted["duplicated"], counted["strangers"]) == (0, 0, []), counted
+    assert set(range(1, made + 1)) <= set(Event.objects.filter(attempt=attempt).values_list("seq", flat=True))
