@@ -25,9 +25,19 @@ from puzzles.registry import get_type
 from puzzles.types.base import Action, Unreadable, Verdict, malformed
 
 TIME_LIMIT_GRACE_MS = 1000.0  # the page submits by itself at the limit; its last batch needs a moment
-# The page's own timer counts from its navigation start, a little before the server served it, so
-# its submit at the limit reaches the server a little early: such a submit needs no input.
+# The page's own timer counts from its navigation start (or from asking for the next puzzle's
+# data), a request's latency before the server served it, so its submit at the limit reaches the
+# server a little early. A submit that close to the limit is taken for the page's own: it needs no
+# input, and a wrong one timed out (reporting: "timed out"). The window is at most 5 s and never
+# more than a quarter of the limit: a flat 5 s on a 5 s limit took every answer for a time-out.
 TIME_UP_EARLY_MS = 5000.0
+TIME_UP_EARLY_SHARE = 0.25
+
+
+def time_up_from_ms(limit_s: int) -> float:
+    """Time on screen (Attempt.screen_ms) from which a submit counts as made at the time limit."""
+    limit_ms = limit_s * 1000
+    return limit_ms - min(TIME_UP_EARLY_MS, limit_ms * TIME_UP_EARLY_SHARE)
 
 
 def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
@@ -157,7 +167,7 @@ def _note_input(attempt: Attempt, events: list[Event], *, screen_ms: float) -> N
     evidence = input_evidence(
         logged,
         layout=get_type(puzzle.type).layout(puzzle.public),
-        free_submit=bool(limit_s) and screen_ms >= (limit_s or 0) * 1000 - TIME_UP_EARLY_MS,
+        free_submit=bool(limit_s) and screen_ms >= time_up_from_ms(limit_s or 0),
     )
     problem = evidence.problem
     if not evidence.ok and attempt.event_count > MAX_ATTEMPT_EVENTS:  # over it only once something was dropped

@@ -58,10 +58,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypedDict
 
 import numpy as np
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet, Value
+from django.db.models import BooleanField, Case, Count, ExpressionWrapper, F, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce
 
-from annotation.live.scoring import TIME_UP_EARLY_MS
+from annotation.live.scoring import time_up_from_ms
 from annotation.models import AgentRun, Attempt, Enrollment, Rollout, Slot, Study
 from annotation.reporting.motion import PEOPLE, Groups, add_agents, motion_from, motion_section, motion_values
 from annotation.reporting.report_types import (
@@ -266,16 +266,21 @@ def _boolean(condition: Q) -> ExpressionWrapper:
     return ExpressionWrapper(condition, output_field=BooleanField())
 
 
-def submitted_late(limit_s: int | None) -> ExpressionWrapper | Value:
-    """In the database, whether an attempt's submit reached the server within TIME_UP_EARLY_MS of
-    the study's time limit or after it (the window in which scoring takes a submit for the page's
-    own at the limit), counted from when the puzzle was served (served_at, else
-    created_at, as the scoring does); never without a limit. A submitted answer that is late and
-    not correct timed out."""
+def submitted_late(limit_s: int | None) -> Case | Value:
+    """In the database, whether an attempt's submit came at the study's time limit or after it, as
+    the scoring takes a submit for the page's own at the limit (live/scoring.py, time_up_from_ms): by
+    its time on screen (screen_ms); an attempt scored before that was kept, by the time from
+    serving to its submit. Never without a limit. A submitted answer that is late and not correct
+    timed out."""
     if not limit_s:
         return Value(False, output_field=BooleanField())
-    after = timedelta(milliseconds=limit_s * 1000 - TIME_UP_EARLY_MS)
-    return _boolean(Q(submitted_at__gte=Coalesce(F("served_at"), F("created_at")) + after))
+    late_ms = time_up_from_ms(limit_s)
+    served = Coalesce(F("served_at"), F("created_at"))
+    return Case(
+        When(screen_ms__isnull=False, then=_boolean(Q(screen_ms__gte=late_ms))),
+        default=_boolean(Q(submitted_at__gte=served + timedelta(milliseconds=late_ms))),
+        output_field=BooleanField(),
+    )
 
 
 def _public_truth(study: Study, pool: Pool) -> int:

@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import Attempt
+from annotation.reporting.reports import study_report
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 
@@ -153,3 +154,17 @@ def test_the_page_data_after_a_pause_says_the_time_on_screen(shown):
     pause(attempt, client, start_ms=t0 + 10_500, end_ms=time.time() * 1000 - 100)
     data = client.get(f"/play/{attempt.uid}/data/").json()
     assert data["study"]["elapsed_ms"] == pytest.approx(10_500, abs=1_500)  # not 80 s
+
+
+def test_a_wrong_answer_after_a_pause_is_wrong_not_timed_out(shown):
+    attempt, client = shown
+    t0 = time.time() * 1000 - 80_000
+    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000).quiet(60_400)
+    hand.log("load", w=1280, h=1080, scale=1, state="visible")
+    hand.wait(1_000).press_control("text").type("0")
+    done, served_ms = submitted(attempt, hand.press_control("submit", {"k": "act.submit"}).events, t0=t0)
+    assert done.correct is False and served_ms > LIMIT_S * 1000 and done.screen_ms < LIMIT_S * 1000 / 2
+    (row,) = study_report(study=attempt.study)["types"]
+    assert (row["wrong"], row["timed_out"]) == (1, 0)  # the report reads the clock on screen too

@@ -64,14 +64,14 @@ def test_a_30_s_puzzle_paused_for_60_s_is_solved_in_time_and_the_pause_is_not_ac
 
     seen = run(pause_and_solve(site, study.token))
 
-    assert "clock is stopped" in seen["stopped"]
+    attempt = Attempt.objects.get(uid=seen["uid"])
+    assert attempt.correct and attempt.reward == 1.0 and attempt.input_ok, attempt.reason
+    assert "Time is up" not in seen["status"]
     # The page's countdown stood still through the pause and runs again after it.
     assert LIMIT_S - 5 <= seen["before"] <= LIMIT_S
     assert seen["before"] - 3 <= seen["after"] <= seen["before"]
     assert seen["ticking"] < seen["after"]
-    assert "Time is up" not in seen["status"]
-    attempt = Attempt.objects.get(uid=seen["uid"])
-    assert attempt.correct and attempt.reward == 1.0 and attempt.input_ok, attempt.reason
+    assert "clock is stopped" in seen["stopped"]
     [(start, end)] = attempt.pauses
     assert end - start >= PAUSE_S * 1000  # the server's own pause
     served_to_submit = attempt.submitted_at.timestamp() * 1000 - attempt.served_at.timestamp() * 1000
