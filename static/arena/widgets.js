@@ -36,7 +36,9 @@ function pressable(el, label, onPress) {
 }
 
 /** The image as a keyboard target: the arrow keys move a crosshair (Shift: faster), Enter or
- *  Space acts at it as a click there would. act(local, natural, event) does the work. */
+ *  Space acts at it as a click there would. act(local, natural, event) does the work. The
+ *  crosshair shows as soon as the picture has the keyboard's focus, and a key acts only where it
+ *  shows: never at a place the person has not seen (the centre is a decoy on Misleading_Click). */
 function pointable(ctx, act) {
   const { overlay, box } = ctx.ui;
   overlay.tabIndex = 0;
@@ -45,6 +47,10 @@ function pointable(ctx, act) {
   const cursor = make("div", "kbd-cursor", overlay);
   cursor.hidden = true;
   let at = { x: box.w / 2, y: box.h / 2 };
+  const show = () => {
+    Object.assign(cursor.style, { left: `${at.x}px`, top: `${at.y}px` });
+    cursor.hidden = false;
+  };
   const steps = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
   overlay.addEventListener("click", live(ctx, (e) => {
     const { natural, local } = ctx.pick(e);
@@ -58,12 +64,15 @@ function pointable(ctx, act) {
       at = { x: clamp(at.x + dx * step, 0, box.w - 0.5), y: clamp(at.y + dy * step, 0, box.h - 0.5) };
     } else if (PRESS_KEYS.includes(e.key) && !e.repeat) {
       e.preventDefault();
+      if (cursor.hidden) return show(); // focused by a click, then a key: show where it would act first
       const natural = { x: round2((at.x * box.natural_w) / box.w), y: round2((at.y * box.natural_h) / box.h) };
       act({ ...at }, natural, e);
     } else return;
-    Object.assign(cursor.style, { left: `${at.x}px`, top: `${at.y}px` });
-    cursor.hidden = false;
+    show();
   }));
+  // Focus from the keyboard (Tab) shows the crosshair at once; a click's focus does not (the
+  // pointer is where it acts).
+  overlay.addEventListener("focus", () => overlay.matches(":focus-visible") && !ctx.locked() && show());
   overlay.addEventListener("blur", () => (cursor.hidden = true));
 }
 
