@@ -7,6 +7,7 @@ reporting/time_chart.html draw these shapes, and their autoescaping covers every
 
     pass1_chart(report) -> Chart | None  Pass@1 per type, people with clustered 95% whiskers, agents beneath
     time_chart(report) -> Chart | None   wall and active time per type as box plots on a log axis
+    scatter_chart(versus, colour)        per puzzle, people's Pass@1 against an agent run's, a panel per type
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
-from annotation.reporting.report_types import StudyReport, TimeSample, TypeRow
+from annotation.reporting.report_types import ScatterPoint, StudyReport, TimeSample, TypeRow, Versus
 from annotation.reporting.wording import (
     DASH,
     PEOPLE_COLOUR,
@@ -581,4 +582,112 @@ def time_chart(report: StudyReport) -> Chart | None:
         axis=time_axis(scale, bottom),
         rows=[time_row(row, i, scale) for i, row in enumerate(rows)],
         bands=row_bands(scale, len(rows)),
+    )
+
+
+# --- Chart 3: per puzzle, people's Pass@1 against an agent run's, one small panel per type -----
+
+PANEL = 200  # each panel's square viewBox, in SVG units
+# Room for a full-size bubble at 0% and 100% both ways, the title above and the labels below.
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 36.0, 186.0, 34.0, 168.0
+MAX_BUBBLE, MIN_BUBBLE = 11.0, 2.5
+
+
+@dataclass
+class Bubble(Shape):
+    """Puzzles that share a point (people's Pass@1, the agent's), as a circle sized by their count."""
+
+    x: float
+    y: float
+    r: float
+    colour: str
+    tip: str
+
+
+@dataclass
+class Panel:
+    """One type: its title, grid and tick labels, the diagonal where people and agent are level, the bubbles."""
+
+    title: Text
+    grid: list[Line]
+    ticks: list[Text]
+    diagonal: Line
+    bubbles: list[Bubble]
+    size: int = PANEL
+
+
+@dataclass
+class ScatterChart:
+    """Chart 3: a legend, then one panel per type; each panel its own small SVG, so that they wrap."""
+
+    label: str
+    legend: list[tuple[str, str]]
+    panels: list[Panel]
+
+
+def panel_x(p: float) -> float:
+    return PLOT_LEFT + (PLOT_RIGHT - PLOT_LEFT) * p
+
+
+def panel_y(p: float) -> float:
+    return PLOT_BOTTOM - (PLOT_BOTTOM - PLOT_TOP) * p
+
+
+def panel_axes() -> tuple[list[Line], list[Text]]:
+    """Grid lines at 0, 50 and 100% both ways, labelled on the left and at the bottom."""
+    grid, ticks = [], []
+    for step in (0.0, 0.5, 1.0):
+        colour = MAJOR_GRID if step != 0.5 else GRID
+        grid += [
+            Line(panel_x(step), PLOT_TOP, panel_x(step), PLOT_BOTTOM, colour),
+            Line(PLOT_LEFT, panel_y(step), PLOT_RIGHT, panel_y(step), colour),
+        ]
+        label = f"{step * 100:.0f}"
+        ticks += [
+            Text(panel_x(step), PLOT_BOTTOM + 12, label, "tick", "middle"),
+            Text(PLOT_LEFT - 5, panel_y(step), label, "tick", "end"),
+        ]
+    ticks.append(Text(PLOT_RIGHT, PLOT_BOTTOM + 24, "people →", "tick", "end"))
+    ticks.append(Text(PLOT_LEFT + 4, PLOT_TOP + 7, "↑ agent", "tick"))
+    return grid, ticks
+
+
+def scatter_panel(name: str, points: list[ScatterPoint], colour: str, largest: int, agent: str) -> Panel:
+    """One type's panel: each point's area grows with its puzzles, the largest of the run at MAX_BUBBLE."""
+    grid, ticks = panel_axes()
+    puzzles = sum(p["puzzles"] for p in points)
+    bubbles = [
+        Bubble(
+            panel_x(p["people"]),
+            panel_y(p["agent"]),
+            MIN_BUBBLE + (MAX_BUBBLE - MIN_BUBBLE) * math.sqrt(p["puzzles"] / largest),
+            colour,
+            f"{name}: people {fmt_pct(p['people'])}, {agent} {fmt_pct(p['agent'])}: "
+            f"{fmt_count(p['puzzles'])} puzzle{'' if p['puzzles'] == 1 else 's'}",
+        )
+        for p in points
+    ]
+    return Panel(
+        title=Text(PLOT_LEFT - 28, 12, f"{clip_label(name, 200)} ({fmt_count(puzzles)})", bold=True),
+        grid=grid,
+        ticks=ticks,
+        diagonal=Line(panel_x(0), panel_y(0), panel_x(1), panel_y(1), RULE, dash="4 3"),
+        bubbles=bubbles,
+    )
+
+
+def scatter_chart(versus: Versus, colour: str) -> ScatterChart | None:
+    """Per type, each puzzle both answered at (people's Pass@1, the run's); None without such a puzzle."""
+    points = versus["points"]
+    if not points:
+        return None
+    largest = max(p["puzzles"] for p in points)
+    by_type: dict[str, list[ScatterPoint]] = {}
+    for point in points:
+        by_type.setdefault(point["type"], []).append(point)
+    agent = versus["name"] or "agent"
+    return ScatterChart(
+        label=f"Per puzzle, people's Pass@1 against {agent}'s, per type",
+        legend=[(colour, f"{agent}: a circle per point, its area the puzzles there (largest: {largest})")],
+        panels=[scatter_panel(name, group, colour, largest, agent) for name, group in sorted(by_type.items())],
     )

@@ -47,6 +47,8 @@ from annotation.reporting.wording import (
     SUMMARY_COLUMNS,
     TIME_DEFINITION,
     TIME_NOTE,
+    VERSUS_CSV_FIGURES,
+    VERSUS_NOTE,
     agent_colour,
     agent_details,
     agent_name,
@@ -78,6 +80,11 @@ from annotation.reporting.wording import (
     type_name,
     type_row_cells,
     type_table_headers,
+    versus_headers,
+    versus_method_line,
+    versus_name,
+    versus_table_rows,
+    versus_title,
 )
 from arena_site.csv_cells import csv_text
 
@@ -119,16 +126,29 @@ def agent_csv_columns(report: StudyReport) -> list[tuple[int, int, str]]:
     return columns
 
 
+def versus_csv_columns(report: StudyReport) -> list[tuple[int, str, str]]:
+    """(run index, figure, header) for each run's paired figures per type (VERSUS_CSV_FIGURES)."""
+    return [
+        (index, figure, f"vs:{versus_name(versus, index)}:{figure}")
+        for index, versus in enumerate(report["versus"])
+        for figure in VERSUS_CSV_FIGURES
+    ]
+
+
 def to_csv(report: StudyReport) -> str:
     """One header row, then one row per puzzle type: data rows only, the means over types are the
     summary CSV's (to_summary_csv).
 
     Columns are CSV_TYPE_COLUMNS, POSITION_CSV_COLUMNS (each half of people's runs), then
-    agent:<name>:pass1 (and agent:<name>:pass<k> for each Pass@k it has) for each agent; a missing
-    value is an empty cell and numbers are rounded.
+    agent:<name>:pass1 (and agent:<name>:pass<k> for each Pass@k it has) for each agent, then
+    vs:<name>:<figure> (VERSUS_CSV_FIGURES: people against the run, paired by puzzle) for each run;
+    a missing value is an empty cell and numbers are rounded.
     """
     columns = agent_csv_columns(report)
-    lines: list[list[Any]] = [[*CSV_TYPE_COLUMNS, *POSITION_CSV_COLUMNS, *(header for _, _, header in columns)]]
+    paired = versus_csv_columns(report)
+    headers = [*CSV_TYPE_COLUMNS, *POSITION_CSV_COLUMNS, *(h for _, _, h in columns), *(h for _, _, h in paired)]
+    lines: list[list[Any]] = [headers]
+    versus_rows = [{row["type"]: row for row in versus["rows"]} for versus in report["versus"]]
     per_agent = [agent_types(agent) for agent in report["agents"]]
     by_position = {row["type"]: row for row in report["by_position"]["rows"]}
     for row in report["types"]:
@@ -143,6 +163,9 @@ def to_csv(report: StudyReport) -> str:
             if agent_row:
                 value = agent_row["pass1"] if k == 1 else dict(pass_k_items(agent_row["pass_k"])).get(k)
             values.append(csv_number(value))
+        for index, figure, _ in paired:
+            versus_row: Mapping[str, object] | None = versus_rows[index].get(row["type"])  # none both answered
+            values.append(csv_number(versus_row[figure] if versus_row else None))
         lines.append(values)
     return csv_text(lines)
 
@@ -157,6 +180,7 @@ def summary_rows(report: StudyReport) -> list[list[Any]]:
         *_position_rows(report),
         *_motion_rows(report),
         *_agent_rows(report),
+        *_versus_rows(report),
     ]
 
 
@@ -303,6 +327,27 @@ def _agent_rows(report: StudyReport) -> list[list[Any]]:
     return rows
 
 
+def _versus_rows(report: StudyReport) -> list[list[Any]]:
+    """People against each run over types, paired by puzzle: the Pass@1 means, the difference with
+    its interval, and the shares one solves and the other does not."""
+    rows: list[list[Any]] = []
+    for index, versus in enumerate(report["versus"]):
+        section = f"vs:{versus_name(versus, index)}"
+        o = versus["overall"]
+        n = o["puzzles"]
+        boot = (
+            f"bootstrap over puzzles, answers redrawn by person; {versus['resamples']} resamples, seed {versus['seed']}"
+        )
+        rows += [
+            [section, "people_pass1", o["people_pass1"], None, None, n, "mean over types; n: puzzles both answered"],
+            [section, "agent_pass1", o["agent_pass1"], None, None, n, "mean over types; n: puzzles both answered"],
+            [section, "difference", o["difference"], o["ci_low"], o["ci_high"], n, f"people minus agent; {boot}"],
+            [section, "people_only_share", o["people_only_share"], None, None, n, "people solve, agent not"],
+            [section, "agent_only_share", o["agent_only_share"], None, None, n, "agent solves, people not"],
+        ]
+    return rows
+
+
 def to_summary_csv(report: StudyReport) -> str:
     """The report's summary as CSV, one figure a row (SUMMARY_COLUMNS), apart from the per-type data rows."""
     lines = [
@@ -350,6 +395,7 @@ def to_markdown(report: StudyReport) -> str:
     lines += ["", md_text(f"{PASS1_NOTE} {interval_note(report)}"), "", md_text(OUTCOME_NOTE), ""]
     lines += [md_text(TIME_NOTE), ""]
     lines += [f"- {md_text(line)}" for line in overall_lines(report)]
+    lines += _versus_markdown(report)
     lines += ["", "## Pass@1 and time by position", "", md_text(position_note(report)), ""]
     positions = position_table_rows(report)
     lines += md_table(POSITION_HEADERS, positions) if positions else ["_No answers with a place._"]
@@ -372,6 +418,21 @@ def to_markdown(report: StudyReport) -> str:
     lines += md_table(MOTION_HEADERS, motion) if motion else ["_No submitted attempts._"]
     lines += ["", md_text(motion_rule_line(report))] if motion else []
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _versus_markdown(report: StudyReport) -> list[str]:
+    """The headline tables "People vs <run>", one per run."""
+    lines = ["", "## People against agents on the same puzzles", "", md_text(VERSUS_NOTE)]
+    if not report["versus"]:
+        return [*lines, "", "_No agents on these puzzles._"]
+    for index, versus in enumerate(report["versus"]):
+        lines += ["", f"### {md_text(versus_title(versus, index))}", ""]
+        rows = versus_table_rows(versus)
+        if rows:
+            lines += [*md_table(versus_headers(versus, index), rows), "", md_text(versus_method_line(versus))]
+        else:
+            lines.append("_No puzzle answered by both._")
+    return lines
 
 
 # --- HTML page: the context of templates/reporting/report.html ----------------------------------
@@ -464,6 +525,19 @@ def agent_items(report: StudyReport) -> list[dict[str, str]]:
     ]
 
 
+def versus_items(report: StudyReport) -> list[dict[str, Any]]:
+    """Each run's headline table, its method line and its scatter, for the page."""
+    return [
+        {
+            "title": versus_title(versus, index),
+            "table": html_table(versus_headers(versus, index), rows) if (rows := versus_table_rows(versus)) else None,
+            "method": versus_method_line(versus),
+            "scatter": charts.scatter_chart(versus, agent_colour(index)),
+        }
+        for index, versus in enumerate(report["versus"])
+    ]
+
+
 def html_context(report: StudyReport) -> dict[str, Any]:
     """All that the page shows, as plain text and chart geometry: the templates escape every string."""
     return {
@@ -479,6 +553,8 @@ def html_context(report: StudyReport) -> dict[str, Any]:
         "overall_lines": public_truth_lines(report) + overall_lines(report),  # the warning first
         "pass1_chart": charts.pass1_chart(report),
         "time_chart": charts.time_chart(report),
+        "versus_note": VERSUS_NOTE,
+        "versus": versus_items(report),
         "position_note": position_note(report),
         "position_table": html_table(POSITION_HEADERS, rows) if (rows := position_table_rows(report)) else None,
         "agreement_lines": agreement_lines(report),

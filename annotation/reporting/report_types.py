@@ -208,6 +208,46 @@ class PositionSection(TypedDict):
     unplaced: int  # answers without a position (stored before positions were kept): in neither half
 
 
+class VersusRow(TypedDict):
+    """People against one agent run on one type's puzzles that both answered (or "all types")."""
+
+    type: str
+    puzzles: int  # answered by people and by the run (k rollouts)
+    answers: int  # people's answers on them
+    people_pass1: float | None  # mean over the puzzles of people's Pass@1 on each
+    agent_pass1: float | None  # mean over the puzzles of the run's Pass@1 on each
+    difference: float | None  # people minus the agent; over types: the mean of the types'
+    ci_low: float | None  # 95% percentile interval of the difference, bootstrap over puzzles
+    ci_high: float | None
+    people_only: int  # puzzles most of whose people were right, the agent not (most rollouts wrong)
+    agent_only: int  # the reverse
+    both: int
+    neither: int
+    people_only_share: float | None  # of the puzzles
+    agent_only_share: float | None
+
+
+class ScatterPoint(TypedDict):
+    """Puzzles of a type with the same people's and agent's Pass@1, for the scatter."""
+
+    type: str
+    people: float
+    agent: float
+    puzzles: int
+
+
+class Versus(TypedDict):
+    """People against one agent run on the same puzzles (docs/reports.md "People against an agent")."""
+
+    name: str
+    run: int
+    rows: list[VersusRow]  # types with puzzles both answered
+    overall: VersusRow  # Pass@1 and difference: means over those types; counts: summed
+    resamples: int
+    seed: int
+    points: list[ScatterPoint]
+
+
 class StudyReport(TypedDict):
     """The whole report of a study (annotation.reporting.reports.study_report)."""
 
@@ -227,3 +267,4 @@ class StudyReport(TypedDict):
     motion: MotionSection
     times: dict[str, TimeSample]
     by_position: PositionSection
+    versus: list[Versus]  # one per agent run, in the order of agents

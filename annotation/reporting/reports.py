@@ -45,6 +45,13 @@ Counting rules (written into every report's `rules`):
   (`run_length`); an answer is in the first half when its place is at most run_length / 2, else
   in the second; Pass@1 and the median times per half are over the submitted, counted answers, per
   type and pooled over types; answers stored before places were kept are counted as `unplaced`;
+- people against each agent run (`versus`) are paired by puzzle: on the puzzles both answered
+  (people's counted, submitted first attempts; the run's k rollouts), per type the mean over
+  puzzles of people's Pass@1 on each minus the run's, and over types the mean of the types'; its
+  95% interval is the percentile interval of 2000 resamples (seed 22) of a bootstrap over the
+  type's puzzles, with people's answers redrawn by person within each drawn puzzle and the run's
+  Pass@1 on a puzzle kept; a puzzle is solved by people when most of its answers are right, by the
+  run when most of its rollouts are;
 - puzzles whose truth is public (imported from a published dataset) count like the others, and
   the report states how many of the scored and gold puzzles they are (`public_truth_puzzles`):
   anyone can look their answers up, so results on them, an agent's above all, prove no skill.
@@ -52,8 +59,9 @@ Counting rules (written into every report's `rules`):
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypedDict
 
@@ -74,25 +82,33 @@ from annotation.reporting.report_types import (
     Overall,
     PositionRow,
     PositionSection,
+    ScatterPoint,
     StudyFacts,
     StudyReport,
     TimeSample,
     TypeRow,
+    Versus,
+    VersusRow,
 )
 from annotation.reporting.stats import (
     BOOTSTRAP_SEED,
     FEW_PEOPLE,
     MIN_PEOPLE_FOR_BOOTSTRAP,
+    PAIRED_RESAMPLES,
+    PAIRED_SEED,
     ClusterBootstrap,
     ClusterIntervals,
+    PairedPuzzles,
     effective_people,
     fleiss_kappa_binary,
     gwet_ac1,
     krippendorff_alpha_nominal,
     mean_pass_at_k,
     median_iqr,
+    paired_bootstrap,
     people_interval,
     percent_agreement,
+    percentile_interval,
     wilson_interval,
 )
 from puzzles.models import Puzzle
@@ -153,6 +169,8 @@ def study_report(*, study: Study, dataset: str | None = None) -> StudyReport:
     k = study.attempts_allowed
     types = [_type_row(name, rows, k) for name, rows in _by_type(answers).items()]
     boot, pass1, pass_k = _clustered(counted, types, k)
+    puzzle_types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
+    runs = _runs_on(pool, puzzle_types)
     return {
         "study": _study_facts(study, datasets, dataset),
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -166,10 +184,11 @@ def study_report(*, study: Study, dataset: str | None = None) -> StudyReport:
         "overall": _overall(types, k, boot, pass1, pass_k),
         "intervals": _intervals(boot),
         "agreement": _agreement(counted) if study.overlap >= 2 else None,
-        "agents": agents_on(pool),
+        "agents": [_run_summary(outcomes, puzzle_types) for outcomes in runs],
         "motion": _motion(counted, pool),
         "times": _times(counted),
         "by_position": _by_position(counted, study.puzzles_total()),
+        "versus": [_versus(outcomes, counted) for outcomes in runs],
     }
 
 
@@ -552,12 +571,27 @@ def _agreement(answers: list[Answer]) -> Agreement:
 def agents_on(pool: Pool) -> list[AgentSummary]:
     """Every agent run with rollouts on these puzzles, each on its own: harness and imported runs."""
     types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
+    return [_run_summary(outcomes, types) for outcomes in _runs_on(pool, types)]
+
+
+@dataclass(frozen=True)
+class RunOutcomes:
+    """One run on the pool: each complete puzzle's first k outcomes that did not fail, the failed
+    rollouts per type, and every puzzle the run reached."""
+
+    run: AgentRun
+    complete: dict[int, list[bool]]
+    failed: dict[str, int]
+    reached: set[int]
+
+
+def _runs_on(pool: Pool, types: dict[int, str]) -> list[RunOutcomes]:
     runs = AgentRun.objects.filter(rollouts__puzzle_id__in=pool).distinct().order_by("created_at", "pk")
-    return [_run_summary(run, pool, types) for run in runs]
+    return [_run_outcomes(run, pool, types) for run in runs]
 
 
-def _run_summary(run: AgentRun, pool: Pool, types: dict[int, str]) -> AgentSummary:
-    """One run's Pass@k on the pool, from exactly k rollouts per puzzle (the first k that did not fail)."""
+def _run_outcomes(run: AgentRun, pool: Pool, types: dict[int, str]) -> RunOutcomes:
+    """A run's outcomes on the pool, exactly k rollouts per puzzle (the first k that did not fail)."""
     k = run.rollouts_per_puzzle
     counted: dict[int, list[bool]] = defaultdict(list)
     failed: dict[str, int] = defaultdict(int)
@@ -575,6 +609,13 @@ def _run_summary(run: AgentRun, pool: Pool, types: dict[int, str]) -> AgentSumma
         else:
             counted[puzzle].append(bool(correct))
     complete = {puzzle: outcomes[:k] for puzzle, outcomes in counted.items() if len(outcomes) >= k}
+    return RunOutcomes(run, complete, dict(failed), reached)
+
+
+def _run_summary(outcomes: RunOutcomes, types: dict[int, str]) -> AgentSummary:
+    """One run's Pass@k on the pool, from exactly k rollouts per puzzle."""
+    run, complete, failed = outcomes.run, outcomes.complete, outcomes.failed
+    k = run.rollouts_per_puzzle
     counts = [(len(r), sum(r)) for r in complete.values()]
     ks = [n for n in (1, 5) if n <= k]
     type_rows = _agent_type_rows(complete, types, ks, failed)
@@ -590,7 +631,7 @@ def _run_summary(run: AgentRun, pool: Pool, types: dict[int, str]) -> AgentSumma
         "protocol": run.protocol,
         "failed": sum(failed.values()),
         "failed_by_type": dict(sorted(failed.items())),
-        "short_puzzles": len(reached - set(complete)),  # fewer than k rollouts left: left out
+        "short_puzzles": len(outcomes.reached - set(complete)),  # fewer than k rollouts left: left out
     }
 
 
@@ -610,4 +651,96 @@ def _agent_type_rows(
             "failed": failed.get(t, 0),
         }
         for t, c in sorted(by_type.items())
+    ]
+
+
+# --- people against each agent run, paired by puzzle ----------------------------------------
+
+
+def _versus(outcomes: RunOutcomes, answers: list[Answer]) -> Versus:
+    """People against one run on the puzzles both answered: per type and over types, the
+    difference of Pass@1 with its bootstrap interval over puzzles, and who solves what the other
+    does not (docs/reports.md)."""
+    people: dict[int, list[bool]] = defaultdict(list)
+    kind: dict[int, str] = {}
+    for answer in answers:
+        if answer["submitted"]:
+            people[answer["puzzle"]].append(answer["correct"])
+            kind[answer["puzzle"]] = answer["type"]
+    by_type: dict[str, list[tuple[int, int, float]]] = defaultdict(list)
+    for puzzle, rollouts in outcomes.complete.items():
+        if puzzle in people:
+            right = people[puzzle]
+            by_type[kind[puzzle]].append((len(right), sum(right), sum(rollouts) / len(rollouts)))
+    names = sorted(by_type)
+    paired = [PairedPuzzles.of(by_type[name]) for name in names]
+    resampled = paired_bootstrap(paired)
+    rows = [_versus_row(name, puzzles, resampled[:, j]) for j, (name, puzzles) in enumerate(zip(names, paired))]
+    return {
+        "name": outcomes.run.name,
+        "run": outcomes.run.pk,
+        "rows": rows,
+        "overall": _versus_overall(rows, resampled.mean(axis=1) if names else np.zeros(0)),
+        "resamples": PAIRED_RESAMPLES,
+        "seed": PAIRED_SEED,
+        "points": [point for name, puzzles in zip(names, paired) for point in _scatter_points(name, puzzles)],
+    }
+
+
+def _versus_row(name: str, puzzles: PairedPuzzles, resampled: np.ndarray) -> VersusRow:
+    low, high = percentile_interval(resampled)
+    people_solve, agent_solves = puzzles.people > 0.5, puzzles.agent > 0.5  # most answers, most rollouts right
+    n = len(puzzles.answers)
+    people_only, agent_only = int((people_solve & ~agent_solves).sum()), int((agent_solves & ~people_solve).sum())
+    return {
+        "type": name,
+        "puzzles": n,
+        "answers": int(puzzles.answers.sum()),
+        "people_pass1": float(puzzles.people.mean()),
+        "agent_pass1": float(puzzles.agent.mean()),
+        "difference": puzzles.difference(),
+        "ci_low": low,
+        "ci_high": high,
+        "people_only": people_only,
+        "agent_only": agent_only,
+        "both": int((people_solve & agent_solves).sum()),
+        "neither": int((~people_solve & ~agent_solves).sum()),
+        "people_only_share": people_only / n,
+        "agent_only_share": agent_only / n,
+    }
+
+
+def _versus_overall(rows: list[VersusRow], resampled_mean: np.ndarray) -> VersusRow:
+    """Over types: Pass@1 and the difference as means of the types' (each type weighs the same, as
+    the report's means do), the interval from the same resamples, the counts summed."""
+    low, high = percentile_interval(resampled_mean)
+    puzzles = sum(r["puzzles"] for r in rows)
+
+    def total(key: Literal["people_only", "agent_only", "both", "neither", "answers"]) -> int:
+        return sum(r[key] for r in rows)
+
+    return {
+        "type": "all types",
+        "puzzles": puzzles,
+        "answers": total("answers"),
+        "people_pass1": _mean([r["people_pass1"] for r in rows]),
+        "agent_pass1": _mean([r["agent_pass1"] for r in rows]),
+        "difference": _mean([r["difference"] for r in rows]),
+        "ci_low": low,
+        "ci_high": high,
+        "people_only": total("people_only"),
+        "agent_only": total("agent_only"),
+        "both": total("both"),
+        "neither": total("neither"),
+        "people_only_share": total("people_only") / puzzles if puzzles else None,
+        "agent_only_share": total("agent_only") / puzzles if puzzles else None,
+    }
+
+
+def _scatter_points(name: str, puzzles: PairedPuzzles) -> list[ScatterPoint]:
+    """The type's puzzles grouped by (people's Pass@1, the agent's): one point each, with its count."""
+    pairs = Counter(zip(puzzles.people.round(6).tolist(), puzzles.agent.round(6).tolist()))
+    return [
+        {"type": name, "people": people, "agent": agent, "puzzles": count}
+        for (people, agent), count in sorted(pairs.items())
     ]

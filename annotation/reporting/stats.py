@@ -389,3 +389,74 @@ def median_iqr(values: list[float]) -> tuple[float | None, float | None, float |
         return None, None, None
     median, q1, q3 = np.percentile(np.asarray(values, dtype=float), [50, 25, 75])
     return float(median), float(q1), float(q3)
+
+
+# --- people against an agent on the same puzzles --------------------------------------------
+
+PAIRED_RESAMPLES = 2000
+PAIRED_SEED = 22  # fixed: the same data give the same interval, run after run
+
+
+@dataclass(frozen=True)
+class PairedPuzzles:
+    """One type's puzzles that people and an agent run both answered: per puzzle, people's answers
+    (one per person) and how many were right, and the agent's Pass@1 on it (correct / rollouts)."""
+
+    answers: np.ndarray  # int, >= 1
+    correct: np.ndarray  # int, 0..answers
+    agent: np.ndarray  # float, 0..1
+
+    @classmethod
+    def of(cls, puzzles: Sequence[tuple[int, int, float]]) -> PairedPuzzles:
+        """From (answers, correct, agent Pass@1) per puzzle."""
+        table = np.asarray(puzzles, dtype=float).reshape(-1, 3)
+        answers, correct, agent = table[:, 0].astype(int), table[:, 1].astype(int), table[:, 2]
+        if (answers < 1).any() or (correct < 0).any() or (correct > answers).any() or ((agent < 0) | (agent > 1)).any():
+            raise ValueError("need answers >= 1, 0 <= correct <= answers and 0 <= agent <= 1 per puzzle")
+        return cls(answers, correct, agent)
+
+    @property
+    def people(self) -> np.ndarray:
+        """People's Pass@1 per puzzle."""
+        return self.correct / self.answers
+
+    def difference(self) -> float:
+        """Mean over the puzzles of people's Pass@1 minus the agent's."""
+        return float((self.people - self.agent).mean())
+
+
+def paired_bootstrap(
+    types: Sequence[PairedPuzzles], *, resamples: int = PAIRED_RESAMPLES, seed: int = PAIRED_SEED
+) -> np.ndarray:
+    """Resampled differences (resamples x types) of people's Pass@1 minus the agent's, by a
+    two-stage bootstrap within each type: draw as many puzzles as the type has, with replacement,
+    then within each drawn puzzle draw its people's answers again, with replacement (each answer
+    is one person's); the agent's Pass@1 on a puzzle stays as it is.
+
+    Puzzles alike in (answers, correct, agent) are interchangeable, so the draw is made per kind
+    of puzzle: how many of each kind are drawn (multinomial), and the right answers among the w x m
+    answers redrawn for w drawn puzzles of m answers (binomial). The same distribution as drawing
+    every puzzle and answer one by one, at a cost that does not grow with the puzzles."""
+    rng = np.random.default_rng(seed)
+    columns = []
+    for puzzles in types:
+        n = len(puzzles.answers)
+        if not n:
+            columns.append(np.full(resamples, np.nan))
+            continue
+        kinds, counts = np.unique(
+            np.column_stack([puzzles.answers, puzzles.correct, puzzles.agent]), axis=0, return_counts=True
+        )
+        m, c, a = kinds[:, 0], kinds[:, 1], kinds[:, 2]
+        drawn = rng.multinomial(n, counts / n, size=resamples)  # resamples x kinds
+        right = rng.binomial((drawn * m).astype(np.int64), c / m)  # right answers among the redrawn
+        columns.append(((right / m).sum(axis=1) - (drawn * a).sum(axis=1)) / n)
+    return np.column_stack(columns) if columns else np.zeros((resamples, 0))
+
+
+def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float | None, float | None]:
+    """The central percentile interval of equally weighted values (the inverted CDF); Nones when none are numbers."""
+    kept = values[~np.isnan(values)]
+    if not len(kept):
+        return None, None
+    return weighted_percentile_interval(kept, np.ones(len(kept)), level)

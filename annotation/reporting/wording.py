@@ -17,6 +17,8 @@ from annotation.reporting.report_types import (
     PositionRow,
     StudyReport,
     TypeRow,
+    Versus,
+    VersusRow,
 )
 from annotation.reporting.stats import BY_BOOTSTRAP, FEW_PEOPLE, NO_SPREAD
 
@@ -657,3 +659,87 @@ def position_csv_values(row: PositionRow | None) -> dict[str, float | int | None
             values[f"{half}_half_{figure}"] = value if isinstance(value, (int, float)) else None
     values["position_change"] = row["change"]
     return values
+
+
+# --- people against each agent run, paired by puzzle -------------------------------------------
+VERSUS_NOTE = (
+    "On the puzzles that people and the run both answered, paired by puzzle: Pass@1 is the mean over "
+    "those puzzles of the share right on each (people's answers, the run's rollouts); the difference is "
+    "people's minus the run's, in percentage points, over types the mean of the types'. Its 95% interval "
+    "comes from a bootstrap over the puzzles, people's answers redrawn by person within each drawn puzzle. "
+    "A puzzle is solved by people when most of its answers are right, by the run when most of its "
+    "rollouts are; the last two columns count the puzzles one solves and the other does not, with their share."
+)
+VERSUS_CSV_FIGURES = ("puzzles", "difference", "ci_low", "ci_high", "people_only", "agent_only")
+
+
+def versus_name(versus: Versus, index: int) -> str:
+    """The run's name, or "agent N" (as agent_name) when it has none."""
+    return versus["name"] or f"agent {index + 1}"
+
+
+def versus_title(versus: Versus, index: int) -> str:
+    """ "People vs <run>"."""
+    return f"People vs {versus_name(versus, index)}"
+
+
+def versus_headers(versus: Versus, index: int) -> list[str]:
+    """The headline table's headers, naming the run."""
+    name = versus_name(versus, index)
+    return [
+        "Type",
+        "Puzzles",
+        "People Pass@1",
+        f"{name} Pass@1",
+        "Difference, pts [95% CI]",
+        "People solve, agent not",
+        "Agent solves, people not",
+    ]
+
+
+def fmt_points(value: float | None) -> str:
+    """A difference of proportions in percentage points, signed ("+8.3", "−66.7"); "–" when missing."""
+    return f"{value * 100:+.1f}".replace("-", "−") if is_number(value) else DASH
+
+
+def fmt_difference(value: float | None, low: float | None, high: float | None) -> str:
+    """A difference with its interval ("+8.3 [−66.7, +75.0]"); "–" when missing."""
+    if not is_number(value):
+        return DASH
+    if is_number(low) and is_number(high):
+        return f"{fmt_points(value)} [{fmt_points(low)}, {fmt_points(high)}]"
+    return fmt_points(value)
+
+
+def fmt_share(count: int, share: float | None) -> str:
+    """A count of puzzles with its share ("1 (25.0%)")."""
+    return f"{fmt_count(count)} ({fmt_pct(share)})" if is_number(share) else fmt_count(count)
+
+
+def versus_row_cells(row: VersusRow) -> list[str]:
+    """A row of the headline table (versus_headers)."""
+    return [
+        "All types (mean)" if row["type"] == "all types" else row["type"] or DASH,
+        fmt_count(row["puzzles"]),
+        fmt_pct(row["people_pass1"]),
+        fmt_pct(row["agent_pass1"]),
+        fmt_difference(row["difference"], row["ci_low"], row["ci_high"]),
+        fmt_share(row["people_only"], row["people_only_share"]),
+        fmt_share(row["agent_only"], row["agent_only_share"]),
+    ]
+
+
+def versus_table_rows(versus: Versus) -> list[list[str]]:
+    """Each type's row, then the row over types; [] without a puzzle both answered."""
+    if not versus["rows"]:
+        return []
+    return [versus_row_cells(row) for row in [*versus["rows"], versus["overall"]]]
+
+
+def versus_method_line(versus: Versus) -> str:
+    """The bootstrap's resamples and seed, so the interval can be made again."""
+    overall = versus["overall"]
+    return (
+        f"{plural(overall['puzzles'], 'puzzle')} both answered, {plural(overall['answers'], 'answer')} by people; "
+        f"{fmt_count(versus['resamples'])} resamples, seed {fmt_count(versus['seed'])}."
+    )
