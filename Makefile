@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml scripts/system-packages.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q ".[test]"
+	$(BIN)/pip install -q --no-deps openenv-core==0.3.0  # see pyproject.toml's test list
 	rm -f $(VENV)/.installed-*
 	touch $@
 

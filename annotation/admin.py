@@ -3,8 +3,9 @@ the record), participants, and read-only records of what the server scored."""
 
 from django.contrib import admin
 from django.db import models
+from django.utils import timezone
 
-from annotation.models import Attempt, Enrollment, Participant, Study
+from annotation.models import Attempt, Enrollment, EnvToken, Participant, Study
 from annotation.studies.study_settings import CONSENT, CROWD, RECORD, SETUP, STUDY, in_section
 
 # The set-up: shown for the record, changed on the study's page while a draft (it draws the pool).
@@ -71,3 +72,23 @@ class AttemptAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+@admin.register(EnvToken)
+class EnvTokenAdmin(admin.ModelAdmin):
+    """Trainers' keys to the environment: made by `manage.py env token` (the key is shown once,
+    only its hash kept); revoked here, after which the key opens nothing."""
+
+    list_display = ("name", "datasets", "created_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name",)
+    readonly_fields = ("name", "key_hash", "datasets", "created_at", "revoked_at")
+    actions = ("revoke",)
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        revoked = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"{revoked} token(s) revoked.")
+
+    def has_add_permission(self, request):
+        return False  # `manage.py env token` makes them and shows the key once

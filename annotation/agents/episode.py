@@ -124,7 +124,7 @@ async def _act(page, agent: Agent, calls: list[Call], screenshots: dict[int, byt
         if call.name == "done":
             outcomes.append(Outcome(call, "agent_done"))
             return outcomes, "done"
-        outcome = await _do(page, call, screenshots, agent)
+        outcome = await do_call(page, call, screenshots, agent.recorder)
         outcomes.append(outcome)
         if outcome.error and protocol.bad_call_ends_episode:
             return outcomes, f"invalid call: {outcome.result.removeprefix('error: ')}"
@@ -133,23 +133,24 @@ async def _act(page, agent: Agent, calls: list[Call], screenshots: dict[int, byt
     return outcomes, ""
 
 
-async def _do(page, call: Call, screenshots: dict[int, bytes], agent: Agent) -> Outcome:
-    """One call: executed, waited for and followed by a screenshot; or answered as an error."""
+async def do_call(page, call: Call, screenshots: dict[int, bytes], recorder: Recorder) -> Outcome:
+    """One call: executed, waited for and followed by a screenshot; or answered as an error.
+    A model's turn here and a training environment's step (annotation/environment) both act so."""
     if call.problem:
         return Outcome(call, f"error: {call.problem}", error=True)
     if call.name == "screenshot":
-        return Outcome(call, "screenshot_taken", applied={}, screenshot=await _shoot(page, screenshots, agent))
+        return Outcome(call, "screenshot_taken", applied={}, screenshot=await _shoot(page, screenshots, recorder))
     try:
         arguments = applied(call.name, call.arguments)
         result = await execute(page, call.name, arguments)
     except BadCall as error:
         return Outcome(call, f"error: {error}", error=True)
     await asyncio.sleep(SETTLE_MS / 1000)
-    return Outcome(call, result, applied=arguments, screenshot=await _shoot(page, screenshots, agent))
+    return Outcome(call, result, applied=arguments, screenshot=await _shoot(page, screenshots, recorder))
 
 
-async def _shoot(page, screenshots: dict[int, bytes], agent: Agent) -> int:
+async def _shoot(page, screenshots: dict[int, bytes], recorder: Recorder) -> int:
     step = max(screenshots) + 1
     screenshots[step] = await page.screenshot(type="png")
-    await agent.recorder.screenshot(step, screenshots[step])
+    await recorder.screenshot(step, screenshots[step])
     return step

@@ -154,7 +154,7 @@ async def _rollout(page, player: _Player, rollout_id: int) -> RolloutResult:
         failure = str(error)
     except Exception as error:  # the page or the browser failed: recorded, the run goes on
         failure = f"{type(error).__name__}: {_first_line(error)}"
-    return await sync_to_async(_finish)(rollout_id, episode, failure)
+    return await sync_to_async(rollout_finish)(rollout_id, episode, failure)
 
 
 def _first_line(error: Exception) -> str:
@@ -182,8 +182,9 @@ def _begin(player: _Player, rollout_id: int) -> tuple[str, str]:
     return attempt.uid, prompt
 
 
-def _finish(rollout_id: int, episode: Episode, failure: str) -> RolloutResult:
-    """The rollout's outcome: the server's verdict on its attempt and how the episode went."""
+def rollout_finish(rollout_id: int, episode: Episode, failure: str) -> RolloutResult:
+    """The rollout's outcome: the server's verdict on its attempt and how the episode went (the
+    harness's rollouts and the training environment's episodes alike)."""
     rollout = Rollout.objects.select_related("attempt").get(pk=rollout_id)
     attempt = rollout.attempt
     submitted = attempt is not None and attempt.is_submitted

@@ -1,0 +1,129 @@
+"""The database side of an environment episode: which puzzle, which run, which rollout, what reward.
+
+Every episode is a rollout of an AgentRun (source "environment") named by the token's client and
+the checkpoint label, with its own attempt of the run's agent participant, so labels, motion,
+reports and exports see it as any agent rollout. The reward is the attempt's, as the server's
+verifier scored it; an episode that never submitted gets 0.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.environment.protocol import BadRequest, ResetParams
+from annotation.live.attempts import attempt_start, system_participant
+from annotation.models import AgentRun, Attempt, EnvGroup, EnvToken, Participant, Rollout
+from puzzles.models import Puzzle
+from puzzles.registry import UnknownPuzzleType, get_type
+
+DRAWABLE = (Puzzle.Status.DRAFT, Puzzle.Status.VERIFIED)  # not failed, not retired
+PROTOCOL = "openenv"
+
+
+@dataclass(frozen=True)
+class Begun:
+    """What the browser side needs to play an episode, and what `state` reports of it."""
+
+    rollout_id: int
+    attempt_uid: str
+    user: object  # the run's agent participant's user: the page is signed in as it
+    puzzle_uid: str
+    type: str
+    dataset: str
+    split: str
+    run: str
+
+
+def episode_begin(*, token: EnvToken, params: ResetParams) -> Begun:
+    """The episode's puzzle drawn, its rollout and attempt made (pending until it ends)."""
+    puzzle = _group_puzzle(token, params) if params.group else _draw(token, params)
+    run = _run(token, params.checkpoint, puzzle)
+    participant = run.participant
+    assert participant is not None  # every environment run is made with its participant
+    with transaction.atomic():
+        AgentRun.objects.select_for_update().filter(pk=run.pk).get()  # one rollout index at a time
+        index = Rollout.objects.filter(run=run, puzzle=puzzle).count()
+        attempt = attempt_start(participant=participant, puzzle=puzzle)
+        rollout = Rollout.objects.create(
+            run=run, puzzle=puzzle, index=index, attempt=attempt, started_at=timezone.now()
+        )
+        if puzzle.pk not in run.puzzles:
+            run.puzzles.append(puzzle.pk)
+            run.save(update_fields=["puzzles"])
+    return Begun(
+        rollout.pk, attempt.uid, participant.user, puzzle.uid, puzzle.type, puzzle.dataset, puzzle.split, run.name
+    )
+
+
+def _draw(token: EnvToken, params: ResetParams) -> Puzzle:
+    """The puzzle asked for by uid, or one drawn (by `seed`, else at random) from the token's pool."""
+    allowed = Puzzle.objects.filter(dataset__in=token.datasets)
+    if params.puzzle:
+        found = allowed.filter(uid=params.puzzle).first()
+        if found is None:
+            raise BadRequest(f"no puzzle {params.puzzle!r} in this token's datasets")
+        return found
+    if params.dataset and params.dataset not in token.datasets:
+        raise BadRequest(f"this token serves {', '.join(token.datasets)}, not {params.dataset!r}")
+    pool = allowed.filter(status__in=DRAWABLE)
+    if params.dataset:
+        pool = pool.filter(dataset=params.dataset)
+    if params.split:
+        pool = pool.filter(split=params.split)
+    if params.type:
+        try:
+            pool = pool.filter(type=get_type(params.type).name)
+        except UnknownPuzzleType as error:
+            raise BadRequest(str(error)) from None
+    ids = list(pool.order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        raise BadRequest("no puzzle matches this reset's type, dataset and split")
+    chooser = random.Random(params.seed) if params.seed is not None else random.SystemRandom()
+    return Puzzle.objects.get(pk=chooser.choice(ids))
+
+
+def _group_puzzle(token: EnvToken, params: ResetParams) -> Puzzle:
+    """The group's puzzle: drawn by its first reset, then the same for every reset naming it."""
+    existing = EnvGroup.objects.filter(token=token, name=params.group).select_related("puzzle").first()
+    if existing is None:
+        existing, _ = EnvGroup.objects.get_or_create(
+            token=token, name=params.group, defaults={"puzzle": _draw(token, params)}
+        )
+    return existing.puzzle
+
+
+def _run(token: EnvToken, checkpoint: str, puzzle: Puzzle) -> AgentRun:
+    """The run of this client and checkpoint, made on its first episode."""
+    name = f"env {token.name}: {checkpoint}"
+    run = AgentRun.objects.filter(name=name).select_related("participant__user").first()
+    if run is not None:
+        return run
+    with transaction.atomic():
+        run, created = AgentRun.objects.get_or_create(
+            name=name,
+            defaults={
+                "source": AgentRun.Source.ENVIRONMENT,
+                "model": checkpoint,
+                "protocol": PROTOCOL,
+                "dataset": puzzle.dataset,
+                "split": puzzle.split,
+                "settings": {"client": token.name, "checkpoint": checkpoint},
+                "started_at": timezone.now(),
+            },
+        )
+        if created:
+            run.participant = system_participant(kind=Participant.Kind.AGENT, label=f"run {run.pk}: {name}")
+            run.save(update_fields=["participant"])
+    return AgentRun.objects.select_related("participant__user").get(pk=run.pk)
+
+
+def episode_reward(rollout_id: int) -> float:
+    """The server verifier's reward for the episode's attempt; 0 when it was never submitted."""
+    attempt = Attempt.objects.filter(rollout__pk=rollout_id).only("submitted_at", "reward").first()
+    if attempt is None or attempt.submitted_at is None or attempt.reward is None:
+        return 0.0
+    return float(attempt.reward)

@@ -1,0 +1,154 @@
+"""One connection's episodes, each in its own browser context, acted through the agents' engine.
+
+The page is opened as `agent run` opens it (episode.open_page) and every action is done as a
+model's call is (episode.do_call: real mouse and keyboard input, the published waits, a screenshot
+after), so an environment episode and a harness rollout are the same thing on the page and in the
+database (a Turn per step, screenshots in PRIVATE_ROOT). The episode ends when the page shows its
+answer sent, on `done`, or at max_steps; its reward is then read from the server's verdict.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from playwright.async_api import Browser, BrowserContext, Page
+
+from annotation.agents.browser import NotSubmitted, signed_in_context, wait_submitted
+from annotation.agents.episode import Episode, do_call, open_page, submitted
+from annotation.agents.protocols.base import Outcome
+from annotation.agents.runs import rollout_finish
+from annotation.agents.trajectories import Recorder
+from annotation.environment.episodes import Begun, episode_begin, episode_reward
+from annotation.environment.protocol import BadRequest, ResetParams, action_call, reset_params, step_result
+from annotation.models import EnvToken
+
+VERDICT_TIMEOUT_S = 15.0
+
+
+@dataclass
+class Played:
+    """The episode under way in a session."""
+
+    begun: Begun
+    params: ResetParams
+    context: BrowserContext
+    page: Page
+    instruction: str
+    recorder: Recorder
+    screenshots: dict[int, bytes] = field(default_factory=dict)
+    record: Episode = field(default_factory=Episode)
+    done: bool = False
+
+
+class Session:
+    """A client's connection: at most one episode at a time, in its own browser context."""
+
+    def __init__(self, *, token: EnvToken, browser: Browser, page_base: str):
+        self.token, self.browser, self.page_base = token, browser, page_base
+        self.played: Played | None = None
+
+    async def reset(self, data: Any) -> dict[str, Any]:
+        params = reset_params(data)
+        await self.close("reset before the end")
+        begun = await sync_to_async(episode_begin)(token=self.token, params=params)
+        context = await signed_in_context(self.browser, self.page_base, begun.user)
+        page = await context.new_page()
+        recorder = Recorder(begun.rollout_id)
+        played = Played(begun, params, context, page, "", recorder)
+        self.played = played
+        played.instruction = await open_page(page, begun.attempt_uid)
+        played.screenshots[0] = await page.screenshot(type="png")
+        await recorder.screenshot(0, played.screenshots[0])
+        await recorder.start(instruction=played.instruction, system_prompt="")
+        return step_result(self._observation("", ""), None, False)
+
+    async def step(self, data: Any) -> dict[str, Any]:
+        played = self.played
+        if played is None:
+            raise BadRequest("no episode under way: send reset first")
+        if played.done:
+            raise BadRequest("the episode is over: send reset for the next")
+        call = action_call(data)
+        number, seen = played.record.model_calls, max(played.screenshots)
+        if call.name == "done":
+            outcome = Outcome(call, "agent_done")
+        else:
+            outcome = await do_call(played.page, call, played.screenshots, played.recorder)
+            played.record.usable += 1
+        played.record.model_calls += 1
+        played.record.steps += 1
+        ended = await self._ended(call.name)
+        await played.recorder.turn(number, seen=seen, request=[], completion=None, outcomes=[outcome])
+        if not ended and played.record.model_calls >= played.params.max_steps:
+            ended = "step limit"
+        if not ended:
+            return step_result(self._observation(outcome.result, ""), None, False)
+        reward = await self._finish(ended)
+        return step_result(self._observation(outcome.result, ended), reward, True)
+
+    async def _ended(self, action: str) -> str:
+        """Why the episode ends after this action ("" when it goes on)."""
+        if action == "done":
+            return "done"
+        if action != "screenshot" and await submitted(self.played.page):  # type: ignore[union-attr]
+            return "submitted"
+        return ""
+
+    async def _finish(self, ended: str) -> float:
+        played = self.played
+        assert played is not None
+        failure = ""
+        if await submitted(played.page):  # the verdict may still be on its way
+            try:
+                await wait_submitted(played.page, VERDICT_TIMEOUT_S)
+            except NotSubmitted as error:
+                failure = str(error)
+        played.record.ended = "" if ended == "step limit" else ended
+        played.done = True
+        await sync_to_async(rollout_finish)(played.begun.rollout_id, played.record, failure)
+        return await sync_to_async(episode_reward)(played.begun.rollout_id)
+
+    def state(self) -> dict[str, Any]:
+        played = self.played
+        if played is None:
+            return {"episode_id": None, "step_count": 0}
+        begun = played.begun
+        return {
+            "episode_id": played.params.episode_id or str(begun.rollout_id),
+            "step_count": played.record.model_calls,
+            "puzzle": begun.puzzle_uid,
+            "type": begun.type,
+            "dataset": begun.dataset,
+            "split": begun.split,
+            "group": played.params.group,
+            "run": begun.run,
+            "rollout": begun.rollout_id,
+            "done": played.done,
+        }
+
+    def _observation(self, result: str, ended: str) -> dict[str, Any]:
+        played = self.played
+        assert played is not None
+        return {
+            "screenshot": base64.b64encode(played.screenshots[max(played.screenshots)]).decode(),
+            "instruction": played.instruction,
+            "step": played.record.model_calls,
+            "max_steps": played.params.max_steps,
+            "result": result,
+            "ended": ended,
+        }
+
+    async def close(self, why: str) -> None:
+        """End the session's episode: an unfinished one is kept as a failed rollout (`why`), with
+        every turn and screenshot already stored; its browser context is freed."""
+        played, self.played = self.played, None
+        if played is None:
+            return
+        try:
+            if not played.done:
+                await sync_to_async(rollout_finish)(played.begun.rollout_id, played.record, f"closed: {why}")
+        finally:
+            await played.context.close()

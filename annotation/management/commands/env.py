@@ -1,0 +1,65 @@
+"""`python manage.py env serve|token`: the arena as a training environment (docs/environment.md).
+
+serve  OpenEnv's protocol on --port, trainers' tokens in the path: /<token>/ws and the HTTP endpoints
+token  a new token for a client and the datasets it may use; prints the key, keeps only its hash
+"""
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.agents.server import live_server
+from annotation.environment.tokens import TokenError, token_create
+
+IDLE_TIMEOUT_S = 300.0
+# A frame carries a 1280x1080 PNG in base64 (under 2 MiB for the busiest page); daphne's limit is
+# one for both directions.
+MESSAGE_MAX_BYTES = 16 * 1024 * 1024
+
+
+class Command(BaseCommand):
+    help = "Serve the arena as an OpenEnv training environment; make trainers' tokens."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        serve = actions.add_parser("serve", help="serve OpenEnv's protocol (until stopped)")
+        serve.add_argument("--port", type=int, required=True)
+        serve.add_argument("--host", default="127.0.0.1")
+        serve.add_argument("--sessions", type=int, default=4, help="concurrent episodes (browser contexts) at most")
+        serve.add_argument(
+            "--idle-timeout", type=float, default=IDLE_TIMEOUT_S, help="seconds without a frame before a session closes"
+        )
+        token = actions.add_parser("token", help="a new token; its key is printed once")
+        token.add_argument("name", help="the client (names its runs: 'env NAME: CHECKPOINT')")
+        token.add_argument("--datasets", nargs="+", required=True, help="dataset labels it may draw from")
+
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
+        if action == "token":
+            try:
+                token, key = token_create(name=options["name"], datasets=options["datasets"])
+            except TokenError as error:
+                raise CommandError(str(error)) from None
+            self.stdout.write(f"token {token.name} for {', '.join(token.datasets)} (shown once; keep it):")
+            self.stdout.write(key)
+            return
+        if options["sessions"] < 1 or options["idle_timeout"] <= 0:
+            raise CommandError("--sessions must be at least 1 and --idle-timeout positive")
+        self._serve(options["host"], options["port"], options["sessions"], options["idle_timeout"])
+
+    def _serve(self, host: str, port: int, sessions: int, idle_timeout: float) -> None:
+        from daphne.server import Server  # type: ignore[import-untyped]  # installs Twisted's asyncio reactor: only when serving
+
+        from annotation.environment.server import EnvServer
+
+        with live_server() as page_base:
+            app = EnvServer(page_base=page_base, max_sessions=sessions, idle_timeout_s=idle_timeout)
+            where = f"http://{host}:{port}/<token>/"
+            self.stdout.write(f"env: serving on {where} (pages from {page_base}), {sessions} sessions at most")
+            self.stdout.flush()
+            Server(
+                application=app,
+                endpoints=[f"tcp:port={port}:interface={host}"],
+                websocket_max_message_size=MESSAGE_MAX_BYTES,
+                websocket_max_frame_size=MESSAGE_MAX_BYTES,
+                verbosity=0,
+            ).run()

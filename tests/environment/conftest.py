@@ -1,0 +1,81 @@
+"""The environment server as trainers reach it: `manage.py env serve` in its own process, against
+this test's (committed) data, spoken to by openenv-core's published client."""
+
+import contextlib
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import pytest
+
+from annotation.agents.server import ROOT, _free_port, daphne_command
+from annotation.environment.tokens import token_create
+from puzzles.models import Puzzle
+from puzzles.services import bank_generate
+
+STARTUP_S = 60
+
+
+@pytest.fixture
+def env_server(transactional_db):
+    """start(sessions=N, idle_timeout=S) -> the server's base URL (http://127.0.0.1:P)."""
+    with contextlib.ExitStack() as stack:
+
+        def start(*, sessions: int = 2, idle_timeout: float = 300.0) -> str:
+            port = _free_port("127.0.0.1")
+            _, env = daphne_command("127.0.0.1", port)  # this test's database, folders and secret key
+            command = [sys.executable, "manage.py", "env", "serve", "--port", str(port)]
+            command += ["--sessions", str(sessions), "--idle-timeout", str(idle_timeout)]
+            log = stack.enter_context(tempfile.TemporaryFile("w+"))
+            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+            stack.callback(_stop, process)
+            base = f"http://127.0.0.1:{port}"
+            _wait_healthy(base, process, log)
+            return base
+
+        yield start
+
+
+def _wait_healthy(base: str, process: subprocess.Popen, log) -> None:
+    deadline = time.monotonic() + STARTUP_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            log.seek(0)
+            raise RuntimeError(f"env serve exited with {process.returncode}: {log.read()[-3000:]}")
+        with contextlib.suppress(OSError), urllib.request.urlopen(f"{base}/health", timeout=1) as answer:
+            if answer.status == 200:
+                return
+        time.sleep(0.2)
+    raise RuntimeError("env serve did not answer /health in time")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()  # daphne stops, then the page server it started
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture
+def bank(transactional_db):
+    """bank(*types, seed=11) -> one stored puzzle of each type (all 20 without types)."""
+
+    def make(*types: str, seed: int = 11) -> list[Puzzle]:
+        bank_generate(split="test", per_type=1, types=list(types) or None, bank_seed=seed, workers=1)
+        found = Puzzle.objects.filter(dataset=f"generated:{seed}", index=0)
+        return list(found.filter(type__in=types) if types else found.order_by("type"))
+
+    return make
+
+
+@pytest.fixture
+def key(transactional_db):
+    """key(name, datasets) -> a new token's key."""
+
+    def make(name: str = "trainer", datasets: tuple[str, ...] = ("generated:11",)) -> str:
+        return token_create(name=name, datasets=list(datasets))[1]
+
+    return make

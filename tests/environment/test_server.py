@@ -1,0 +1,122 @@
+"""The environment server's doors: tokens in the path, datasets per token, OpenEnv's HTTP
+endpoints, and an idle session closed with nothing lost."""
+
+import asyncio
+import json
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
+from openenv.core import GenericEnvClient
+
+from annotation.environment.tokens import key_hash
+from annotation.models import EnvToken, Rollout
+
+pytestmark = pytest.mark.browser
+
+
+def http(method: str, url: str, body: dict | None = None) -> tuple[int, dict]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_env_token_prints_a_key_and_keeps_only_its_hash(bank, capsys):
+    bank("Geometry_Click")
+    call_command("env", "token", "lab-a", "--datasets", "generated:11")
+    key = capsys.readouterr().out.split()[-1]
+    token = EnvToken.objects.get(name="lab-a")
+    assert token.key_hash == key_hash(key) and key not in str(EnvToken.objects.values().get())
+    assert token.datasets == ["generated:11"]
+
+
+def test_a_token_serves_its_own_datasets_and_nothing_once_revoked(env_server, bank, key):
+    (mine,) = bank("Geometry_Click")
+    (theirs,) = bank("Geometry_Click", seed=12)
+    server = env_server()
+    base = f"{server}/{key()}"
+
+    async def tries():
+        async with GenericEnvClient(base_url=base) as env:
+            errors = []
+            for asked in ({"puzzle": theirs.uid}, {"dataset": "generated:12"}, {"type": "Bingo"}, {"colour": "red"}):
+                with pytest.raises(RuntimeError) as refused:
+                    await env.reset(**asked)
+                errors.append(str(refused.value))
+            drawn = await env.reset(seed=3)
+            return errors, drawn, await env.state()
+
+    errors, drawn, state = asyncio.run(tries())
+    assert errors == [
+        f"Server error: no puzzle '{theirs.uid}' in this token's datasets (code: VALIDATION_ERROR)",
+        "Server error: this token serves generated:11, not 'generated:12' (code: VALIDATION_ERROR)",
+        "Server error: no puzzle matches this reset's type, dataset and split (code: VALIDATION_ERROR)",
+        "Server error: reset takes type, dataset, split, puzzle, group, checkpoint, episode_id, seed, max_steps;"
+        " not colour (code: VALIDATION_ERROR)",
+    ]
+    assert state["puzzle"] == mine.uid and not drawn.done
+    staff = Client()
+    staff.force_login(get_user_model().objects.create_user("admin", is_staff=True, is_superuser=True))
+    token = EnvToken.objects.get()
+    staff.post("/admin/annotation/envtoken/", {"action": "revoke", "_selected_action": [token.pk]})
+    assert EnvToken.objects.get().revoked_at is not None
+
+    async def revoked():
+        with pytest.raises(ConnectionError):
+            await GenericEnvClient(base_url=base).connect()
+
+    asyncio.run(revoked())
+    assert http("GET", f"{base}/schema") == (403, {"detail": "unknown or revoked token"})
+    assert http("GET", f"{server}/not-a-token/state")[0] == 403
+
+
+def test_openenvs_http_endpoints(env_server, bank, key):
+    (puzzle,) = bank("Geometry_Click")
+    server = env_server()
+    base = f"{server}/{key()}"
+    assert http("GET", f"{server}/health") == (200, {"status": "healthy"})
+    assert http("GET", f"{base}/health") == (200, {"status": "healthy"})
+    status, schema = http("GET", f"{base}/schema")
+    assert status == 200 and set(schema) == {"action", "observation", "state"}
+    actions = schema["action"]["properties"]["action"]["enum"]
+    assert actions == ["click", "drag", "type_text", "hold", "screenshot", "done"]
+    assert http("GET", f"{base}/state") == (200, {"episode_id": None, "step_count": 0})
+    status, first = http("POST", f"{base}/reset", {"puzzle": puzzle.uid, "seed": 1})
+    assert status == 200 and set(first) == {"observation", "reward", "done"} and first["done"] is False
+    assert first["observation"]["instruction"] and first["observation"]["screenshot"]
+    bad = http("POST", f"{base}/step", {"action": {"action": "click", "arguments": {"x": -1, "y": 0}}})
+    assert bad == (422, {"detail": "click x must be a whole number of stage pixels, 0 to 1279, not -1"})
+    status, answer = http("POST", f"{base}/step", {"action": {"action": "click", "arguments": {"x": 1, "y": 1}}})
+    assert status == 409 and "WebSocket" in answer["detail"]
+    rollout = Rollout.objects.get()  # the HTTP reset's episode, closed at once and kept as such
+    assert rollout.status == Rollout.Status.FAILED and rollout.reason.startswith("closed: HTTP reset is stateless")
+
+
+def test_an_idle_session_is_closed_and_its_episode_kept(env_server, bank, key):
+    (puzzle,) = bank("Geometry_Click")
+    base = f"{env_server(idle_timeout=3)}/{key()}"
+
+    async def idle():
+        async with GenericEnvClient(base_url=base) as env:
+            await env.reset(puzzle=puzzle.uid)
+            await env.step({"action": "screenshot"})
+            await asyncio.sleep(5)
+            with pytest.raises(RuntimeError) as closed:
+                await env.step({"action": "screenshot"})
+            return str(closed.value)
+
+    assert asyncio.run(idle()) == "Server error: idle for 3 s (code: SESSION_ERROR)"
+    deadline = time.monotonic() + 10
+    while Rollout.objects.get().status == Rollout.Status.PENDING and time.monotonic() < deadline:
+        time.sleep(0.2)
+    rollout = Rollout.objects.get()
+    assert rollout.status == Rollout.Status.FAILED and rollout.reason == "closed: idle for 3 s"
+    assert rollout.turns.count() == 1  # what was done before stays
