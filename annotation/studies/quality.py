@@ -31,6 +31,7 @@ from annotation.models import Attempt, AuditLog, Enrollment, Event, Flag, Study
 from annotation.reporting.reports import submitted_late
 from annotation.reporting.wording import fmt_seconds
 from annotation.studies.access import CROWD_IDS, PERSON_IDS
+from annotation.studies.queue import enrollment_places_reopen, enrollment_places_restore
 from puzzles.answer_marks import answer_marks
 from puzzles.models import Asset, Puzzle
 from puzzles.registry import get_type
@@ -371,20 +372,43 @@ def _attempt_state(attempt: Attempt) -> str:
     return "open"
 
 
-def enrollment_exclude(*, enrollment: Enrollment, by, reason: str) -> None:
+def enrollment_exclude(*, enrollment: Enrollment, by, reason: str) -> dict[str, list[int]]:
+    """Excluded: left out of reports, and their places back in the queue for someone else
+    (queue.enrollment_places_reopen), logged with the places reopened."""
     with transaction.atomic():
         Enrollment.objects.filter(pk=enrollment.pk).update(excluded=True, excluded_reason=reason[:300])
+        places = enrollment_places_reopen(enrollment=enrollment, now=timezone.now())
         AuditLog.objects.create(
-            action=AuditLog.Action.ANNOTATOR_EXCLUDED, enrollment=enrollment, by=by, details={"reason": reason}
+            action=AuditLog.Action.ANNOTATOR_EXCLUDED,
+            enrollment=enrollment,
+            by=by,
+            details={"reason": reason, **places},
         )
+    return places
 
 
-def enrollment_include(*, enrollment: Enrollment, by) -> None:
+def enrollment_include(*, enrollment: Enrollment, by) -> int:
+    """Included again; the answered places their exclusion reopened and nobody took since are
+    theirs again. Returns how many."""
     with transaction.atomic():
         Enrollment.objects.filter(pk=enrollment.pk).update(excluded=False, excluded_reason="")
+        excluded = AuditLog.objects.filter(enrollment=enrollment, action=AuditLog.Action.ANNOTATOR_EXCLUDED).first()
+        done = excluded.details.get("done", []) if excluded and enrollment.excluded else []
+        given_back = enrollment_places_restore(enrollment=enrollment, done=done, now=timezone.now())
         AuditLog.objects.create(
             action=AuditLog.Action.ANNOTATOR_INCLUDED,
             enrollment=enrollment,
             by=by,
-            details={"reason_was": enrollment.excluded_reason},
+            details={"reason_was": enrollment.excluded_reason, "given_back": given_back},
         )
+    return given_back
+
+
+def excluded_places(*, study: Study) -> tuple[int, int]:
+    """(people excluded now, places their exclusions reopened), for the study's page."""
+    excluded = list(study.enrollments.filter(excluded=True).values_list("pk", flat=True))
+    logs = AuditLog.objects.filter(enrollment_id__in=excluded, action=AuditLog.Action.ANNOTATOR_EXCLUDED)
+    latest: dict[int, list[int]] = {}
+    for enrollment_id, details in logs.order_by("at").values_list("enrollment_id", "details"):
+        latest[enrollment_id] = details.get("reopened", [])
+    return len(excluded), sum(len(places) for places in latest.values())

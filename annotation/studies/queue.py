@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Exists, IntegerField, Max, OuterRef, Q, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, Max, OuterRef, Q, Value, When
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
@@ -168,7 +168,10 @@ def study_has_free_place(study: Study, *, now: datetime | None = None) -> bool:
 def _free_slots(study: Study, now: datetime):
     """Places anyone who has not seen their puzzle may take: nobody holds them, or their holder's
     time ran out with nothing answered (an answer given counts: the overlap stays what the study says)."""
-    answered = Attempt.objects.filter(slot=OuterRef("pk"), submitted_at__isnull=False)
+    # Answered by its holder: an excluded person's answer on a place reopened since does not count.
+    answered = Attempt.objects.filter(
+        slot=OuterRef("pk"), participant_id=OuterRef("enrollment__participant_id"), submitted_at__isnull=False
+    )
     return (
         Slot.objects.filter(study=study, done=False)
         .filter(Q(enrollment__isnull=True) | Q(expires_at__lt=now) & ~Exists(answered))
@@ -399,3 +402,42 @@ def _finish(enrollment: Enrollment, now: datetime) -> None:
     if enrollment.finished_at is None:
         enrollment.finished_at = now
         enrollment.save(update_fields=["finished_at"])
+
+
+# --- exclusion: the person's places go back to the queue ------------------------------------
+def enrollment_places_reopen(*, enrollment: Enrollment, now: datetime) -> dict[str, list[int]]:
+    """An excluded person's places, answered or not, go back to the queue: their answers are left
+    out of reports, so each place needs someone else's. Their unanswered attempts on them close
+    (a late answer cannot take a place back). Returns the places ("reopened") and which of them
+    were done ("done"), so including the person again can give back what nobody took since."""
+    with transaction.atomic():
+        slots = Slot.objects.select_for_update().filter(enrollment=enrollment)
+        held = {slot.pk: slot.done for slot in slots}
+        Attempt.objects.filter(
+            slot_id__in=held, participant_id=enrollment.participant_id, submitted_at__isnull=True
+        ).filter(abandoned_at__isnull=True).update(abandoned_at=now)
+        Slot.objects.filter(pk__in=held).update(enrollment=None, done=False, assigned_at=None, expires_at=None)
+    return {"reopened": sorted(held), "done": sorted(pk for pk, done in held.items() if done)}
+
+
+def enrollment_places_restore(*, enrollment: Enrollment, done: list[int], now: datetime) -> int:
+    """Included again: the places they had answered and nobody has taken since are theirs and
+    done again. Returns how many (the others count their answer beside the new holder's)."""
+    return Slot.objects.filter(pk__in=done, enrollment__isnull=True, done=False).update(
+        enrollment=enrollment, done=True, assigned_at=now, expires_at=None
+    )
+
+
+def study_people_to_recruit(study: Study, *, now: datetime | None = None) -> tuple[int, int]:
+    """(free places, people still to recruit for them): the free places less those the people
+    still at work will take, in people of `puzzles_per_annotator` each (an exclusion reopens
+    places, so this grows again)."""
+    now = now or timezone.now()
+    free = _free_slots(study, now).count()
+    at_work = study.enrollments.filter(excluded=False, finished_at__isnull=True, consented_at__isnull=False)
+    will_take = sum(
+        max(0, study.puzzles_per_annotator - held)
+        for held in at_work.annotate(held=Count("slots")).values_list("held", flat=True)
+    )
+    left = max(0, free - will_take)
+    return free, -(-left // study.puzzles_per_annotator) if study.puzzles_per_annotator else 0

@@ -322,7 +322,7 @@ class Progress:
     places_done: int
     people_needed: int
     enrolled: int
-    finished: int
+    finished: int  # and not excluded
 
     @property
     def share(self) -> float:
@@ -360,7 +360,11 @@ def study_progress(studies: list[Study]) -> dict[int, Progress]:
         row["study_id"]: row
         for row in Enrollment.objects.filter(study_id__in=ids)
         .values("study_id")
-        .annotate(enrolled=Count("id"), finished=Count("id", filter=Q(finished_at__isnull=False)))
+        .annotate(
+            enrolled=Count("id"),
+            # An excluded person's work is left out and their places reopened: not one of those finished.
+            finished=Count("id", filter=Q(finished_at__isnull=False, excluded=False)),
+        )
     }
     found = {}
     for study in studies:

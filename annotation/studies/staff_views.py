@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.db.models import Count
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
@@ -23,10 +24,11 @@ from annotation.studies.quality import (
     annotator_table,
     enrollment_exclude,
     enrollment_include,
+    excluded_places,
     stuck_count,
     thumbnail_urls,
 )
-from annotation.studies.queue import FAILED_GOLD
+from annotation.studies.queue import FAILED_GOLD, study_people_to_recruit
 from annotation.studies.setup import (
     RETRIES_NEED_VERDICTS,
     TRANSITIONS,
@@ -329,6 +331,8 @@ def study_detail(request, study_id: int):
         "staffing": staffing,
         "advice": staffing.advice(),
         "progress": study_progress([study])[study.pk],
+        "recruit": study_people_to_recruit(study),
+        "excluded": excluded_places(study=study),
         "stuck": stuck_count(study=study),
         "types": sorted(pool_by_type.items()),
         "quotas": quotas,
@@ -441,12 +445,18 @@ def annotator_exclusion(request, study_id: int, enrollment_id: int):
     action = request.POST.get("action")
     if action in ("exclude", "failed_gold"):
         reason = FAILED_GOLD if action == "failed_gold" else request.POST.get("reason") or "excluded"
-        enrollment_exclude(enrollment=enrollment, by=request.user, reason=reason)
+        places = enrollment_exclude(enrollment=enrollment, by=request.user, reason=reason)
         told = " They are shown the failed-gold code." if reason == FAILED_GOLD else ""
-        messages.success(request, f"Excluded: their attempts are kept and left out of reports.{told}")
+        reopened = len(places["reopened"])
+        messages.success(
+            request,
+            f"Excluded: their attempts are kept and left out of reports; their {reopened} "
+            f"place{pluralize(reopened)} went back to the queue for someone else.{told}",
+        )
     else:
-        enrollment_include(enrollment=enrollment, by=request.user)
-        messages.success(request, "Included again.")
+        given_back = enrollment_include(enrollment=enrollment, by=request.user)
+        back = f" {given_back} answered place{pluralize(given_back)} nobody had taken since are theirs again."
+        messages.success(request, "Included again." + (back if given_back else ""))
     back = request.POST.get("next", "")
     if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
         return HttpResponseRedirect(back)
