@@ -433,22 +433,26 @@ def _waiting_submit(attempt: Attempt) -> Event | None:
 
 
 def _score_after_a_reload(attempt: Attempt) -> bool:
-    """A submit beyond a gap counts at once when every batch from its page's load on is here: the
-    answer is what was entered since that load, and the missing batches belong to an earlier page.
-    Returns whether it was scored."""
+    """After a gap the latest complete run wins: the latest submit beyond the gap whose page's
+    load lies beyond it too, with every batch from that load through the submit here, is scored
+    at once (the answer is what was entered since that load; the missing batches belong to an
+    earlier page, whose own submit may be waiting behind them). Returns whether it was scored."""
     if attempt.max_seq <= attempt.acked_seq:  # no gap, so no submit beyond one: no query
         return False
-    submit = _waiting_submit(attempt)
-    if submit is None:
+    beyond = attempt.events.filter(seq__gt=attempt.acked_seq)
+    submits = list(beyond.filter(kind="act.submit").order_by("-seq").values_list("seq", flat=True))
+    if not submits:
         return False
-    load = attempt.events.filter(kind="load", seq__lte=submit.seq).order_by("-seq").first()
-    if load is None or load.seq <= attempt.acked_seq + 1:
-        return False  # no reload beyond the gap: the submit waits (_score_after_the_wait)
-    held = set(attempt.events.filter(seq__gte=load.seq, seq__lte=submit.seq).values_list("seq", flat=True))
-    if held != set(range(load.seq, submit.seq + 1)):
-        return False
-    attempt_score(attempt=attempt, through=submit.seq)
-    return True
+    loads = list(beyond.filter(kind="load").order_by("-seq").values_list("seq", flat=True))
+    held = set(beyond.values_list("seq", flat=True))
+    for submit in submits:
+        load = next((seq for seq in loads if seq <= submit), None)
+        if load is None or load <= attempt.acked_seq + 1:
+            continue  # no reload beyond the gap before this submit: it waits (_score_after_the_wait)
+        if held >= set(range(load, submit + 1)):
+            attempt_score(attempt=attempt, through=submit)
+            return True
+    return False
 
 
 def _score_after_the_wait(attempt: Attempt, *, now_ms: float) -> bool:

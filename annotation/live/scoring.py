@@ -122,10 +122,13 @@ def _missing(attempt: Attempt, *, through: int) -> list[int]:
 
 
 def _submitted_events(attempt: Attempt, *, through: int | None = None) -> tuple[list[Event], list[Action]]:
-    """The events through the first submit, and the semantic actions that make the answer."""
+    """The events through the last submit at or before batch `through`, and the semantic actions
+    that make the answer. Batches stop at the first submit once it counts, so that is the only
+    one but after a gap: then a later page's complete run, scored through its own submit, wins
+    over an earlier page's submit that waited behind the gap (live/intake.py)."""
     through = attempt.max_seq if through is None else through
     events = list(attempt.events.filter(seq__lte=through).order_by("seq", "index"))
-    end = next(i for i, e in enumerate(events) if e.kind == "act.submit")
+    end = max(i for i, e in enumerate(events) if e.kind == "act.submit")
     events = [e for e in events[: end + 1] if e.kind != Event.REFUSED]
     # A reload shows the puzzle afresh (no cells selected, the first option...), so the answer
     # is what was entered since the last page load; the time counts from the first.

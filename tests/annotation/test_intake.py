@@ -85,17 +85,19 @@ def _gapped(open_attempt, *, ago_s: float):
 def test_any_later_frame_of_the_attempt_scores_a_submit_that_waited_out_the_gap(open_attempt):
     from annotation.live.intake import GAP_WAIT_S
 
-    now = time.time() * 1000
     waited = _gapped(open_attempt, ago_s=GAP_WAIT_S + 1)
+    now = time.time() * 1000
     later = receive(waited, batch(4, ev("beat", now)), now)  # the page beats on, by the HTTP fallback
     assert later.replies[0] == {"type": "ack", "seq": 1} and later.replies[1]["type"] == "submitted"
     resent = _gapped(open_attempt, ago_s=GAP_WAIT_S + 1)
+    now = time.time() * 1000
     again = receive(resent, batch(3, ev("act.type", now, text="1"), ev("act.submit", now)), now)  # its own resend
     assert again.decision == Decision.RESENT and again.replies[1]["type"] == "submitted"
     for attempt in (waited, resent):
         attempt.refresh_from_db()
         assert attempt.submitted_at is not None and attempt.missing_batches == [2] and attempt.correct
     early = _gapped(open_attempt, ago_s=1)  # still within the wait: the missing batch may come
+    now = time.time() * 1000
     assert receive(early, batch(4, ev("beat", now)), now).replies == [{"type": "ack", "seq": 1}]
 
 

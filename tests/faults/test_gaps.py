@@ -235,3 +235,19 @@ def test_gapped_submits_whose_page_is_gone_are_scored_by_the_beat_and_a_worker(p
     for attempt, waited in zip((by_post, by_socket), waits):
         row.add(tally(attempt, 0), scored=attempt.submitted_at is not None, recovery_s=waited)
         assert attempt.missing_batches == [2] and attempt.correct
+
+
+def test_after_a_gap_the_reloaded_pages_complete_answer_wins_over_the_waiting_submit(open_attempt):
+    """The first page's typing (batch 2) is lost and its submit (batch 3) waits behind it; the
+    person reloads and answers again in full: that answer is scored at once, not the first page's."""
+    attempt, _ = open_attempt("Dice_Count")
+    now = time.time() * 1000
+    answer = str(attempt.puzzle.truth["sum"])
+    send(attempt, 1, load(now), at=now)
+    waiting = send(attempt, 3, ev("act.submit", now + 2000), at=now + 2000)  # batch 2 held the typing
+    assert not waiting.submitted
+    send(attempt, 4, load(now + 3000), at=now + 3000)
+    reloaded = send(attempt, 5, ev("act.type", now + 4000, text=answer), ev("act.submit", now + 4100), at=now + 4100)
+    assert reloaded.submitted and reloaded.correct
+    scored = Attempt.objects.get(pk=attempt.pk)
+    assert scored.answer == answer and scored.missing_batches == [2]
