@@ -99,3 +99,23 @@ def test_a_small_study_with_several_annotators_a_flag_and_a_retirement(site, tra
     assert report["overall"]["no_input"] == 0
     html = admin.get(f"/studies/{study.pk}/report.html").content.decode()
     assert "Browser pilot" in html and "<svg" in html
+
+
+def test_the_device_check_shows_the_screened_out_code_only_when_the_window_is_too_small(site, transactional_db):
+    bank_generate(split="test", per_type=1, types=["Dice_Count"], bank_seed=23, workers=1)
+    Puzzle.objects.filter(dataset="generated:23").update(status=Puzzle.Status.VERIFIED)
+    study = study_create(name="Screens", split="test", puzzles_per_annotator=1)
+
+    async def at(viewport: dict) -> tuple[bool, bool]:
+        async with chromium() as browser:
+            context = await browser.new_context(viewport=viewport, base_url=site)
+            page = await context.new_page()
+            await page.goto(f"/s/{study.token}/?PROLIFIC_PID=small1")
+            shown = await page.locator("#screened-out").is_visible()
+            can_start = await page.get_by_role("button", name="I agree, start").is_enabled()
+            await context.close()
+            return shown, can_start
+
+    assert run(at(VIEWPORT)) == (False, True)
+    assert run(at({"width": 390, "height": 844})) == (False, True)
+    assert run(at({"width": 240, "height": 200})) == (True, False)  # too small: the start is off, the code shown
