@@ -171,6 +171,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> StudyReport:
     boot, pass1, pass_k = _clustered(counted, types, k)
     puzzle_types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
     runs = _runs_on(pool, puzzle_types)
+    people = _people_on_puzzles(counted)
     return {
         "study": _study_facts(study, datasets, dataset),
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -188,7 +189,7 @@ def study_report(*, study: Study, dataset: str | None = None) -> StudyReport:
         "motion": _motion(counted, pool),
         "times": _times(counted),
         "by_position": _by_position(counted, study.puzzles_total()),
-        "versus": [_versus(outcomes, counted) for outcomes in runs],
+        "versus": [_versus(outcomes, people) for outcomes in runs],
     }
 
 
@@ -235,34 +236,61 @@ def _by_position(answers: list[Answer], run_length: int) -> PositionSection:
     each person's run (places 1 to run_length // 2) and in the second (the rest)."""
     submitted = [a for a in answers if a["submitted"]]
     placed = [a for a in submitted if a["position"] is not None]
+    # Columns of numbers, so that the 20 types x 2 halves are masks rather than 40 passes in Python.
+    codes: dict[str, int] = {}
+    table = PlacedAnswers(
+        types=np.array([codes.setdefault(a["type"], len(codes)) for a in placed], dtype=np.int64),
+        people=np.array([a["participant"] for a in placed], dtype=np.int64),
+        first=np.array([2 * (a["position"] or 0) <= run_length for a in placed], dtype=bool),
+        correct=np.array([a["correct"] for a in placed], dtype=bool),
+        wall=np.array([np.nan if a["wall_ms"] is None else a["wall_ms"] for a in placed], dtype=float),
+        active=np.array([np.nan if a["active_ms"] is None else a["active_ms"] for a in placed], dtype=float),
+    )
+    everyone = np.ones(len(placed), dtype=bool)
     return {
         "run_length": run_length,
-        "rows": [_position_row(name, rows, run_length) for name, rows in _by_type(placed).items()],
-        "overall": _position_row("all types", placed, run_length),
+        "rows": [_position_row(name, table, table.types == codes[name]) for name in sorted(codes)],
+        "overall": _position_row("all types", table, everyone),
         "unplaced": len(submitted) - len(placed),
     }
 
 
-def _position_row(name: str, answers: list[Answer], run_length: int) -> PositionRow:
-    first = [a for a in answers if 2 * (a["position"] or 0) <= run_length]
-    second = [a for a in answers if 2 * (a["position"] or 0) > run_length]
-    early, late = _half(first), _half(second)
+@dataclass(frozen=True)
+class PlacedAnswers:
+    """Submitted, counted answers with a place, as columns."""
+
+    types: np.ndarray  # each type's code
+    people: np.ndarray
+    first: np.ndarray  # in the first half of the person's run
+    correct: np.ndarray
+    wall: np.ndarray  # nan: not measured
+    active: np.ndarray
+
+
+def _position_row(name: str, table: PlacedAnswers, rows: np.ndarray) -> PositionRow:
+    early, late = _half(table, rows & table.first), _half(table, rows & ~table.first)
     change = None
     if early["pass1"] is not None and late["pass1"] is not None:
         change = late["pass1"] - early["pass1"]
     return {"type": name, "first": early, "second": late, "change": change}
 
 
-def _half(answers: list[Answer]) -> HalfFigures:
-    correct = sum(a["correct"] for a in answers)
+def _half(table: PlacedAnswers, rows: np.ndarray) -> HalfFigures:
+    answers, correct = int(rows.sum()), int(table.correct[rows].sum())
     return {
-        "answers": len(answers),
-        "people": len({a["participant"] for a in answers}),
+        "answers": answers,
+        "people": len(np.unique(table.people[rows])),
         "correct": correct,
-        "pass1": correct / len(answers) if answers else None,
-        "wall_median_ms": median_iqr([a["wall_ms"] for a in answers if a["wall_ms"] is not None])[0],
-        "active_median_ms": median_iqr([a["active_ms"] for a in answers if a["active_ms"] is not None])[0],
+        "pass1": correct / answers if answers else None,
+        "wall_median_ms": _median(table.wall[rows]),
+        "active_median_ms": _median(table.active[rows]),
     }
+
+
+def _median(values: np.ndarray) -> float | None:
+    """The median of the measured values (nan: not measured); None without any."""
+    measured = values[~np.isnan(values)]
+    return float(np.median(measured)) if len(measured) else None
 
 
 def _no_input_beside_pool(study: Study) -> dict[str, int]:
@@ -657,21 +685,29 @@ def _agent_type_rows(
 # --- people against each agent run, paired by puzzle ----------------------------------------
 
 
-def _versus(outcomes: RunOutcomes, answers: list[Answer]) -> Versus:
+PeopleOnPuzzles = dict[int, tuple[str, int, int]]  # puzzle: its type, people's answers, how many right
+
+
+def _people_on_puzzles(answers: list[Answer]) -> PeopleOnPuzzles:
+    """Per puzzle, its type and people's submitted, counted answers and right ones (once for every run)."""
+    tally: dict[int, list[Any]] = {}
+    for answer in answers:
+        if answer["submitted"]:
+            row = tally.setdefault(answer["puzzle"], [answer["type"], 0, 0])
+            row[1] += 1
+            row[2] += answer["correct"]
+    return {puzzle: (kind, n, right) for puzzle, (kind, n, right) in tally.items()}
+
+
+def _versus(outcomes: RunOutcomes, people: PeopleOnPuzzles) -> Versus:
     """People against one run on the puzzles both answered: per type and over types, the
     difference of Pass@1 with its bootstrap interval over puzzles, and who solves what the other
     does not (docs/reports.md)."""
-    people: dict[int, list[bool]] = defaultdict(list)
-    kind: dict[int, str] = {}
-    for answer in answers:
-        if answer["submitted"]:
-            people[answer["puzzle"]].append(answer["correct"])
-            kind[answer["puzzle"]] = answer["type"]
     by_type: dict[str, list[tuple[int, int, float]]] = defaultdict(list)
     for puzzle, rollouts in outcomes.complete.items():
         if puzzle in people:
-            right = people[puzzle]
-            by_type[kind[puzzle]].append((len(right), sum(right), sum(rollouts) / len(rollouts)))
+            kind, answered, right = people[puzzle]
+            by_type[kind].append((answered, right, sum(rollouts) / len(rollouts)))
     names = sorted(by_type)
     paired = [PairedPuzzles.of(by_type[name]) for name in names]
     resampled = paired_bootstrap(paired)
