@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.environment.protocol import BadRequest, ResetParams
@@ -79,11 +80,54 @@ def _draw(token: EnvToken, params: ResetParams) -> Puzzle:
             pool = pool.filter(type=get_type(params.type).name)
         except UnknownPuzzleType as error:
             raise BadRequest(str(error)) from None
-    ids = list(pool.order_by("pk").values_list("pk", flat=True))
+    if params.verified_only:
+        pool = pool.filter(status=Puzzle.Status.VERIFIED)
+    ids = _curriculum(list(pool.order_by("pk").values_list("pk", flat=True)), params)
     if not ids:
-        raise BadRequest("no puzzle matches this reset's type, dataset and split")
+        raise BadRequest("no puzzle matches this reset's pool and curriculum")
     chooser = random.Random(params.seed) if params.seed is not None else random.SystemRandom()
     return Puzzle.objects.get(pk=chooser.choice(ids))
+
+
+def _curriculum(ids: list[int], params: ResetParams) -> list[int]:
+    """The pool's puzzles that pass the reset's curriculum filters, in the pool's order."""
+    if params.human_pass_min is not None or params.human_pass_max is not None:
+        rates = human_pass_rates(ids)
+        low, high = params.human_pass_min or 0.0, 1.0 if params.human_pass_max is None else params.human_pass_max
+        ids = [pk for pk in ids if pk in rates and low <= rates[pk] <= high]
+    if params.mined_from:
+        kept = mined(params.mined_from, params.mined_last)
+        ids = [pk for pk in ids if pk in kept]
+    return ids
+
+
+def human_pass_rates(ids: list[int]) -> dict[int, float]:
+    """People's pass rate per puzzle: their scored attempts with a verdict, correct or not."""
+    rows = (
+        Attempt.objects.filter(
+            puzzle_id__in=ids,
+            participant__kind=Participant.Kind.HUMAN,
+            purpose=Attempt.Purpose.SCORED,
+            submitted_at__isnull=False,
+        )
+        .values("puzzle_id")
+        .annotate(total=Count("pk"), correct=Count("pk", filter=Q(correct=True)))
+    )
+    return {row["puzzle_id"]: row["correct"] / row["total"] for row in rows}
+
+
+def mined(run_name: str, last: int) -> set[int]:
+    """Qwen-CUA's mining rule over a run: the puzzles solved at least once, but not every time, in
+    their last `last` rollouts that ended (failed ones are no evidence either way)."""
+    run = AgentRun.objects.filter(name=run_name).first()
+    if run is None:
+        raise BadRequest(f"no run named {run_name!r} to mine")
+    ended = run.rollouts.filter(status__in=(Rollout.Status.DONE, Rollout.Status.NO_ACTION))
+    outcomes: dict[int, list[bool]] = {}
+    for puzzle_id, correct in ended.order_by("-finished_at", "-pk").values_list("puzzle_id", "correct"):
+        if len(outcomes.setdefault(puzzle_id, [])) < last:
+            outcomes[puzzle_id].append(bool(correct))
+    return {puzzle_id for puzzle_id, seen in outcomes.items() if any(seen) and not all(seen)}
 
 
 def _group_puzzle(token: EnvToken, params: ResetParams) -> Puzzle:

@@ -42,8 +42,12 @@ ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "done": ((), ()),
 }
 BUTTONS = ("left", "right", "middle")
-RESET_TEXT = ("type", "dataset", "split", "puzzle", "group", "checkpoint", "episode_id")
-RESET_NUMBERS = ("seed", "max_steps")
+RESET_TEXT = ("type", "dataset", "split", "puzzle", "group", "checkpoint", "episode_id", "mined_from")
+RESET_NUMBERS = ("seed", "max_steps", "mined_last")
+RESET_FLAGS = ("verified_only",)
+RESET_RATES = ("human_pass_min", "human_pass_max")
+RESET_KEYS = RESET_TEXT + RESET_NUMBERS + RESET_FLAGS + RESET_RATES
+MINED_LAST_DEFAULT = 8  # Qwen-CUA's rule: solved at least once, but not 8 times in the last 8
 
 
 class BadRequest(ValueError):
@@ -63,15 +67,22 @@ class ResetParams:
     episode_id: str = ""
     seed: int | None = None
     max_steps: int = MAX_STEPS_DEFAULT
+    # The curriculum: filters on the pool a reset draws from.
+    verified_only: bool = False
+    human_pass_min: float | None = None
+    human_pass_max: float | None = None
+    mined_from: str = ""  # a run's name: its puzzles solved at least once but not every time...
+    mined_last: int = MINED_LAST_DEFAULT  # ... in its last K rollouts of each
 
 
 def reset_params(data: Any) -> ResetParams:
-    """Reset's data, checked: known keys only, texts of at most 200 characters, whole numbers."""
+    """Reset's data, checked: known keys only, texts of at most 200 characters, whole numbers,
+    true or false, rates from 0 to 1."""
     if not isinstance(data, dict):
         raise BadRequest("reset data must be an object")
-    unknown = sorted(set(data) - set(RESET_TEXT) - set(RESET_NUMBERS))
+    unknown = sorted(set(data) - set(RESET_KEYS))
     if unknown:
-        raise BadRequest(f"reset takes {', '.join(RESET_TEXT + RESET_NUMBERS)}; not {', '.join(unknown)}")
+        raise BadRequest(f"reset takes {', '.join(RESET_KEYS)}; not {', '.join(unknown)}")
     given = {key: value for key, value in data.items() if value is not None}
     for key in RESET_TEXT:
         if key in given and (not isinstance(given[key], str) or not 0 < len(given[key]) <= LABEL_MAX):
@@ -79,8 +90,17 @@ def reset_params(data: Any) -> ResetParams:
     for key in RESET_NUMBERS:
         if key in given and (type(given[key]) is not int or given[key] < 0):
             raise BadRequest(f"reset {key} must be a whole number >= 0, not {given[key]!r}")
+    for key in RESET_FLAGS:
+        if key in given and not isinstance(given[key], bool):
+            raise BadRequest(f"reset {key} must be true or false, not {given[key]!r}")
+    for key in RESET_RATES:
+        value = given.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise BadRequest(f"reset {key} must be a rate from 0 to 1, not {value!r}")
     if not 1 <= given.get("max_steps", 1) <= MAX_STEPS_LIMIT:
         raise BadRequest(f"reset max_steps must be 1 to {MAX_STEPS_LIMIT}")
+    if given.get("mined_last", 1) < 1:
+        raise BadRequest("reset mined_last must be at least 1")
     return ResetParams(**given)
 
 

@@ -1,0 +1,68 @@
+"""The curriculum at reset: the pool filtered by replay verification, by people's pass rate and
+by Qwen-CUA's mining rule over a run (solved at least once, not every time, in the last K)."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from annotation.environment.episodes import episode_begin
+from annotation.environment.protocol import BadRequest, reset_params
+from annotation.live.attempts import participant_for_user
+from annotation.models import AgentRun, Attempt, EnvToken, Rollout
+from puzzles.models import Puzzle
+
+
+def drawn(**reset) -> set[str]:
+    """The puzzle types that 12 seeded resets with these filters draw."""
+    token = EnvToken.objects.get()
+    return {episode_begin(token=token, params=reset_params({**reset, "seed": seed})).type for seed in range(12)}
+
+
+@pytest.fixture
+def three(bank, key):
+    puzzles = {p.type: p for p in bank("Geometry_Click", "Dice_Count", "Bingo")}
+    key()
+    return puzzles
+
+
+def people_answered(puzzle: Puzzle, *verdicts: bool) -> None:
+    for number, correct in enumerate(verdicts):
+        user = get_user_model().objects.create_user(f"{puzzle.type}-{number}")
+        participant = participant_for_user(user=user)
+        Attempt.objects.create(participant=participant, puzzle=puzzle, submitted_at=timezone.now(), correct=correct)
+
+
+def test_people_s_pass_rate_bounds_the_pool(three):
+    people_answered(three["Geometry_Click"], True, True)
+    people_answered(three["Dice_Count"], True, False)
+    assert drawn(human_pass_max=0.6) == {"Dice_Count"}  # Bingo: nobody answered it, no rate
+    assert drawn(human_pass_min=0.9) == {"Geometry_Click"}
+    assert drawn() == {"Geometry_Click", "Dice_Count", "Bingo"}
+
+
+def test_the_mining_rule_keeps_puzzles_solved_sometimes(three):
+    run = AgentRun.objects.create(name="policy step-100")
+    histories = {"Geometry_Click": [True, True, True], "Dice_Count": [False, True], "Bingo": [False, False]}
+    for kind, verdicts in histories.items():
+        for index, correct in enumerate(verdicts):
+            Rollout.objects.create(
+                run=run, puzzle=three[kind], index=index, status="done", correct=correct, finished_at=timezone.now()
+            )
+    Rollout.objects.create(run=run, puzzle=three["Bingo"], index=2, status="failed", correct=True)  # no evidence
+    assert drawn(mined_from="policy step-100") == {"Dice_Count"}
+    with pytest.raises(BadRequest, match="no puzzle matches"):
+        drawn(mined_from="policy step-100", mined_last=1)  # the last rollout of each: all or nothing
+    with pytest.raises(BadRequest, match="no run named 'nobody'"):
+        drawn(mined_from="nobody")
+
+
+def test_verified_only_and_bad_filters(three):
+    Puzzle.objects.filter(pk=three["Bingo"].pk).update(status=Puzzle.Status.VERIFIED)
+    assert drawn(verified_only=True) == {"Bingo"}
+    for bad, says in (
+        ({"human_pass_min": 2}, "human_pass_min must be a rate from 0 to 1, not 2"),
+        ({"verified_only": "yes"}, "verified_only must be true or false, not 'yes'"),
+        ({"mined_last": 0}, "mined_last must be at least 1"),
+    ):
+        with pytest.raises(BadRequest, match=says):
+            reset_params(bad)
