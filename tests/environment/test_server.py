@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 from openenv.core import GenericEnvClient
+from websockets.asyncio.client import connect
 
 from annotation.environment.tokens import key_hash
 from annotation.models import EnvToken, Rollout
@@ -120,3 +121,24 @@ def test_an_idle_session_is_closed_and_its_episode_kept(env_server, bank, key):
     rollout = Rollout.objects.get()
     assert rollout.status == Rollout.Status.FAILED and rollout.reason == "closed: idle for 3 s"
     assert rollout.turns.count() == 1  # what was done before stays
+
+
+def test_a_client_that_vanishes_loses_nothing_already_stored(env_server, bank, key):
+    (puzzle,) = bank("Geometry_Click")
+    url = f"{env_server()}/{key()}/ws".replace("http://", "ws://")
+
+    async def vanish():
+        async with connect(url, max_size=None) as socket:
+            reset = {"type": "reset", "data": {"puzzle": puzzle.uid}}
+            for message in (reset, {"type": "step", "data": {"action": "screenshot"}}):
+                await socket.send(json.dumps(message))
+                assert json.loads(await socket.recv())["type"] == "observation"
+            socket.transport.abort()  # no close frame: the trainer's machine is gone
+
+    asyncio.run(vanish())
+    deadline = time.monotonic() + 10
+    while Rollout.objects.get().status == Rollout.Status.PENDING and time.monotonic() < deadline:
+        time.sleep(0.2)
+    rollout = Rollout.objects.get()
+    assert rollout.status == Rollout.Status.FAILED and rollout.reason == "closed: the client went away"
+    assert rollout.turns.count() == 1 and rollout.instruction  # the step it made, and the page's instruction
