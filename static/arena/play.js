@@ -315,3 +315,7 @@ window.arena = {
 };
 
 current = mount(JSON.parse(document.getElementById("page-data").textContent));
+// Back from the Pause page may restore this page from the back-forward cache, its countdown run
+// on through the pause: load it afresh, so the server serves the puzzle again (ending the pause)
+// and says the time left.
+addEventListener("pageshow", (event) => event.persisted && location.reload());

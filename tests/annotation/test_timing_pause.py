@@ -168,3 +168,14 @@ def test_a_wrong_answer_after_a_pause_is_wrong_not_timed_out(shown):
     assert done.correct is False and served_ms > LIMIT_S * 1000 and done.screen_ms < LIMIT_S * 1000 / 2
     (row,) = study_report(study=attempt.study)["types"]
     assert (row["wrong"], row["timed_out"]) == (1, 0)  # the report reads the clock on screen too
+
+
+def test_a_page_that_says_hidden_and_keeps_beating_gains_a_beat_at_most(shown):
+    attempt, _ = shown
+    t0 = time.time() * 1000 - 80_000
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
+    hand.log("visibilitychange", state="hidden")
+    hand.wait(60_400).log("visibilitychange", state="visible")  # "hidden", yet beating every second
+    done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
+    assert done.correct is False and done.screen_ms > served_ms - 2_000
