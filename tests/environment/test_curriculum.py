@@ -1,8 +1,10 @@
 """The curriculum at reset: the pool filtered by replay verification, by people's pass rate and
-by Qwen-CUA's mining rule over a run (solved at least once, not every time, in the last K)."""
+by Qwen-CUA's mining rule over a run (solved at least once, not every time, in the last K); and
+the contamination mark: which puzzles of an evaluation a trainer played."""
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.utils import timezone
 
 from annotation.environment.episodes import episode_begin
@@ -66,3 +68,15 @@ def test_verified_only_and_bad_filters(three):
     ):
         with pytest.raises(BadRequest, match=says):
             reset_params(bad)
+
+
+def test_env_trained_names_an_evaluation_s_puzzles_that_a_trainer_played(three, capsys):
+    token = EnvToken.objects.get()
+    episode_begin(token=token, params=reset_params({"puzzle": three["Bingo"].uid, "checkpoint": "step-5"}))
+    evaluation = AgentRun.objects.create(name="eval")
+    for index, kind in enumerate(("Bingo", "Dice_Count")):
+        Rollout.objects.create(run=evaluation, puzzle=three[kind], index=index)
+    call_command("env", "trained", "eval")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{three['Bingo'].uid}  trained on since ") and out[0].endswith("by env trainer: step-5")
+    assert out[-1] == "trained: 1 of 2 puzzles of 'eval' were trained on"

@@ -2,6 +2,7 @@
 
 serve  OpenEnv's protocol on --port, trainers' tokens in the path: /<token>/ws and the HTTP endpoints
 token  a new token for a client and the datasets it may use; prints the key, keeps only its hash
+trained  which puzzles of an evaluation run were trained on (played by an environment episode)
 """
 
 from typing import Any
@@ -9,7 +10,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.agents.server import live_server
+from annotation.environment.contamination import run_contamination
 from annotation.environment.tokens import TokenError, token_create
+from annotation.models import AgentRun
+from puzzles.models import Puzzle
 
 IDLE_TIMEOUT_S = 300.0
 # A frame carries a 1280x1080 PNG in base64 (under 2 MiB for the busiest page); daphne's limit is
@@ -32,8 +36,12 @@ class Command(BaseCommand):
         token = actions.add_parser("token", help="a new token; its key is printed once")
         token.add_argument("name", help="the client (names its runs: 'env NAME: CHECKPOINT')")
         token.add_argument("--datasets", nargs="+", required=True, help="dataset labels it may draw from")
+        trained = actions.add_parser("trained", help="an evaluation run's puzzles that were trained on")
+        trained.add_argument("run", help="the run's name (agent runs lists them)")
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
+        if action == "trained":
+            return self._trained(options["run"])
         if action == "token":
             try:
                 token, key = token_create(name=options["name"], datasets=options["datasets"])
@@ -45,6 +53,17 @@ class Command(BaseCommand):
         if options["sessions"] < 1 or options["idle_timeout"] <= 0:
             raise CommandError("--sessions must be at least 1 and --idle-timeout positive")
         self._serve(options["host"], options["port"], options["sessions"], options["idle_timeout"])
+
+    def _trained(self, name: str) -> None:
+        run = AgentRun.objects.filter(name=name).first()
+        if run is None:
+            raise CommandError(f"no run named {name!r}")
+        total, marked = run_contamination(run)
+        uids = dict(Puzzle.objects.filter(pk__in=marked).values_list("pk", "uid"))
+        for puzzle_id, seen in sorted(marked.items()):
+            since = f"{seen.first:%Y-%m-%d %H:%M}" if seen.first else "?"
+            self.stdout.write(f"{uids[puzzle_id]}  trained on since {since} by {', '.join(seen.runs)}")
+        self.stdout.write(f"trained: {len(marked)} of {total} puzzles of {name!r} were trained on")
 
     def _serve(self, host: str, port: int, sessions: int, idle_timeout: float) -> None:
         from daphne.server import Server  # type: ignore[import-untyped]  # installs Twisted's asyncio reactor: only when serving
