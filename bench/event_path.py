@@ -61,8 +61,35 @@ def make_attempts(puzzle_type: str, count: int, prefix: str):
     return puzzle, out
 
 
+# A web process under cProfile, every thread (the event loop and the database threads), timed by each
+# thread's own CPU clock, so a loaded machine's waits do not count: argv is the
+# stats file, then daphne's own arguments; the stats are written when daphne returns (SIGTERM).
+CPROFILED = """
+import cProfile, pstats, sys, threading, time
+out, sys.argv = sys.argv[1], ["daphne", *sys.argv[2:]]
+profiles = []
+def per_thread(*_):
+    profile = cProfile.Profile(time.thread_time)
+    profiles.append(profile)
+    profile.enable()  # replaces this hook in the new thread
+threading.setprofile(per_thread)
+main = cProfile.Profile(time.thread_time)  # CPU time of the thread, not wall time: waits cost nothing
+profiles.append(main)
+main.enable()
+from daphne.cli import CommandLineInterface
+try:
+    CommandLineInterface.entrypoint()
+finally:
+    main.disable()
+    stats = pstats.Stats(main)
+    for profile in profiles[1:]:
+        stats.add(profile)
+    stats.dump_stats(out)
+"""
+
+
 @contextlib.contextmanager
-def web(processes: int, via_proxy: bool):
+def web(processes: int, via_proxy: bool, cprofile: str | None = None):
     """N daphne processes as deployed (annotation/agents/server.py's command and environment), and
     the proxy in front of them when asked; yields (base URL, the web processes' pids)."""
     from annotation.agents.server import ROOT, _free_port, _wait_until_listening, daphne_command
@@ -74,6 +101,9 @@ def web(processes: int, via_proxy: bool):
             port = _free_port("127.0.0.1")
             log = stack.enter_context(tempfile.TemporaryFile("w+"))
             command, env = daphne_command("127.0.0.1", port)
+            if cprofile:
+                Path(cprofile).mkdir(parents=True, exist_ok=True)
+                command = [sys.executable, "-c", CPROFILED, str(Path(cprofile) / f"web{len(ports)}.prof"), *command[1:]]
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
             started.append(process)
             _wait_until_listening(process, "127.0.0.1", port, log)
@@ -101,51 +131,95 @@ def web(processes: int, via_proxy: bool):
                     process.kill()
 
 
+WINDOW = 32  # batches in flight beyond the acknowledged one, as the page keeps (static/arena/events.js)
+MIN_DELAY_S, MAX_DELAY_S = 0.5, 8.0  # the page's reconnect back-off
+
+
 async def stream(base: str, attempt, session: str, seconds: float, stats: dict):
+    """One page's stream with the page's rules: a batch of 6 every 100 ms whatever the socket does,
+    kept until acknowledged; a window of WINDOW in flight, the next as acks come; on a refused
+    handshake or a closed socket, reconnect after the page's back-off and resend what is
+    unacknowledged. A loaded run then slows down instead of aborting."""
     import websockets
 
     url = base.replace("http", "ws") + f"/ws/attempts/{attempt.uid}/"
     headers = {"Cookie": f"sessionid={session}", "Origin": base}
-    sent_at: dict[int, float] = {}
-    acked = 0
-    async with websockets.connect(url, additional_headers=headers, max_queue=None) as socket:
+    pending: dict[int, str] = {}  # unacknowledged batches by seq
+    made_at: dict[int, float] = {}
+    link: dict = {"socket": None, "sent": 0, "acked": 0, "seq": 0}
 
-        async def receive():
-            nonlocal acked
+    async def send_window() -> None:
+        socket = link["socket"]
+        if socket is None:
+            return
+        in_flight = sum(1 for seq in pending if seq <= link["sent"])
+        for seq in sorted(pending):
+            if in_flight >= WINDOW:
+                break
+            if seq > link["sent"]:
+                await socket.send(pending[seq])
+                link["sent"], in_flight = seq, in_flight + 1
+
+    def acknowledged(upto: int) -> None:
+        now = time.perf_counter()
+        for seq in range(link["acked"] + 1, upto + 1):
+            stats["latencies"].append((now - made_at[seq]) * 1000)
+            pending.pop(seq, None)
+        link["acked"] = max(link["acked"], upto)
+
+    async def produce() -> None:
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            seq = link["seq"] = link["seq"] + 1
+            now_ms = time.time() * 1000
+            events = [
+                {"k": "pointermove", "t": now_ms + i, "x": 10.0 + i, "y": 20.0, "pointer": "mouse"} for i in range(6)
+            ]
+            made_at[seq] = now = time.perf_counter()
+            stats["client_lag"].append((now - (start + (seq - 1) * 0.1)) * 1000)  # the client's own delay
+            pending[seq] = json.dumps({"type": "batch", "seq": seq, "events": events})
+            stats["sent"] += len(events)
             with contextlib.suppress(websockets.ConnectionClosed):
-                async for raw in socket:
-                    frame = json.loads(raw)
-                    if frame["type"] == "ack":
-                        now = time.perf_counter()
-                        for seq in range(acked + 1, frame["seq"] + 1):
-                            stats["latencies"].append((now - sent_at[seq]) * 1000)
-                        acked = max(acked, frame["seq"])
-                    elif frame["type"] == "error":
-                        stats["errors"] += 1
-            stats["closed"][socket.close_code] += 1
+                await send_window()
+            await asyncio.sleep(max(0.0, start + seq * 0.1 - time.perf_counter()))
 
-        receiver = asyncio.create_task(receive())
-        seq, start = 0, time.perf_counter()
-        try:
-            while time.perf_counter() - start < seconds:
-                seq += 1
-                now_ms = time.time() * 1000
-                events = [
-                    {"k": "pointermove", "t": now_ms + i, "x": 10.0 + i, "y": 20.0, "pointer": "mouse"}
-                    for i in range(6)
-                ]
-                sent_at[seq] = now = time.perf_counter()
-                stats["client_lag"].append((now - (start + (seq - 1) * 0.1)) * 1000)  # the client's own delay
-                await socket.send(json.dumps({"type": "batch", "seq": seq, "events": events}))
-                stats["sent"] += len(events)
-                await asyncio.sleep(max(0.0, start + seq * 0.1 - time.perf_counter()))
-        except websockets.ConnectionClosed:
-            pass
-        deadline = time.perf_counter() + DRAIN_WAIT_S  # a slow server's backlog is not a loss
-        while acked < seq and time.perf_counter() < deadline and not receiver.done():
-            await asyncio.sleep(0.05)
-        receiver.cancel()
-        stats["unacked"] += seq - acked
+    async def connect_and_receive() -> None:
+        delay = MIN_DELAY_S
+        while True:
+            try:
+                opened = websockets.connect(url, additional_headers=headers, max_queue=None, open_timeout=10)
+                async with opened as socket:
+                    link.update(socket=socket, sent=link["acked"])
+                    await send_window()
+                    async for raw in socket:
+                        frame = json.loads(raw)
+                        if frame["type"] == "ack":
+                            delay = MIN_DELAY_S  # heard from: the back-off starts over
+                            acknowledged(frame["seq"])
+                            await send_window()
+                        elif frame["type"] == "error":
+                            stats["errors"] += 1
+                    stats["closed"][socket.close_code] += 1
+            except websockets.ConnectionClosed as closed:
+                stats["closed"][closed.rcvd.code if closed.rcvd else 1006] += 1
+            except (OSError, TimeoutError, websockets.InvalidHandshake):
+                stats["refused"] += 1  # the handshake failed: a page counts it and tries again
+            link["socket"] = None
+            stats["reconnects"] += 1
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, MAX_DELAY_S)
+
+    connection = asyncio.create_task(connect_and_receive())
+    await produce()
+    deadline = time.perf_counter() + DRAIN_WAIT_S  # a slow server's backlog is not a loss
+    while link["acked"] < link["seq"] and time.perf_counter() < deadline:
+        await asyncio.sleep(0.05)
+    connection.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await connection
+    if link["socket"] is not None:
+        await link["socket"].close()
+    stats["unacked"] += link["seq"] - link["acked"]
 
 
 async def submit_once(base: str, attempt, session: str, point) -> float:
@@ -238,7 +312,16 @@ def run_streams(args, base: str, pids: list[int], sockets: int, proxies: list[in
     from annotation.models import Event
 
     _, streams = make_attempts("Dice_Count", sockets, f"s{sockets}-")
-    stats = {"latencies": [], "client_lag": [], "sent": 0, "errors": 0, "unacked": 0, "closed": collections.Counter()}
+    stats = {
+        "latencies": [],
+        "client_lag": [],
+        "sent": 0,
+        "errors": 0,
+        "unacked": 0,
+        "refused": 0,
+        "reconnects": 0,
+        "closed": collections.Counter(),
+    }
     load_before = os.getloadavg()
     spies = profiled(pids, args.seconds, Path(args.profile), f"s{sockets}") if args.profile else []
     cpu_before = [cpu_seconds(pid) for pid in pids]
@@ -260,6 +343,8 @@ def run_streams(args, base: str, pids: list[int], sockets: int, proxies: list[in
         "lost": stats["sent"] - stored,  # sent, never stored (after waiting up to DRAIN_WAIT_S)
         "unacked": stats["unacked"],  # batches never acknowledged (a page would resend them)
         "errors": stats["errors"],
+        "handshakes_failed": stats["refused"],  # tried again after the page's back-off
+        "reconnects": stats["reconnects"],
         "closed": {str(k): v for k, v in stats["closed"].items() if k not in (1000, None)},
         "events_per_s": round(stored / elapsed),
         "ack_p50_ms": round(statistics.median(lat), 1) if lat else None,
@@ -285,11 +370,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--submits", type=int, default=200)
     parser.add_argument("--profile", metavar="DIR", help="sample the web processes with py-spy")
+    parser.add_argument("--cprofile", metavar="DIR", help="run the web processes under cProfile (all threads)")
     parser.add_argument("--json", metavar="FILE", help="append each run's figures as a JSON line")
     args = parser.parse_args()
     django_for_bench()
     via_proxy = args.proxy or args.processes > 1
-    with web(args.processes, via_proxy) as (base, pids, proxies):
+    with web(args.processes, via_proxy, args.cprofile) as (base, pids, proxies):
         where = f"{args.processes} web process{'es' if args.processes > 1 else ''}" + (
             " behind the round-robin proxy" if via_proxy else ", direct"
         )
@@ -299,7 +385,8 @@ def main() -> None:
             print(
                 f"  events sent {figures['sent']}, stored {figures['stored']}, lost {figures['lost']}, "
                 f"batches unacknowledged {figures['unacked']}, errors {figures['errors']}, "
-                f"closed by the server {figures['closed'] or 'none'}"
+                f"closed by the server {figures['closed'] or 'none'}, handshakes failed "
+                f"{figures['handshakes_failed']}, reconnects {figures['reconnects']}"
             )
             print(f"  sustained {figures['events_per_s']} events/s stored")
             print(
@@ -308,7 +395,7 @@ def main() -> None:
             )
             print(
                 f"  web processes' CPU {figures['web_cpu_s']} s in {figures['elapsed_s']} s: "
-                f"{figures['web_cpu_ms_per_batch']} ms per batch (one free core: "
+                f"{figures['web_cpu_ms_per_batch']} CPU ms per batch (one free core: "
                 f"~{1000 / max(figures['web_cpu_ms_per_batch'], 1e-9):.0f} batches/s = "
                 f"{100 / max(figures['web_cpu_ms_per_batch'], 1e-9):.0f} sockets at 10 batches/s)"
             )
@@ -333,6 +420,19 @@ def main() -> None:
                 f"submit to verdict: p50 {statistics.median(verdicts):.1f} ms, "
                 f"p99 {percentile(verdicts, 0.99):.1f} ms (n={len(verdicts)})"
             )
+    if args.cprofile:
+        cprofile_summary(Path(args.cprofile))
+
+
+def cprofile_summary(folder: Path, top: int = 40) -> None:
+    """The web processes' profiles (written as they stopped), by cumulative and by own time."""
+    import pstats
+
+    for path in sorted(folder.glob("web*.prof")):
+        print(f"cProfile of {path.name} (all threads; cumulative, then own time):")
+        stats = pstats.Stats(str(path))
+        stats.sort_stats("cumulative").print_stats(top)
+        stats.sort_stats("tottime").print_stats(25)
 
 
 async def _all_streams(base, streams, seconds, stats):
