@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "channels",
     "axes",
     "puzzles",
+    "puzzles.jobs",  # heavy work in chunks on the workers (docs/jobs.md)
     "annotation",
 ]
 
@@ -137,6 +138,11 @@ else:
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A task taken by a worker that dies without a word (killed, its machine gone) goes back on the
+# Redis queue after this long; every delivery of a job's chunk finishes well within it (docs/jobs.md).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("ARENA_TASK_VISIBILITY_TIMEOUT_S", 300)}
+# A worker silent this long on a chunk it holds is taken for dead: another delivery takes the chunk over.
+ARENA_JOB_LEASE_S = env_int("ARENA_JOB_LEASE_S", 60)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

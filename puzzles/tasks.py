@@ -1,8 +1,11 @@
-"""Celery tasks over the bank: thin wrappers that report progress and call one service."""
+"""Celery tasks over the bank: thin wrappers that report progress and call one service, and the
+generation job's chunks."""
 
 from celery import shared_task
 
-from puzzles.bank import SPLIT_SIZES
+from puzzles.bank import SPLIT_SIZES, bank_key, split_code
+from puzzles.jobs.models import Chunk, Job
+from puzzles.jobs.runs import Report, chunk_run, job_start
 from puzzles.registry import type_names
 from puzzles.services import bank_generate
 
@@ -21,3 +24,74 @@ def bank_generate_task(
 
     result = bank_generate(split=split, per_type=per_type, types=types, bank_seed=bank_seed, on_progress=report)
     return {"created": result.created, "skipped": result.skipped, "total": total}
+
+
+# --- generation as a job: chunks of [type, index] items on the workers (puzzles/jobs) ---------------
+GENERATE_CHUNK = 50  # puzzles a chunk: a few seconds of one worker process
+GENERATE_STEP = 5  # puzzles stored (one transaction) and reported at a time within a chunk
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def generate_chunk_task(self, chunk_id: int) -> dict:
+    return chunk_run(self, chunk_id, _generate_chunk)
+
+
+def generate_job_start(
+    *,
+    split: str,
+    per_type: int | None,
+    types: list[str] | None,
+    start: int = 0,
+    bank_seed: int | None = None,
+    started_by: str,
+    chunk_size: int = GENERATE_CHUNK,
+) -> Job:
+    """Puzzles [start, start + per_type) of each type as one job; what is stored already is skipped
+    by the chunks (and counted done)."""
+    split_code(split)  # an unknown split fails here, not on a worker
+    count = SPLIT_SIZES[split] if per_type is None else per_type
+    names = type_names(types)
+    items = [[name, index] for name in names for index in range(start, start + count)]
+    return job_start(
+        kind="generate",
+        label=f"generate {split}: {count} of each of {len(names)} types from {start} ({bank_key(bank_seed).label})",
+        items=items,
+        chunk_size=chunk_size,
+        task=generate_chunk_task,
+        started_by=started_by,
+        params={"split": split, "bank_seed": bank_seed},
+    )
+
+
+def _generate_chunk(chunk: Chunk, report: Report) -> None:
+    """Each run of consecutive indexes of one type, generated in this process (a worker's pool
+    process may not fork), stored and reported a few at a time; bank_generate skips the stored ones."""
+    split, bank_seed = chunk.job.params["split"], chunk.job.params["bank_seed"]
+    done = 0
+
+    def advance(count: int) -> None:
+        nonlocal done
+        done += count
+        report(done, [])
+
+    for name, indexes in _runs(chunk.items, GENERATE_STEP):
+        bank_generate(
+            split=split,
+            per_type=len(indexes),
+            start=indexes[0],
+            types=[name],
+            bank_seed=bank_seed,
+            workers=1,
+            on_progress=advance,
+        )
+
+
+def _runs(items: list[list], longest: int) -> list[tuple[str, list[int]]]:
+    """[[type, index], ...] as (type, consecutive indexes) runs of at most `longest`, in order."""
+    runs: list[tuple[str, list[int]]] = []
+    for name, index in items:
+        if runs and runs[-1][0] == name and runs[-1][1][-1] + 1 == index and len(runs[-1][1]) < longest:
+            runs[-1][1].append(index)
+        else:
+            runs.append((name, [index]))
+    return runs

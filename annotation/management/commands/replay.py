@@ -1,4 +1,4 @@
-"""`python manage.py replay --split S [--dataset D]`: every chosen reference answer acted out on the
+"""`python manage.py replay --split S [--dataset D] [--on-workers]`: every chosen reference answer acted out on the
 live page in Chromium and scored by the server; a puzzle is verified only by the server's own verdict.
 
 The datasets replayed are always named (the generated bank and each import); --dataset keeps to one."""
@@ -9,8 +9,11 @@ from typing import Any, TextIO, cast
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.agents.replay import ReplayOutcome, replay_puzzles
+from annotation.tasks import REPLAY_CHUNK, replay_job_start
 from puzzles.bank import SPLIT_SIZES
-from puzzles.models import Puzzle
+from puzzles.jobs.models import Job
+from puzzles.jobs.runs import job_announce, job_failures, job_follow, started_by_shell
+from puzzles.models import Puzzle, ReplayCheck
 from puzzles.progress import Progress
 from puzzles.registry import UnknownPuzzleType
 from puzzles.selectors import dataset_counts, datasets_line, puzzle_selection
@@ -30,6 +33,13 @@ class Command(BaseCommand):
             "--dataset", help="only this dataset: generated:... or import:<name> (default: every dataset, each named)"
         )
         parser.add_argument("--unverified", action="store_true", help="only puzzles not yet verified")
+        parser.add_argument(
+            "--on-workers",
+            action="store_true",
+            help="as a job split into chunks on the Celery workers (REDIS_URL), each chunk with --workers pages, "
+            "its progress here and on the staff Jobs page; without a broker the chunks run here (docs/jobs.md)",
+        )
+        parser.add_argument("--chunk-size", type=int, help="puzzles a chunk with --on-workers (default: 10)")
 
     def handle(
         self,
@@ -40,6 +50,8 @@ class Command(BaseCommand):
         workers: int,
         dataset: str | None,
         unverified: bool,
+        on_workers: bool = False,
+        chunk_size: int | None = None,
         **_: Any,
     ) -> None:
         try:
@@ -58,6 +70,9 @@ class Command(BaseCommand):
                 "run `puzzles generate` or `puzzles import-captchaarena` first"
             )
         self.stdout.write(f"datasets: {datasets_line(dataset_counts(Puzzle.objects.filter(pk__in=ids)))}")
+        if on_workers:
+            self._replay_on_workers(ids, split, workers, chunk_size)
+            return
         types_by_id = dict(Puzzle.objects.filter(pk__in=ids).values_list("pk", "type"))
         progress = Progress(len(ids), f"replay {split}", stream=cast(TextIO, self.stderr._out))
         outcomes = replay_puzzles(ids, workers=workers, on_result=lambda _: progress.advance())
@@ -66,6 +81,23 @@ class Command(BaseCommand):
             self.stdout.write(line)
         verified = sum(o.verified for o in outcomes)
         self.stdout.write(f"replay: {verified}/{len(ids)} verified")
+
+    def _replay_on_workers(self, ids: list[int], split: str, pages: int, chunk_size: int | None) -> None:
+        job = replay_job_start(
+            ids,
+            label=f"replay {split}: {len(ids)} puzzles",
+            pages=pages,
+            started_by=started_by_shell(),
+            chunk_size=chunk_size or REPLAY_CHUNK,
+        )
+        self.stdout.write(job_announce(job))
+        job = job_follow(job, Progress(job.total, f"replay {split}", stream=cast(TextIO, self.stderr._out)))
+        for line in job_failures(job):
+            self.stdout.write(line)
+        verified = ReplayCheck.objects.filter(puzzle_id__in=ids, created_at__gte=job.created_at, verified=True).count()
+        self.stdout.write(f"replay: {verified}/{len(ids)} verified (job {job.pk} {job.state})")
+        if job.state != Job.State.DONE:
+            raise CommandError(f"job {job.pk} ended {job.state}")
 
 
 def _replay_table(outcomes: list[ReplayOutcome], types_by_id: dict[int, str]) -> list[str]:

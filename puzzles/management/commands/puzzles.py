@@ -23,6 +23,12 @@ SEED_HELP = (
 )
 
 
+ON_WORKERS_HELP = (
+    "as a job split into chunks on the Celery workers (REDIS_URL), with its progress here and on the staff "
+    "Jobs page; without a broker the chunks run in this process (docs/jobs.md)"
+)
+
+
 class Command(BaseCommand):
     help = "Puzzle bank: list types, generate, self-check, verify answers, mask report, CaptchaArena import/export."
 
@@ -37,6 +43,8 @@ class Command(BaseCommand):
         generate.add_argument("--start", type=int, default=0, help="first index")
         generate.add_argument("--seed", type=int, help=SEED_HELP)
         generate.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
+        generate.add_argument("--on-workers", action="store_true", help=ON_WORKERS_HELP)
+        generate.add_argument("--chunk-size", type=int, help="puzzles a chunk with --on-workers (default: 50)")
 
         selfcheck = actions.add_parser("selfcheck", help="check that truths verify and perturbations fail")
         selfcheck.add_argument("--per-type", type=int, default=50)
@@ -110,9 +118,11 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"{len(rows)} types")
 
-    def do_generate(self, *, split, per_type, types, start, seed, workers, **_):
+    def do_generate(self, *, split, per_type, types, start, seed, workers, on_workers, chunk_size, **_):
         from puzzles.services import bank_generate
 
+        if on_workers:
+            return self._generate_on_workers(split, per_type, types, start, seed, chunk_size)
         count = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(type_names(types))
         progress = Progress(count, f"generate {split}", stream=_unwrapped(self.stderr))
         result = bank_generate(
@@ -127,6 +137,28 @@ class Command(BaseCommand):
         progress.close()
         self.stdout.write(f"generate: {result.created} created, {result.skipped} already stored")
         self.stdout.write(f"dataset: {bank_key(seed).label}")
+
+    def _generate_on_workers(self, split, per_type, types, start, seed, chunk_size):
+        from puzzles.jobs.runs import job_announce, job_failures, job_follow, started_by_shell
+        from puzzles.tasks import GENERATE_CHUNK, generate_job_start
+
+        job = generate_job_start(
+            split=split,
+            per_type=per_type,
+            types=types,
+            start=start,
+            bank_seed=seed,
+            started_by=started_by_shell(),
+            chunk_size=chunk_size or GENERATE_CHUNK,
+        )
+        self.stdout.write(job_announce(job))
+        job = job_follow(job, Progress(job.total, f"generate {split}", stream=_unwrapped(self.stderr)))
+        for line in job_failures(job):
+            self.stderr.write(line)
+        self.stdout.write(f"generate: job {job.pk} {job.state}, {job.done}/{job.total} stored or already stored")
+        self.stdout.write(f"dataset: {bank_key(seed).label}")
+        if job.state != job.State.DONE:
+            raise CommandError(f"job {job.pk} ended {job.state}")
 
     def do_selfcheck(self, *, per_type, types, seed, workers, **_):
         names = type_names(types)

@@ -1,0 +1,78 @@
+"""Done when (issue 25): a job split over two real worker processes survives one of them killed
+with SIGKILL mid-chunk, and ends with every item done exactly once."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+
+from annotation.models import Attempt, Participant
+from annotation.tasks import replay_job_start
+from puzzles.jobs.models import Chunk, Job
+from puzzles.models import Asset, Puzzle, ReplayCheck
+from puzzles.services import bank_generate
+from puzzles.tasks import generate_job_start
+from tests.jobs.conftest import follow, kill_a_worker_mid_chunk, needs_redis
+
+pytestmark = [needs_redis, pytest.mark.browser]
+
+
+def test_a_replay_job_survives_a_killed_worker_and_verifies_each_puzzle_once(workers):
+    bank_generate(split="test", per_type=20, types=["Geometry_Click", "Object_Match"], bank_seed=31, workers=1)
+    ids = list(Puzzle.objects.filter(dataset="generated:31").order_by("pk").values_list("pk", flat=True))
+    assert len(ids) == 40
+    workers.start(2)
+    job = replay_job_start(ids, label="replay test: 40 puzzles", pages=2, started_by="shell:test", chunk_size=5)
+
+    killed, chunk = kill_a_worker_mid_chunk(job, workers)
+    chunk.refresh_from_db()
+    assert killed.process.returncode == -9 and chunk.state == Chunk.State.RUNNING  # killed mid-chunk
+    seen = follow(job)
+
+    assert job.state == Job.State.DONE, _why(job, workers)
+    assert (job.done, job.total, job.failed) == (40, 40, 0)
+    assert seen[-1] == 40 and seen == sorted(seen)  # the progress only grew, up to 40/40
+    chunk.refresh_from_db()
+    assert chunk.state == Chunk.State.DONE and chunk.deliveries == 2 and chunk.done == chunk.size
+    checks = ReplayCheck.objects.filter(puzzle_id__in=ids)
+    assert checks.count() == 40 and checks.filter(verified=True).count() == 40
+    assert sorted(checks.values_list("puzzle_id", flat=True)) == sorted(ids)  # each puzzle once
+    replays = Attempt.objects.filter(participant__kind=Participant.Kind.REPLAY, puzzle_id__in=ids)
+    assert replays.count() == 40 and replays.filter(correct=True).count() == 40  # no second attempt left
+    assert Puzzle.objects.filter(pk__in=ids, status=Puzzle.Status.VERIFIED).count() == 40
+
+
+def test_a_generation_job_survives_a_killed_worker_and_stores_each_puzzle_once(workers):
+    workers.start(2)
+    job = generate_job_start(
+        split="train",
+        per_type=30,
+        types=["Geometry_Click", "Dice_Count", "Bingo", "Object_Match"],
+        bank_seed=32,
+        started_by="shell:test",
+        chunk_size=30,  # a few seconds a chunk: time to kill its worker in the middle
+    )
+    assert job.total == 120
+
+    killed, chunk = kill_a_worker_mid_chunk(job, workers)
+    chunk.refresh_from_db()
+    assert killed.process.returncode == -9 and chunk.state == Chunk.State.RUNNING
+    seen = follow(job)
+
+    assert job.state == Job.State.DONE, _why(job, workers)
+    assert (job.done, job.total, job.failed) == (120, 120, 0)
+    assert seen[-1] == 120 and seen == sorted(seen)
+    chunk.refresh_from_db()
+    assert chunk.state == Chunk.State.DONE and chunk.deliveries == 2
+    stored = Puzzle.objects.filter(dataset="generated:32", split="train")
+    assert stored.count() == 120  # once each: (dataset, type, split, index) is unique, a second store fails
+    assert stored.values("type").distinct().count() == 4
+    # Written where the caller reads: this test's media folder, not a worker's own disk.
+    asset = Asset.objects.filter(puzzle__in=stored).first()
+    assert asset is not None and asset.file.path.startswith(str(settings.MEDIA_ROOT))
+    assert (settings.MEDIA_ROOT / asset.file.name).is_file()
+
+
+def _why(job: Job, workers) -> str:
+    chunks = [(c.number, c.state, c.error, c.failures) for c in job.chunks.all()]
+    return f"job {job.state} {job.done}/{job.total}; chunks {chunks}\n{workers.logs()}"
