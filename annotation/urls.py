@@ -11,6 +11,7 @@ from annotation.studies import preview_views as study_preview
 from annotation.studies import staff_views as study_staff
 from annotation.studies import views as study
 from annotation.studies.quality import attempt_marks  # the per-participant CSV's quality marks
+from puzzles.jobs import views as jobs
 
 app_name = "annotation"
 urlpatterns = [
@@ -73,4 +74,7 @@ urlpatterns = [
     # datasets: puzzle labels with filters, motion of people beside agents (staff)
     path("datasets/labels/", datasets.labels, name="dataset-labels"),
     path("datasets/motion/", datasets.motion, name="dataset-motion"),
+    # jobs: heavy work on the workers, its progress and failures (staff; puzzles/jobs)
+    path("jobs/", jobs.jobs, name="jobs"),
+    path("jobs/<int:job_id>/cancel/", jobs.cancel, name="job-cancel"),
 ]
