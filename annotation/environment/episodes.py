@@ -52,9 +52,11 @@ def episode_begin(*, token: EnvToken, params: ResetParams) -> Begun:
         rollout = Rollout.objects.create(
             run=run, puzzle=puzzle, index=index, attempt=attempt, started_at=timezone.now()
         )
-        if puzzle.pk not in run.puzzles:
-            run.puzzles.append(puzzle.pk)
-            run.save(update_fields=["puzzles"])
+        if puzzle.pk not in run.puzzles or index >= run.rollouts_per_puzzle:
+            # k is the most rollouts a puzzle has: exports give each its own rollout_<n> folder.
+            run.puzzles = run.puzzles if puzzle.pk in run.puzzles else [*run.puzzles, puzzle.pk]
+            run.rollouts_per_puzzle = max(run.rollouts_per_puzzle, index + 1)
+            run.save(update_fields=["puzzles", "rollouts_per_puzzle"])
     return Begun(
         rollout.pk, attempt.uid, participant.user, puzzle.uid, puzzle.type, puzzle.dataset, puzzle.split, run.name
     )

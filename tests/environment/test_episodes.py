@@ -2,8 +2,10 @@
 the verifier's partial and zero rewards, clear errors for bad actions, the capacity error."""
 
 import asyncio
+import io
 
 import pytest
+from django.core.management import call_command
 from openenv.core import GenericEnvClient
 
 from annotation.models import Rollout
@@ -60,7 +62,7 @@ def test_a_wrong_answer_earns_the_verifiers_partial_reward_and_bad_actions_a_cle
     assert over == "Server error: the episode is over: send reset for the next (code: VALIDATION_ERROR)"
 
 
-def test_done_and_the_step_limit_end_an_episode_unsubmitted_with_reward_zero(env_server, bank, key):
+def test_done_and_the_step_limit_end_an_episode_unsubmitted_with_reward_zero(env_server, bank, key, tmp_path):
     (puzzle,) = bank("Geometry_Click")
     base = f"{env_server()}/{key()}"
 
@@ -78,6 +80,10 @@ def test_done_and_the_step_limit_end_an_episode_unsubmitted_with_reward_zero(env
     assert limit.done and limit.reward == 0.0 and limit.observation["ended"] == "step limit"
     assert done.done and done.reward == 0.0 and done.observation["ended"] == "done"
     assert [(r.submitted, r.end) for r in Rollout.objects.order_by("pk")] == [(False, "submit_not_clicked")] * 2
+    # Recorded like any agent run: the published layout gives each episode of the puzzle its folder.
+    call_command("agent", "export", "env trainer: default", str(tmp_path / "out"), stdout=io.StringIO())
+    folders = sorted(p.parent.name for p in (tmp_path / "out").glob("geometry_click_1/*/rollout_*/summary.json"))
+    assert folders == ["rollout_1", "rollout_2"]
 
 
 def test_sessions_past_the_cap_get_openenvs_capacity_error(env_server, bank, key):
