@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotation.agents.trajectories import forget
 from annotation.environment.protocol import BadRequest, ResetParams
 from annotation.live.attempts import attempt_start, system_participant
 from annotation.models import AgentRun, Attempt, EnvGroup, EnvToken, Participant, Rollout
@@ -52,6 +53,7 @@ def episode_begin(*, token: EnvToken, params: ResetParams) -> Begun:
         rollout = Rollout.objects.create(
             run=run, puzzle=puzzle, index=index, attempt=attempt, started_at=timezone.now()
         )
+        forget(rollout)  # screenshots a rollout of this id left in PRIVATE_ROOT (another database's)
         if puzzle.pk not in run.puzzles or index >= run.rollouts_per_puzzle:
             # k is the most rollouts a puzzle has: exports give each its own rollout_<n> folder.
             run.puzzles = run.puzzles if puzzle.pk in run.puzzles else [*run.puzzles, puzzle.pk]

@@ -19,8 +19,9 @@ STARTUP_S = 60
 
 
 @pytest.fixture
-def env_server(transactional_db):
+def env_server(transactional_db, settings, tmp_path):
     """start(sessions=N, idle_timeout=S) -> the server's base URL (http://127.0.0.1:P)."""
+    settings.PRIVATE_ROOT = tmp_path / "private"  # the episodes' screenshots: this test's own
     with contextlib.ExitStack() as stack:
 
         def start(*, sessions: int = 2, idle_timeout: float = 300.0) -> str:
