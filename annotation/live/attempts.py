@@ -98,7 +98,8 @@ def attempt_on_screen_ms(*, attempt: Attempt, until_ms: float) -> float:
     the attempt's stored batches and pauses show."""
     events = attempt.events.exclude(kind=Event.REFUSED)
     states = list(events.filter(kind__in=STATE_KINDS).order_by("seq", "index"))
-    arrivals = list(events.values_list("received", flat=True).distinct())
+    # One receive time a batch; no ordering (the default one joins the attempt and defeats distinct).
+    arrivals = list(events.order_by().values_list("received", flat=True).distinct())
     opened_ms = attempt_opened_ms(attempt=attempt)
     return on_screen_ms(states, arrivals, opened_ms=opened_ms, until_ms=until_ms, pauses=attempt.pauses)
 

@@ -168,8 +168,8 @@ def _clipped(spells: Sequence[Spell], silences: Sequence[Spell]) -> list[Spell]:
 
 def _hidden_spells(states: Sequence[LoggedEvent], arrivals: Sequence[float]) -> list[Spell]:
     """Each "hidden" to the next "visible", by the server's clock: the longest silence from the
-    arrival before the hidden's to the visible's arrival (the whole of it when the page said
-    nothing meanwhile), no longer than the page says it was hidden."""
+    arrival before the hidden's to the visible's arrival, the hidden's own batch aside (the whole
+    of it when the page said nothing meanwhile), no longer than the page says it was hidden."""
     times = sorted(set(arrivals))
     spells, hidden = [], None
     for event in states:

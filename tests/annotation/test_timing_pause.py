@@ -170,7 +170,7 @@ def test_a_wrong_answer_after_a_pause_is_wrong_not_timed_out(shown):
     assert (row["wrong"], row["timed_out"]) == (1, 0)  # the report reads the clock on screen too
 
 
-def test_a_page_that_says_hidden_and_keeps_beating_gains_a_beat_at_most(shown):
+def test_a_page_that_says_hidden_and_keeps_beating_gains_two_beats_at_most(shown):
     attempt, _ = shown
     t0 = time.time() * 1000 - 80_000
     served_at(attempt, t0)
@@ -178,4 +178,5 @@ def test_a_page_that_says_hidden_and_keeps_beating_gains_a_beat_at_most(shown):
     hand.log("visibilitychange", state="hidden")
     hand.wait(60_400).log("visibilitychange", state="visible")  # "hidden", yet beating every second
     done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
-    assert done.correct is False and done.screen_ms > served_ms - 2_000
+    # The longest silence: from the beat before the "hidden" (its own batch aside) to the next.
+    assert done.correct is False and done.screen_ms >= served_ms - 2 * 1_000 - 1
