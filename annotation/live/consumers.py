@@ -17,6 +17,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import InterfaceError, OperationalError, connection
 
 from annotation.live.attempts import attempt_for
+from annotation.live.frames import ack_frame, error_frame
 from annotation.live.intake import (
     GAP_WAIT_S,
     Decision,
@@ -160,16 +161,10 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             await self.close(code=RETRY_LATER)
             return
         if self.attempt is None:
-            await self._send(
-                {
-                    "type": "error",
-                    "code": "not_allowed",
-                    "message": "no such attempt of yours; sign in as its participant",
-                }
-            )
+            await self._send(error_frame("not_allowed", "no such attempt of yours; sign in as its participant"))
             await self.close(code=4403)
         elif self.attempt.is_closed:
-            await self._send({"type": "error", "code": "closed", "message": "this attempt is closed"})
+            await self._send(error_frame("closed", "this attempt is closed"))
             await self.close(code=4409)
             self.attempt = None
         else:
@@ -205,7 +200,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             return
         size = len(raw)
         if self.inbox_bytes + size > MAX_INBOX_BYTES:  # a flood: say what is held, then go
-            await self._send({"type": "ack", "seq": self.acked})
+            await self._send(ack_frame(self.acked))
             await self.close(code=TOO_FAST)
             return
         # Stamped on arrival, not when the write gets its turn: hold durations are checked against it.
@@ -219,7 +214,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         found = _SEQ_AT_START.match(raw.encode() if isinstance(raw, str) else raw, 0, 64)
         if found is None or int(found[1]) > self.acked:
             return False
-        await self._send({"type": "ack", "seq": self.acked})
+        await self._send(ack_frame(self.acked))
         if self.submitted is not None:
             await self._send(self.submitted)
         return True

@@ -1,7 +1,10 @@
-"""Validation of the frames a page sends (docs/events.md). Pure: no database.
+"""The frames of the live page's protocol (docs/events.md), both ways. Pure: no database.
 
-Every field of every event kind is declared here; anything else is refused with a message that
-names the problem, so a broken or forged client learns exactly what was wrong.
+Every field of every event kind a page sends is declared here; anything else is refused with a
+message that names the problem, so a broken or forged client learns exactly what was wrong. The
+frames the server sends are declared here too (OUTBOUND, ERROR_CODES), each made by its
+constructor (ack_frame, error_frame, hold_frame, submitted_frame); tests hold every frame sent
+and every type the page handles to the declaration.
 """
 
 from __future__ import annotations
@@ -34,6 +37,66 @@ STAGE_SPAN = (-20000.0, 20000.0)  # pointer positions may fall outside the stage
 T_RANGE = (1.5e12, 4.2e12)
 
 
+# --- frames the server sends ------------------------------------------------------------------
+# Per type, its fields besides "type": (required, optional).
+OUTBOUND: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "ack": (frozenset({"seq"}), frozenset()),  # the highest contiguous batch number stored
+    "error": (frozenset({"code", "message"}), frozenset({"seq"})),  # a frame refused, and why
+    "hold": (frozenset({"progress"}), frozenset()),  # the server's own measure of a hold, 0..1
+    "submitted": (frozenset({"verdict"}), frozenset()),  # scored; {"correct": bool} or null
+}
+ERROR_CODES = frozenset({"bad_frame", "not_allowed", "closed", "too_large", "seq_conflict", "limit"})
+
+
+def ack_frame(seq: int) -> dict[str, Any]:
+    return {"type": "ack", "seq": seq}
+
+
+def error_frame(code: str, message: str, seq: int | None = None) -> dict[str, Any]:
+    assert code in ERROR_CODES, code
+    frame: dict[str, Any] = {"type": "error", "code": code, "message": message}
+    if seq is not None:
+        frame["seq"] = seq
+    return frame
+
+
+def hold_frame(progress: float) -> dict[str, Any]:
+    return {"type": "hold", "progress": round(progress, 3)}
+
+
+def submitted_frame(*, correct: bool | None, show: bool) -> dict[str, Any]:
+    # The verdict at most; the truth itself is never sent.
+    return {"type": "submitted", "verdict": {"correct": bool(correct)} if show else None}
+
+
+def outbound_problem(frame: Any) -> str | None:
+    """Why a frame the server sends does not match its declaration, or None when it does."""
+    if not isinstance(frame, dict) or frame.get("type") not in OUTBOUND:
+        return f"undeclared frame {frame!r}"
+    required, optional = OUTBOUND[frame["type"]]
+    fields = set(frame) - {"type"}
+    if not required <= fields <= required | optional:
+        return f"{frame['type']} frame with fields {sorted(fields)}, declared {sorted(required)} + {sorted(optional)}"
+    values = {
+        "ack": lambda: _whole(frame["seq"], 0),
+        "error": lambda: (
+            frame["code"] in ERROR_CODES
+            and isinstance(frame["message"], str)
+            and ("seq" not in frame or _whole(frame["seq"], 1))
+        ),
+        "hold": lambda: isinstance(frame["progress"], (int, float)) and 0 <= frame["progress"] <= 1,
+        "submitted": lambda: (
+            frame["verdict"] is None
+            or (set(frame["verdict"]) == {"correct"} and isinstance(frame["verdict"]["correct"], bool))
+        ),
+    }
+    return None if values[frame["type"]]() else f"{frame['type']} frame with a value out of its declaration: {frame}"
+
+
+def _whole(value: Any, low: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
 class FrameError(ValueError):
     def __init__(self, code: str, message: str, seq: int | None = None) -> None:
         super().__init__(message)
@@ -42,10 +105,7 @@ class FrameError(ValueError):
         self.seq = seq
 
     def as_frame(self) -> dict[str, Any]:
-        frame: dict[str, Any] = {"type": "error", "code": self.code, "message": self.message}
-        if self.seq is not None:
-            frame["seq"] = self.seq
-        return frame
+        return error_frame(self.code, self.message, self.seq)
 
 
 @dataclass(frozen=True)

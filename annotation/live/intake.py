@@ -33,8 +33,11 @@ from annotation.live.frames import (
     MAX_ATTEMPT_EVENTS,
     Batch,
     FrameError,
+    ack_frame,
     parse_frame,
+    submitted_frame,
 )
+from annotation.live.frames import hold_frame as progress_frame
 from annotation.live.scoring import attempt_score, hold_progress
 from annotation.models import Attempt, Event
 from arena_site.celery import GAP_SWEEP_S  # how often the system sweeps for gapped submits
@@ -153,7 +156,7 @@ def hold_frame(*, attempt: Attempt, held_ms: float) -> dict[str, Any] | None:
     """The progress frame of a hold held_ms after its start arrived, or None for types without one.
     Progress is the server's own measure, so the page never needs to know the hold time."""
     progress = hold_progress(puzzle=attempt.puzzle, held_ms=held_ms)
-    return None if progress is None else {"type": "hold", "progress": round(progress, 3)}
+    return None if progress is None else progress_frame(progress)
 
 
 def gap_resolve(*, attempt_id: int, now_ms: float) -> list[dict[str, Any]]:
@@ -174,7 +177,7 @@ def _limit_error(batch: Batch, dropped: int) -> FrameError:
 
 
 def _acknowledged(appended: Appended, attempt: Attempt) -> list[dict[str, Any]]:
-    replies = [{"type": "ack", "seq": appended.acked}]
+    replies = [ack_frame(appended.acked)]
     if appended.submitted:
         replies.append(submitted_frame(correct=appended.correct, show=shows_verdict(attempt)))
     return replies
@@ -186,11 +189,6 @@ def shows_verdict(attempt: Attempt) -> bool:
     if attempt.purpose == Attempt.Purpose.PRACTICE:
         return True
     return attempt.study.show_verdict if attempt.study else settings.ARENA_SHOW_VERDICT
-
-
-def submitted_frame(*, correct: bool | None, show: bool) -> dict:
-    # The verdict at most; the truth itself is never sent.
-    return {"type": "submitted", "verdict": {"correct": bool(correct)} if show else None}
 
 
 def _fields(event: dict) -> dict:
@@ -278,7 +276,7 @@ def frames_store_next(items: list[tuple[Attempt, str | bytes, float]]) -> list[R
 def _stored_next(attempt: Attempt, frame: Parsed, stored: set[tuple[int, int]]) -> Receipt | Parsed:
     if not isinstance(frame, Batch) or (attempt.pk, frame.seq) not in stored:
         return frame
-    return Receipt(Decision.STORED, [{"type": "ack", "seq": frame.seq}], frame, _hold_change(frame))
+    return Receipt(Decision.STORED, [ack_frame(frame.seq)], frame, _hold_change(frame))
 
 
 def events_append(*, attempt_id: int, batch: Batch, received_ms: float, next_tried: bool = False) -> Appended:

@@ -15,6 +15,23 @@ from .conftest import batch, socket_for
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
+@pytest.fixture(autouse=True)
+def _every_frame_sent_as_declared(monkeypatch):
+    """Every frame the consumer sends in these tests is held to its declaration (live/frames.py)."""
+    from channels.testing import WebsocketCommunicator
+
+    from annotation.live.frames import outbound_problem
+
+    received = WebsocketCommunicator.receive_json_from
+
+    async def checked(self, timeout=1):
+        frame = await received(self, timeout)
+        assert outbound_problem(frame) is None, outbound_problem(frame)
+        return frame
+
+    monkeypatch.setattr(WebsocketCommunicator, "receive_json_from", checked)
+
+
 def ev(kind: str, t: float | None = None, **fields) -> dict:
     return {"k": kind, "t": t if t is not None else time.time() * 1000, **fields}
 

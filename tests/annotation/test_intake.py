@@ -118,3 +118,45 @@ def test_with_tasks_inline_the_web_process_sweeps_on_the_next_frame(open_attempt
     receive(other, batch(2, ev("beat", now)), now)
     gone.refresh_from_db()
     assert gone.submitted_at is not None and gone.missing_batches == [2]
+
+
+def test_outbound_frames_are_held_to_their_declaration():
+    from annotation.live.frames import ack_frame, error_frame, hold_frame, outbound_problem, submitted_frame
+
+    made = [
+        ack_frame(0),
+        error_frame("bad_frame", "why", 3),
+        error_frame("closed", "why"),
+        hold_frame(0.5),
+        submitted_frame(correct=True, show=True),
+        submitted_frame(correct=True, show=False),
+    ]
+    assert [outbound_problem(frame) for frame in made] == [None] * len(made)
+    wrong = [
+        {"type": "ack"},
+        {"type": "ack", "seq": 1, "extra": 1},
+        {"type": "error", "code": "oops", "message": "m"},
+        {"type": "hold", "progress": 2},
+        {"type": "submitted", "verdict": {"correct": True, "truth": [1, 2]}},
+        {"type": "verdict"},
+    ]
+    assert all(outbound_problem(frame) for frame in wrong)
+
+
+def test_every_frame_type_and_error_code_the_page_handles_is_declared():
+    """static/arena/events.js acts on frame types and error codes by name: each one is declared
+    (live/frames.py), so a renamed frame on either side fails here, not silently in a browser."""
+    import re
+    from pathlib import Path
+
+    from annotation.live.frames import ERROR_CODES, OUTBOUND
+
+    page = (Path(__file__).resolve().parents[2] / "static" / "arena" / "events.js").read_text()
+    handle = page[page.index("  handle(frame) {") :]
+    handle = handle[: handle.index("\n  }\n")]
+    types = set(re.findall(r'frame\.type === "(\w+)"', handle))
+    codes = set(re.findall(r'frame\.code === "(\w+)"', handle))
+    for listed in re.findall(r"\[([^\]]*)\]\.includes\(frame\.code\)", handle):
+        codes |= set(re.findall(r'"(\w+)"', listed))
+    assert types == set(OUTBOUND)  # every declared type is handled, and nothing else
+    assert codes and codes <= ERROR_CODES, codes - ERROR_CODES
