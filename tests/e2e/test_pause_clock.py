@@ -78,3 +78,54 @@ def test_a_30_s_puzzle_paused_for_60_s_is_solved_in_time_and_the_pause_is_not_ac
     assert served_to_submit > PAUSE_S * 1000  # the limit's 30 s passed on the wall clock...
     assert attempt.screen_ms < LIMIT_S * 1000  # ...but not on screen
     assert attempt.active_ms < LIMIT_S * 1000 and attempt.wall_ms > PAUSE_S * 1000  # active time leaves the pause out
+
+
+# Headless Chromium keeps every page visible, so the page is told it is hidden as a browser tells
+# it: document.visibilityState and a visibilitychange event. Everything after that is the page's
+# own (no beats while hidden, its countdown, its events) and the server's.
+SET_VISIBILITY = """state => {
+  Object.defineProperty(document, 'visibilityState', {value: state, configurable: true});
+  Object.defineProperty(document, 'hidden', {value: state === 'hidden', configurable: true});
+  document.dispatchEvent(new Event('visibilitychange'));
+}"""
+HIDDEN_S = 12
+
+
+async def hide_and_solve(site: str, token: str) -> dict:
+    async with chromium() as browser:
+        context = await browser.new_context(viewport=VIEWPORT, base_url=site)
+        page = await context.new_page()
+        await page.goto(f"/s/{token}/?PROLIFIC_PID=tabber&STUDY_ID=st1")
+        await page.get_by_role("button", name="I agree, start").click()
+        await page.wait_for_selector("#stage[data-attempt]")
+        await page.wait_for_timeout(2_000)
+        before = await seconds_left(page)
+        await page.evaluate(SET_VISIBILITY, "hidden")
+        await asyncio.sleep(HIDDEN_S)
+        while_hidden = await seconds_left(page)
+        await page.evaluate(SET_VISIBILITY, "visible")
+        await page.wait_for_timeout(300)
+        after = await seconds_left(page)
+        uid = await page.locator("#stage").get_attribute("data-attempt")
+        attempt = await sync_to_async(Attempt.objects.select_related("puzzle").get)(uid=uid)
+        for action in reference_actions(attempt.puzzle):
+            await perform(page, action)
+        await wait_submitted(page, 15)
+        await context.close()
+    return {"before": before, "while_hidden": while_hidden, "after": after, "uid": uid}
+
+
+def test_the_clock_stands_still_while_the_page_is_hidden_on_the_page_and_on_the_server(site, transactional_db):
+    bank_generate(split="test", per_type=1, types=["Dice_Count"], bank_seed=31, workers=1)
+    Puzzle.objects.filter(dataset="generated:31").update(status=Puzzle.Status.VERIFIED)
+    study = study_create(name="Tabbed", split="test", puzzles_per_annotator=1, time_limit_s=LIMIT_S)
+
+    seen = run(hide_and_solve(site, study.token))
+
+    attempt = Attempt.objects.get(uid=seen["uid"])
+    assert attempt.correct and attempt.input_ok, attempt.reason
+    assert seen["before"] - 1 <= seen["while_hidden"] <= seen["before"]  # the countdown stood still
+    assert seen["before"] - 2 <= seen["after"] <= seen["before"]
+    served_to_submit = attempt.submitted_at.timestamp() * 1000 - attempt.served_at.timestamp() * 1000
+    # The server left the hidden spell out too, as long as the page said it was (within a beat).
+    assert served_to_submit - attempt.screen_ms == pytest.approx(HIDDEN_S * 1000, abs=1_500)
