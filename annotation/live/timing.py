@@ -158,11 +158,10 @@ def _clipped(spells: Sequence[Spell], silences: Sequence[Spell]) -> list[Spell]:
     for start, end in sorted(spells):
         while first < len(silences) and silences[first][1] <= start:
             first += 1
-        for quiet_start, quiet_end in silences[first:]:
-            if quiet_start >= end:
-                break
-            if min(end, quiet_end) > max(start, quiet_start):
-                parts.append((max(start, quiet_start), min(end, quiet_end)))
+        at = first
+        while at < len(silences) and silences[at][0] < end:
+            parts.append((max(start, silences[at][0]), min(end, silences[at][1])))
+            at += 1
     return parts
 
 
