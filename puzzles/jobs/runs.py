@@ -229,5 +229,5 @@ def job_announce(job: Job) -> str:
     from arena_site.celery import app
 
     answered = len(app.control.ping(timeout=1.0) or [])
-    workers = f"{answered} workers answered" if answered else "no worker answered yet: the job waits for one"
-    return f"job {job.pk}: {job.total} items in {chunks} chunks sent to the workers ({workers}); Ctrl-C cancels"
+    workers = f"{answered} worker{'' if answered == 1 else 's'} answered" if answered else "no worker answered yet"
+    return f"job {job.pk}: {job.total} items in {chunks} chunks sent to the workers ({workers}); Ctrl-C cancels it"

@@ -19,6 +19,7 @@ import redis
 from django.conf import settings
 
 from annotation.agents.server import database_url
+from arena_site.celery import app
 from puzzles.jobs.models import Chunk, Job
 
 # Short, so a killed worker's chunk comes back within a test: Redis gives an unacknowledged task
@@ -61,6 +62,8 @@ class Workers:
     def start(self, count: int) -> list[Worker]:
         for _ in range(count):
             self.started.append(_start_worker(f"w{len(self.started) + 1}"))
+        running = sum(not w.killed for w in self.started)
+        wait_for(lambda: len(app.control.ping(timeout=0.5) or []) >= running, f"{running} workers to answer", 120)
         return self.started
 
     def holding(self, chunk: Chunk) -> Worker | None:
