@@ -48,7 +48,7 @@ Counting rules (written into every report's `rules`):
 - people against each agent run (`versus`) are paired by puzzle: on the puzzles both answered
   (people's counted, submitted first attempts; the run's k rollouts), per type the mean over
   puzzles of people's Pass@1 on each minus the run's, and over types the mean of the types'; its
-  95% interval is the percentile interval of 2000 resamples (seed 22) of a bootstrap over the
+  95% interval is the percentile interval of 1000 resamples (seed 22) of a bootstrap over the
   type's puzzles, with people's answers redrawn by person within each drawn puzzle and the run's
   Pass@1 on a puzzle kept; a puzzle is solved by people when most of its answers are right, by the
   run when most of its rollouts are;
