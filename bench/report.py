@@ -5,7 +5,11 @@ types), marked verified, a study with overlap 10 is created, 10 annotators enrol
 annotator's submitted, scored attempt on every puzzle is inserted directly (bulk_create), each
 with the motion features scoring keeps (Attempt.motion); then --agent-runs agent runs, one
 rollout per puzzle each, with their attempts and motion.
-Then study_report() is timed --runs times (best and median) and each format's rendering separately.
+Each annotator meets the puzzles at places 1..N of their run in an order of their own (the report's
+by-position section reads it). Then study_report() is timed --runs times (best and median wall
+seconds, and the CPU seconds of this process, which does the report's Python work; PostgreSQL's
+own CPU is in another process), with the load average, and each format's rendering separately.
+The report includes people against each agent run (the paired bootstrap) and the position halves.
 
     python bench/report.py [--per-type 200] [--annotators 10] [--runs 3] [--seed 1]
 
@@ -13,6 +17,7 @@ Uses a throwaway SQLite database unless DATABASE_URL is set (use PostgreSQL for 
 """
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -117,7 +122,8 @@ def setup(per_type: int, annotators: int, seed: int, runs: int):
     # is quadratic in the batch size (about 50 s for these 40,000 slots on PostgreSQL).
     for copy, enrollment in enumerate(enrollments):
         Slot.objects.filter(study=study, copy=copy).update(enrollment=enrollment, assigned_at=now, done=True)
-    slots = Slot.objects.filter(study=study).order_by("rank", "copy").values_list("pk", "puzzle_id", "copy")
+    slots = list(Slot.objects.filter(study=study).order_by("rank", "copy").values_list("pk", "puzzle_id", "copy"))
+    places = {copy: rng.sample(range(1, puzzles + 1), puzzles) for copy in range(annotators)}  # each one's order
     attempts = []
     for slot_id, puzzle_id, copy in slots:
         enrollment = enrollments[copy]
@@ -129,6 +135,7 @@ def setup(per_type: int, annotators: int, seed: int, runs: int):
                 puzzle_id=puzzle_id,
                 study=study,
                 slot_id=slot_id,
+                position=places[copy].pop(),
                 purpose=Attempt.Purpose.SCORED,
                 submitted_at=now + timedelta(milliseconds=wall),
                 correct=correct,
@@ -170,11 +177,14 @@ def main() -> None:
         f"{attempts} attempts stored in {stored:.1f} s"
     )
 
-    times = []
+    times, cpu = [], []
+    load_before = os.getloadavg()
     for _ in range(args.runs):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         report = study_report(study=study)
         times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
+    load_after = os.getloadavg()
     overall = report["overall"]
     print(
         f"report saw: {overall['attempts']} attempts, {overall['puzzles']} puzzles, "
@@ -182,9 +192,23 @@ def main() -> None:
         f"(pooled Pass@1 {overall['pass1_pooled']:.3f}); {len(report['agents'])} agent runs; motion rows "
         f"{len(report['motion']['rows'])} over {sum(r['attempts'] for r in report['motion']['overall'])} attempts"
     )
+    versus = report["versus"]
     print(
-        f"study_report x{args.runs}: best {min(times):.3f} s, median {statistics.median(times):.3f} s "
-        f"(runs: {', '.join(f'{t:.3f}' for t in times)}; goal: 2 s or less)"
+        f"people vs agents: {len(versus)} runs, {sum(v['overall']['puzzles'] for v in versus)} paired puzzles; "
+        f"by position: {report['by_position']['overall']['first']['answers']} + "
+        f"{report['by_position']['overall']['second']['answers']} answers in the two halves"
+    )
+    print(
+        f"study_report x{args.runs}: wall best {min(times):.3f} s, median {statistics.median(times):.3f} s "
+        f"(runs: {', '.join(f'{t:.3f}' for t in times)}; goal: 2 s or less); "
+        f"CPU of this process: best {min(cpu):.3f} s, median {statistics.median(cpu):.3f} s"
+    )
+    print(
+        "load average (1, 5, 15 min): before "
+        + ", ".join(f"{v:.2f}" for v in load_before)
+        + "; after "
+        + ", ".join(f"{v:.2f}" for v in load_after)
+        + f" on {os.cpu_count()} CPUs"
     )
     for fmt in ("json", "csv", "md", "html"):
         started = time.perf_counter()
