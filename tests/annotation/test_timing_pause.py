@@ -180,3 +180,10 @@ def test_a_page_that_says_hidden_and_keeps_beating_gains_two_beats_at_most(shown
     done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
     # The longest silence: from the beat before the "hidden" (its own batch aside) to the next.
     assert done.correct is False and done.screen_ms >= served_ms - 2 * 1_000 - 1
+
+
+def test_the_pause_page_says_the_clock_stops_and_how_long_the_puzzle_is_kept(shown):
+    attempt, client = shown
+    page = client.get(f"/s/{attempt.study.token}/pause/").content.decode()
+    assert "clock is stopped" in page and f"its {LIMIT_S} seconds count only while" in page
+    assert f"stays yours for {attempt.study.hold_minutes} minutes" in page
