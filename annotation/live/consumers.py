@@ -11,6 +11,7 @@ import logging
 import re
 import time
 import weakref
+from functools import partial
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -92,6 +93,11 @@ def _store_next_on_a_live_connection(items):
 _receive_batch = database_sync_to_async(_receive_on_a_live_connection, thread_sensitive=False)
 _store_usual = database_sync_to_async(_store_next_on_a_live_connection, thread_sensitive=False)
 _gap_resolve = database_sync_to_async(gap_resolve, thread_sensitive=False)
+# The handshake's own lookup too: on the one shared thread it queued behind the session lookups
+# of every other handshake (channels' AuthMiddleware runs those there), and daphne drops a
+# handshake not accepted within 5 s.
+# Like the writes, once more on a fresh connection if the database dropped the one this thread kept.
+_attempt_for = database_sync_to_async(partial(_on_a_live_connection, attempt_for), thread_sensitive=False)
 
 
 class _Coalesced:
@@ -155,7 +161,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         self.writer = asyncio.create_task(self._write_all())
         uid = self.scope["url_route"]["kwargs"]["uid"]
         try:
-            self.attempt = await database_sync_to_async(attempt_for)(uid=uid, user=self.scope["user"])
+            self.attempt = await _attempt_for(uid=uid, user=self.scope["user"])
         except Exception:  # the database blinked: the page's next try gets a fresh connection
             logger.exception("attempt %s not looked up", uid)
             await self.close(code=RETRY_LATER)

@@ -272,15 +272,17 @@ async def test_a_dropped_socket_loses_nothing_that_is_resent(open_attempt):
 async def test_a_batch_number_reused_with_other_events_is_refused_not_merged(open_attempt):
     attempt, session = await database_sync_to_async(open_attempt)()
     socket = await connected(attempt.uid, session)
-    second_tab = await connected(attempt.uid, session)  # opened before the first tab's batch 1 was stored
     await socket.send_to(text_data=batch(1, load()))
-    await socket.receive_json_from()
-    await second_tab.send_to(text_data=batch(1, load(), ev("act.click", x=1, y=1), ev("act.submit")))
-    reply = await second_tab.receive_json_from()
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
+    second_tab = await connected(attempt.uid, session)  # numbers on from what is stored, as the first
+    await second_tab.send_to(text_data=batch(2, load()))
+    assert await second_tab.receive_json_from() == {"type": "ack", "seq": 2}
+    await socket.send_to(text_data=batch(2, load(), ev("act.click", x=1, y=1), ev("act.submit")))
+    reply = await socket.receive_json_from()
     assert reply["code"] == "seq_conflict" and "two tabs" in reply["message"]
     await socket.disconnect()
     await second_tab.disconnect()
-    assert await stored_events(attempt) == [(1, 0, "load")]
+    assert await stored_events(attempt) == [(1, 0, "load"), (2, 0, "load")]
     assert (await reload(attempt)).submitted_at is None
 
 
