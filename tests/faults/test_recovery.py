@@ -14,6 +14,7 @@ import json
 import time
 
 import psycopg
+import psycopg.sql
 import pytest
 from django.db import connection
 
@@ -146,6 +147,50 @@ def test_database_connections_dropped_mid_stream_without_a_server_restart(puzzle
         server.stop()
     row.note = f"{ended[0]} server connections ended, {ended[1]} of them in the middle of a query or transaction"
     assert ended[1] >= 1  # writes in flight met a dropped connection
+    _count(row, attempts, generated, recoveries)
+
+
+def test_a_long_database_outage_leaves_a_backlog_that_drains(puzzles_of, annotator):
+    """For 20 s the test database takes no connection and every one the server holds is ended
+    (ALLOW_CONNECTIONS false: as a database down, for this database only). 4 pages pile up about
+    200 batches each, then catch up: nothing lost, every answer scored."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL")
+    outage_s, count = 20.0, 4
+    attempts, sessions, answer = _attempts(puzzles_of, annotator, count=count)
+    with connection.cursor() as cursor:  # the test's own connection stays
+        cursor.execute("SELECT pg_backend_pid()")
+        kept = [cursor.fetchone()[0]]
+    db = connection.settings_dict
+    dsn = {"host": db["HOST"] or "127.0.0.1", "port": db["PORT"] or 5432, "user": db["USER"], "dbname": "postgres"}
+    if db["PASSWORD"]:
+        dsn["password"] = db["PASSWORD"]
+    name = psycopg.sql.Identifier(db["NAME"])
+    row = report.row(f"database down ({outage_s:g} s), {count} pages", "the wait includes the outage itself")
+    server = Daphne().start()
+    try:
+
+        def outage() -> None:
+            with psycopg.connect(**dsn, autocommit=True) as admin:
+                admin.execute(psycopg.sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(name))
+                try:
+                    deadline = time.monotonic() + outage_s
+                    while time.monotonic() < deadline:
+                        admin.execute(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+                            "AND pid <> ALL(%s) AND backend_type = 'client backend'",
+                            [db["NAME"], kept],
+                        )
+                        time.sleep(0.2)
+                finally:
+                    admin.execute(psycopg.sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true").format(name))
+
+        async def fault():
+            await asyncio.to_thread(outage)
+
+        generated, recoveries = asyncio.run(_stream_through(fault, server.url, attempts, sessions, answer))
+    finally:
+        server.stop()
     _count(row, attempts, generated, recoveries)
 
 
