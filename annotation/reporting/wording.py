@@ -207,20 +207,28 @@ def interval_note(report: StudyReport) -> str:
     method = report["intervals"]
     if method["method"] != "cluster bootstrap over annotators":
         return "95% intervals in brackets."
+    least = fmt_count(method["min_people_for_bootstrap"])
+    exact = (
+        "Clopper-Pearson's exact interval taking each person as one observation, over the effective number of "
+        "people (n in the method), so that it is wide when people are few and never of zero width."
+    )
+    if method["annotators"] < method["min_people_for_bootstrap"]:
+        return (
+            f"95% intervals in brackets are clustered by annotator, each with its method beside it. With "
+            f"{plural(method['annotators'], 'annotator')}, fewer than the {least} a cluster bootstrap needs "
+            f"(few participants), every interval is {exact}"
+        )
     annotators = plural(method["annotators"], "annotator")
     if method["exact"]:
         how = f"every one of the {fmt_count(method['resamples'])} distinct resamples of {annotators}, exact"
     else:
         how = f"{fmt_count(method['resamples'])} resamples of {annotators}, seed {method['seed']}"
-    least = fmt_count(method["min_people_for_bootstrap"])
     return (
         "95% intervals in brackets are clustered by annotator, each with its method beside it. Where "
         f"{least} people or more answered: percentile intervals of a cluster bootstrap over annotators ({how}), "
         "each resample keeping all of a drawn person's answers, so that one person's many answers do not "
         f"count as independent. Where fewer than {least} answered (few participants), or every resample "
-        "gives the same share (no spread): Clopper-Pearson's exact interval taking each person as one "
-        "observation, over the effective number of people (n in the method), so that it is wide when "
-        "people are few and never of zero width."
+        f"gives the same share (no spread): {exact}"
     )
 
 

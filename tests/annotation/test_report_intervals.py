@@ -61,7 +61,7 @@ def test_three_people_all_correct_get_a_wide_interval_with_its_method(dice):
     md = render(report, "md")
     assert "| Dice_Count | 100.0% [29.2, 100.0] | exact, n = 3: few participants |" in md
     assert "Mean Pass@1 over types: 100.0% [29.2, 100.0] (each type weighs the same; exact, n = 3" in md
-    assert "fewer than 10 answered (few participants)" in md
+    assert "With 3 annotators, fewer than the 10 a cluster bootstrap needs (few participants)" in md
     html = render(report, "html")
     assert "exact, n = 3: few participants" in html and "29.2, 100.0" in html
     (csv_row,) = csv.DictReader(io.StringIO(render(report, "csv")))

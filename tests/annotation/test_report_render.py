@@ -494,7 +494,10 @@ def test_the_interval_method_is_said_in_the_notes():
     assert "2000 resamples of 12 annotators, seed 14" in md
     report = sample_report()
     report["intervals"].update({"exact": True, "resamples": 10, "annotators": 3, "seed": None})
-    assert "every one of the 10 distinct resamples of 3 annotators, exact" in to_html(report)
+    html = to_html(report).replace("&#x27;", "'")
+    assert "With 3 annotators, fewer than the 10 a cluster bootstrap needs" in html and "resamples" not in html
+    report["intervals"].update({"annotators": 10, "resamples": 2000, "exact": False, "seed": 14})
+    assert "2000 resamples of 10 annotators, seed 14" in to_markdown(report)
 
 
 # --- Markdown -----------------------------------------------------------------------------------
