@@ -10,8 +10,9 @@ figure includes the published 500 + 800 ms waits and its screenshot), rows writt
 database per step (resets included: events, turns, attempts), memory per session (the
 server's process tree, proportional set size: env serve, its page server, Chromium, over the
 tree's size before the phase, divided by N), the tree's CPU per step (resets included) and the
-load average. Uses a throwaway SQLite database unless DATABASE_URL is set (use a fresh
-PostgreSQL database for figures).
+load average; then, one session alone, the CPU of a screenshot, a click and a reset apart. Uses
+a throwaway SQLite database unless DATABASE_URL is set (use a fresh PostgreSQL database for
+figures).
 """
 
 import argparse
@@ -53,6 +54,7 @@ def main() -> None:
         asyncio.run(_phase(base, 1, 1))  # warm up: Chromium launched, pages cached
         for n in args.sessions:
             _report(n, server.pid, base, args.episodes)
+        asyncio.run(_cpu_by_kind(base, server.pid))
     finally:
         server.terminate()
         server.wait(30)
@@ -122,6 +124,27 @@ async def _phase(base: str, n: int, episodes: int) -> dict[str, list[float]]:
 
     await asyncio.gather(*(session(number) for number in range(n)))
     return timings
+
+
+async def _cpu_by_kind(base: str, pid: int) -> None:
+    """One session alone: the server tree's CPU for a screenshot, a click and a reset, apart."""
+    from openenv.core import GenericEnvClient
+
+    kinds = {
+        "screenshot": (20, {"action": "screenshot"}),
+        "click": (10, {"action": "click", "arguments": {"x": 5, "y": 5}}),
+        "reset": (5, None),
+    }
+    figures = []
+    async with GenericEnvClient(base_url=base, message_timeout_s=300) as env:
+        await env.reset(seed=1, checkpoint="bench")
+        for kind, (count, action) in kinds.items():
+            cpu_before, started = _tree(pid)[1], time.perf_counter()
+            for number in range(count):
+                await (env.step(action) if action else env.reset(seed=number, checkpoint="bench"))
+            cpu, wall = _tree(pid)[1] - cpu_before, time.perf_counter() - started
+            figures.append(f"{kind} {cpu / count * 1000:.0f} ms CPU ({wall / count:.2f} s wall)")
+    print(f"one session, apart: {'; '.join(figures)}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def _rows_written() -> int:
