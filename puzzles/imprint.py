@@ -103,7 +103,7 @@ def _transparent_entries(image: Image.Image) -> list[int]:
 
 def jpeg_blocks(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     """An RGB image with a keyed half of its 8x8 blocks one level lighter or darker, all channels alike."""
-    values = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))  # read-only: moved into a new array
+    values = np.array(image if image.mode == "RGB" else image.convert("RGB"))  # our own copy, shifted in place
     height, width = values.shape[:2]
     highest, lowest = _block_extremes(values.reshape(height, width * 3), width)
     signs = _signs(rng, highest.shape)
@@ -112,35 +112,21 @@ def jpeg_blocks(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     fits = (highest < 255) | (lowest > 0)  # a block holding both 0 and 255 cannot shift whole
     signs = _at_least_one(np.where(fits, signs, 0), fits, np.where(highest == 255, 255, 0))
     # uint8 arithmetic: -1 is 255 and wraps, which never crosses 0..255 after the turns above.
-    return Image.fromarray(_shifted_blocks(values, (signs % 256).astype(np.uint8)), "RGB")
+    _shift_blocks(values, (signs % 256).astype(np.uint8))
+    return Image.fromarray(values, "RGB")
 
 
-def _shifted_blocks(values: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """The samples with each block's shift added, in one pass into a new array: the whole blocks
-    through broadcast views (no full-size shift array is made), then the partial blocks at the
-    right and bottom edges."""
+def _shift_blocks(values: np.ndarray, shift: np.ndarray) -> None:
+    """Adds each block's shift to its samples, in place: the whole blocks through a broadcast view
+    (no full-size shift array is made), then the partial blocks at the right and bottom edges."""
     height, width = values.shape[:2]
     rows, columns = height // BLOCK, width // BLOCK
-    whole_height, whole_width = rows * BLOCK, columns * BLOCK
-    moved = np.empty_like(values)
-    np.add(
-        _as_blocks(values[:whole_height, :whole_width]),
-        shift[:rows, None, :columns, None, None],
-        out=_as_blocks(moved[:whole_height, :whole_width]),
-    )
-    if whole_width < width:
-        right = np.repeat(shift[:, -1], BLOCK)[:height, None, None]
-        np.add(values[:, whole_width:], right, out=moved[:, whole_width:])
-    if whole_height < height:
-        bottom = np.repeat(shift[-1, :columns], BLOCK)[None, :, None]
-        np.add(values[whole_height:, :whole_width], bottom, out=moved[whole_height:, :whole_width])
-    return moved
-
-
-def _as_blocks(values: np.ndarray) -> np.ndarray:
-    """A view of whole 8x8 blocks as (block row, row, block column, column, channel)."""
-    rows, columns = values.shape[0] // BLOCK, values.shape[1] // BLOCK
-    return values.reshape(rows, BLOCK, columns, BLOCK, values.shape[2])
+    whole = values[: rows * BLOCK, : columns * BLOCK].reshape(rows, BLOCK, columns, BLOCK, 3)
+    whole += shift[:rows, None, :columns, None, None]
+    if columns * BLOCK < width:
+        values[:, columns * BLOCK :] += np.repeat(shift[:, -1], BLOCK)[:height, None, None]
+    if rows * BLOCK < height:
+        values[rows * BLOCK :, : columns * BLOCK] += np.repeat(shift[-1, :columns], BLOCK)[None, :, None]
 
 
 def _block_extremes(flat: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
