@@ -34,8 +34,8 @@ def test_generate_on_the_workers_draws_the_jobs_progress_to_the_end(workers):
 @pytest.fixture
 def no_broker(settings):
     """The embedded default: tasks run inline (no REDIS_URL)."""
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    before, app.conf.task_always_eager = app.conf.task_always_eager, True
+    before = app.conf.task_always_eager  # read first: the app loads its settings on first use
+    settings.CELERY_TASK_ALWAYS_EAGER = app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = before
 
