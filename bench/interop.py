@@ -11,7 +11,8 @@ every puzzle came back with its truth and page data.
 Beside the import's wall-clock, its CPU a puzzle over every process of ours (this one and its
 worker processes, reaped when their pool ends) and the projected time for 50,000 on 2 cores if
 they were ours alone; the PostgreSQL backend's CPU is read from /proc when the server runs here,
-and printed apart (the server's, not ours).
+and printed apart (the server's, not ours); the load average as the import began and ended (CPU a
+puzzle rises with the machine's load: other processes share its caches).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<a fresh database> python bench/interop.py [--scale 1]
 
@@ -105,6 +106,10 @@ def report_cpu(cpu_ms: float, server_before: float | None, server_after: float |
         print(f"PostgreSQL backend CPU: {server_ms:.1f} ms a puzzle (the server's, not counted above)")
 
 
+def _load(averages: tuple[float, ...]) -> str:
+    return " ".join(f"{a:.2f}" for a in averages)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=float, default=1.0, help="share of the published 50,000 (default: all)")
@@ -126,6 +131,7 @@ def main() -> None:
     print(f"export: {total} puzzles in {exported_s:.0f} s = {total / exported_s:.1f} puzzles/s", flush=True)
 
     name = f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
+    load_before = os.getloadavg()
     started, cpu_before, server_before = time.perf_counter(), cpu_seconds(), server_cpu_seconds()
     plan = import_plan(root, name=name)
     progress = Progress(plan.total, "import")
@@ -140,6 +146,7 @@ def main() -> None:
         f"in {imported_s:.0f} s = {rate:.1f} puzzles/s (plan included)"
     )
     report_cpu(cpu_ms, server_before, server_after, result.imported)
+    print(f"load average (1, 5, 15 min): {_load(load_before)} as the import began, {_load(os.getloadavg())} at its end")
     mismatches = check(dataset, plan.dataset)
     print(f"check: {total - mismatches}/{total} puzzles back with the same truth and page data")
     projected = PUBLISHED / rate
