@@ -1,6 +1,7 @@
 """openai-tools: chat completions with JSON tool calls, made robust like the published client.
 
-The request carries five tools (screenshot, click, drag, type_text, hold) and tool_choice auto.
+The request carries the published client's five tools (screenshot, click, type_text, drag, hold:
+its per-puzzle evaluation's set, word for word) and tool_choice auto.
 Arguments are read leniently: `{"x": [579, 784]}` is x 579 and y 784, "410.5" is 410, a hold
 without duration_ms lasts 10 s. Every call that still cannot be executed (arguments that are not
 JSON, a coordinate that is no number, a missing parameter) is answered with a tool message
@@ -14,42 +15,74 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from annotation.agents.actions import HOLD_DEFAULT_MS
 from annotation.agents.protocols.base import Call, Outcome, Protocol, follow_up_text, user_message
 
 SCREENSHOT_RESULT = "Screenshot captured. See the image below."
 
 
-def _tool(name: str, description: str, properties: dict[str, str], required: tuple[str, ...] = ()) -> dict:
+BUTTON = {"type": "string", "enum": ["left", "right", "middle"]}
+BUTTON_DESCRIPTION = "Mouse button. Defaults to left; for these puzzles always use left."
+
+
+def _tool(name: str, description: str, properties: dict[str, dict], required: tuple[str, ...] = ()) -> dict:
     return {
         "type": "function",
         "function": {
             "name": name,
             "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": {key: {"type": kind} for key, kind in properties.items()},
-                "required": list(required),
-            },
+            "parameters": {"type": "object", "properties": properties, "required": list(required)},
         },
     }
 
 
-POINT = {"x": "integer", "y": "integer"}
+def _integer(description: str) -> dict:
+    return {"type": "integer", "description": description}
+
+
+POINT = {
+    "x": _integer("Horizontal pixel coordinate."),
+    "y": _integer("Vertical pixel coordinate."),
+    "button": {**BUTTON, "description": BUTTON_DESCRIPTION},
+}
+# The published client's five tools for its per-puzzle openai evaluation, in its order and words
+# (the tools CaptchaAgent was trained with: a model sees them in its prompt, so a changed word is a
+# changed prompt). hold declares no duration_ms there ("a fixed 10 seconds"); one sent is honoured.
 TOOLS = [
-    _tool("screenshot", "See the page again (1280x1080 pixels).", {}),
-    _tool("click", "Click at a point of the page, in page pixels.", POINT, ("x", "y")),
+    _tool(
+        "screenshot",
+        "Capture the current 1280x1080 browser viewport as an image so you can see the puzzle and the result "
+        "of your last action.",
+        {},
+    ),
+    _tool(
+        "click",
+        "Click at the given (x, y) pixel coordinate \u2014 used to select a tile, an option, or a point on the page.",
+        POINT,
+        ("x", "y"),
+    ),
+    _tool(
+        "type_text",
+        "Type the given text string at the current cursor position.",
+        {"text": {"type": "string", "description": "The text to type."}},
+        ("text",),
+    ),
     _tool(
         "drag",
-        "Press at the start point, move to the end point, release.",
-        dict.fromkeys(("start_x", "start_y", "end_x", "end_y"), "integer"),
+        "Press the mouse at (start_x, start_y), move to (end_x, end_y), and release \u2014 drag the slider handle "
+        "on the bar below the image horizontally until the puzzle piece lines up with its empty slot.",
+        {
+            "start_x": _integer("Start horizontal pixel (on the slider handle)."),
+            "start_y": _integer("Start vertical pixel (on the slider handle)."),
+            "end_x": _integer("Target horizontal pixel."),
+            "end_y": _integer("Target vertical pixel."),
+        },
         ("start_x", "start_y", "end_x", "end_y"),
     ),
-    _tool("type_text", "Type text with the keyboard into the focused field.", {"text": "string"}, ("text",)),
     _tool(
         "hold",
-        f"Press at a point and keep holding for duration_ms milliseconds (default {HOLD_DEFAULT_MS}), then release.",
-        {**POINT, "duration_ms": "integer"},
+        "Press and hold the mouse button at (x, y) for a fixed 10 seconds \u2014 for puzzles that require a "
+        "sustained hold.",
+        POINT,
         ("x", "y"),
     ),
 ]
@@ -88,8 +121,8 @@ def _read(call: Any, number: int) -> Call:
     """A tool call as a Call; what cannot be read becomes its problem, answered as an error."""
     if not isinstance(call, dict):
         return Call("", {}, id=f"call_{number}", problem="a tool call that is not an object")
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
-    name = function.get("name") if isinstance(function.get("name"), str) else ""
+    function: dict = call["function"] if isinstance(call.get("function"), dict) else {}
+    name: str = function["name"] if isinstance(function.get("name"), str) else ""
     read = Call(name, {}, id=str(call.get("id") or f"call_{number}"))
     raw = function.get("arguments")
     if isinstance(raw, dict):  # some servers send the object itself
