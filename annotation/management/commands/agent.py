@@ -79,6 +79,10 @@ class Command(BaseCommand):
         from annotation.agents.runs import run_execute
 
         run = find_run(resume) if resume else self._new_run(options)
+        if run.source != AgentRun.Source.HARNESS:  # its settings hold no model server to call
+            raise CommandError(
+                f"run {run.name!r} holds {run.get_source_display()}, not rollouts of `agent run`: it cannot be resumed"
+            )
         pending = run.rollouts.filter(status=Rollout.Status.PENDING).count()
         if retry_failed:
             pending += run.rollouts.filter(status=Rollout.Status.FAILED).count()
