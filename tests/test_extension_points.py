@@ -67,9 +67,28 @@ def test_every_evidence_rule_is_an_action_kind():
 def test_every_action_the_page_emits_is_a_kind():
     emitted = set()
     for script in ARENA_JS.glob("*.js"):
-        emitted |= {f"act.{name}" for name in re.findall(r"\bemit\(\"(\w+)\"", script.read_text(encoding="utf-8"))}
+        emitted |= set(re.findall(r"\bemit\(\"([\w.]+)\"", script.read_text(encoding="utf-8")))
     assert emitted, "no ctx.emit(...) found in static/arena: the pattern needs updating"
     assert emitted <= ACTION_KINDS, f"the page emits kinds frames.KINDS refuses: {sorted(emitted - ACTION_KINDS)}"
+
+
+# One name per action: the name the page emits is the name stored, scored and read by the
+# reducers. A second spelling ("click" for act.click, built back with a prefix) is a red test.
+REDUCER_NAME = re.compile(r'(?:_of\(actions, |\.kind == )"([\w.]+)"')
+
+
+def test_the_page_names_an_action_as_it_is_logged():
+    for script in ARENA_JS.glob("*.js"):
+        built = re.findall(r"`act\.\$\{", script.read_text(encoding="utf-8"))
+        assert not built, f"static/arena/{script.name} builds an action's name from a second one"
+
+
+def test_the_reducers_read_an_action_by_its_logged_name():
+    read = set()
+    for module in (ROOT / "puzzles" / "types").glob("*.py"):
+        read |= set(REDUCER_NAME.findall(module.read_text(encoding="utf-8")))
+    assert read, "no reducer reads an action in puzzles/types: the pattern needs updating"
+    assert read <= ACTION_KINDS, f"reducers read actions by names frames.KINDS lacks: {sorted(read - ACTION_KINDS)}"
 
 
 def test_every_event_kind_is_documented():

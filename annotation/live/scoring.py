@@ -133,7 +133,7 @@ def _submitted_events(attempt: Attempt, *, through: int | None = None) -> tuple[
     # A reload shows the puzzle afresh (no cells selected, the first option...), so the answer
     # is what was entered since the last page load; the time counts from the first.
     shown = max((i for i, e in enumerate(events) if e.kind == "load"), default=0)
-    actions = [Action(e.kind[4:], e.t, e.received, e.data) for e in events[shown:] if e.kind.startswith("act.")]
+    actions = [Action(e.kind, e.t, e.received, e.data) for e in events[shown:] if e.kind.startswith("act.")]
     return events, actions
 
 

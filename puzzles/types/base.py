@@ -69,8 +69,9 @@ def right(reason: str) -> Verdict:
 
 @dataclass(frozen=True)
 class Action:
-    """A semantic action logged by the page (docs/events.md): its kind without the "act."
-    prefix, the client's timestamp and the server's receive time (both epoch ms), its fields."""
+    """A semantic action logged by the page (docs/events.md): its kind as logged and stored
+    ("act.click", the one name of an action everywhere), the client's timestamp and the server's
+    receive time (both epoch ms), its fields."""
 
     kind: str
     t: float

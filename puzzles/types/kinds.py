@@ -112,14 +112,14 @@ def _of(actions: list[Action], kind: str) -> list[Action]:
 
 
 def _last_click(actions: list[Action]) -> list[float]:
-    clicks = _of(actions, "click")
+    clicks = _of(actions, "act.click")
     if not clicks:
         raise Unreadable("no click on the image")
     return [clicks[-1].data["x"], clicks[-1].data["y"]]
 
 
 def _cycle_total(actions: list[Action]) -> int:
-    return sum(a.data["delta"] for a in _of(actions, "cycle"))
+    return sum(a.data["delta"] for a in _of(actions, "act.cycle"))
 
 
 def _box_mask(size: Sequence[int], box: Sequence[float]) -> np.ndarray:
@@ -397,9 +397,9 @@ class PointSequenceType(PuzzleType[PointSequenceTruth]):
         """The clicks since the last "Reset Clicks"."""
         points: list[list[float]] = []
         for action in actions:
-            if action.kind == "reset":
+            if action.kind == "act.reset":
                 points = []
-            elif action.kind == "click":
+            elif action.kind == "act.click":
                 points.append([action.data["x"], action.data["y"]])
         return points
 
@@ -479,7 +479,7 @@ class CellSetType(PuzzleType[CellSetTruth]):
 
     def reduce(self, actions: list[Action], public: PublicData) -> list[int]:
         """The cells toggled an odd number of times; for a single choice, the cell picked last."""
-        toggles = _of(actions, "toggle")
+        toggles = _of(actions, "act.toggle")
         if self.single_choice:
             return [toggles[-1].data["cell"]] if toggles else []
         selected: set[int] = set()
@@ -552,10 +552,10 @@ class SwapType(PuzzleType[SwapTruth]):
 
         Attempts recorded on the earlier page logged swaps instead: the cells their net
         arrangement moved."""
-        if _of(actions, "swap"):
+        if _of(actions, "act.swap"):
             return self._moved_by_swaps(actions, public)
         picked: list[int] = []
-        for action in _of(actions, "toggle"):
+        for action in _of(actions, "act.toggle"):
             cell = action.data["cell"]
             if cell in picked:
                 picked.remove(cell)
@@ -569,7 +569,7 @@ class SwapType(PuzzleType[SwapTruth]):
     def _moved_by_swaps(actions: list[Action], public: PublicData) -> list[int]:
         rows, cols = public["grid_size"]
         tiles = list(range(rows * cols))
-        for action in _of(actions, "swap"):
+        for action in _of(actions, "act.swap"):
             a, b = action.data["a"], action.data["b"]
             tiles[a], tiles[b] = tiles[b], tiles[a]
         moved = [cell for cell, tile in enumerate(tiles) if cell != tile]
@@ -745,7 +745,7 @@ class IntegerTextType(PuzzleType[IntegerTruth]):
         return text_page(_pair(public["image_size"]), self.steps)
 
     def reduce(self, actions: list[Action], public: PublicData) -> str:
-        typed = _of(actions, "type")
+        typed = _of(actions, "act.type")
         if not typed:
             raise Unreadable("nothing typed")
         return typed[-1].data["text"]
@@ -789,7 +789,7 @@ class DragPositionType(TolerancePointType[DragTruth]):
         return slider_page(_pair(public["image_size"]), _pair(public["piece_size"]), (start[0], start[1]), self.steps)
 
     def reduce(self, actions: list[Action], public: PublicData) -> list[float]:
-        drops = _of(actions, "drag_end")
+        drops = _of(actions, "act.drag_end")
         if not drops:
             raise Unreadable("the piece was not dragged")
         return [drops[-1].data["x"], drops[-1].data["y"]]
@@ -873,9 +873,9 @@ class HoldType(PuzzleType[HoldTruth]):
         start = None
         held = None
         for action in actions:
-            if action.kind == "hold_start":
+            if action.kind == "act.hold_start":
                 start = action
-            elif action.kind == "hold_end" and start is not None:
+            elif action.kind == "act.hold_end" and start is not None:
                 held = (start, action)
                 start = None
         if held is None:

@@ -87,11 +87,11 @@ function mount(data, asked = 0) {
     locked: () => locked,
     emit(kind, fields, event) {
       if (locked) return;
-      transport.push({ k: `act.${kind}`, t: event ? stamp(event) : now(), ...fields });
+      transport.push({ k: kind, t: event ? stamp(event) : now(), ...fields });
     },
     submit(event) {
       if (locked) return; // one submit, whatever the UI does
-      ctx.emit("submit", {}, event);
+      ctx.emit("act.submit", {}, event);
       lock();
       setStatus("submitting", "Submitting…");
     },

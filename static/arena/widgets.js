@@ -3,6 +3,7 @@
 // answer is right.
 //
 // ctx: {data, ui, emit(kind, fields, event), submit(event), locked(), pick(event), say(text)}
+// emit takes an action's one name, as logged, stored and reduced: "act.click", never "click".
 // pick(event) -> {natural: {x, y} rounded natural pixels, local: {x, y} overlay pixels}.
 // A widget may return {progress(p)} to receive the server's hold progress, and {ownsSubmit: true}
 // when its submit button does more than submit.
@@ -91,7 +92,7 @@ function point(ctx) {
       where.textContent = `(${Math.round(local.x + border)},${Math.round(local.y + border)})`;
       at(where, local).hidden = false;
     }
-    ctx.emit("click", natural, e);
+    ctx.emit("act.click", natural, e);
     if (controls.submit) controls.submit.disabled = false;
     if (ctx.data.auto_submit) ctx.submit(e);
   });
@@ -109,13 +110,13 @@ function points(ctx) {
     const marker = at(make("div", "marker", overlay), local);
     marker.textContent = markers.length + 1;
     markers.push(marker);
-    ctx.emit("click", natural, e);
+    ctx.emit("act.click", natural, e);
     count();
   });
   controls.reset.addEventListener("click", live(ctx, (e) => {
     markers.forEach((marker) => marker.remove());
     markers = [];
-    ctx.emit("reset", {}, e);
+    ctx.emit("act.reset", {}, e);
     count();
   }));
   count();
@@ -152,7 +153,7 @@ function cellSelect(ctx) {
       else cell.classList.toggle("on");
       mark();
       controls.submit.disabled = false;
-      ctx.emit("toggle", { cell: i }, e);
+      ctx.emit("act.toggle", { cell: i }, e);
     }));
   });
   mark();
@@ -171,7 +172,7 @@ function swap(ctx) {
         other.classList.toggle("picked", picked.includes(j));
         other.setAttribute("aria-pressed", picked.includes(j));
       });
-      ctx.emit("toggle", { cell: i }, e);
+      ctx.emit("act.toggle", { cell: i }, e);
     }));
   });
   controls.submit.addEventListener("click", live(ctx, (e) => {
@@ -199,7 +200,7 @@ function cycler(ctx, count, show) {
     ctx.ui.controls[name].addEventListener("click", live(ctx, (e) => {
       index = mod(index + delta, count);
       draw();
-      ctx.emit("cycle", { delta }, e);
+      ctx.emit("act.cycle", { delta }, e);
     }));
   }
   draw();
@@ -256,7 +257,7 @@ function drag(ctx) {
     handle.setPointerCapture(e.pointerId);
     grab = { x: ctx.pick(e).local.x, offset };
     ctx.ui.stage.classList.add("sliding");
-    ctx.emit("drag_start", corner(), e);
+    ctx.emit("act.drag_start", corner(), e);
   }));
   handle.addEventListener("pointermove", (e) => grab && follow(e));
   const drop = (e) => {
@@ -264,7 +265,7 @@ function drag(ctx) {
     follow(e);
     grab = null;
     ctx.ui.stage.classList.remove("sliding");
-    ctx.emit("drag_end", corner(), e);
+    ctx.emit("act.drag_end", corner(), e);
   };
   handle.addEventListener("pointerup", drop);
   handle.addEventListener("pointercancel", drop);
@@ -277,7 +278,7 @@ function drag(ctx) {
     const direction = { ArrowLeft: -1, ArrowRight: 1 }[e.key];
     if (!direction || grab) return;
     e.preventDefault();
-    if (!keyed) ctx.emit("drag_start", corner(), e);
+    if (!keyed) ctx.emit("act.drag_start", corner(), e);
     keyed = true;
     offset = clamp(offset + direction * (e.shiftKey ? 10 : 2), 0, slider.handle_range);
     show();
@@ -285,7 +286,7 @@ function drag(ctx) {
   handle.addEventListener("keyup", (e) => {
     if (!keyed || !["ArrowLeft", "ArrowRight"].includes(e.key) || ctx.locked()) return;
     keyed = false;
-    ctx.emit("drag_end", corner(), e);
+    ctx.emit("act.drag_end", corner(), e);
   });
   show();
 }
@@ -300,13 +301,13 @@ function hold(ctx) {
     if (e.button !== 0 || holding) return;
     holding = true;
     button.classList.add("holding");
-    ctx.emit("hold_start", {}, e);
+    ctx.emit("act.hold_start", {}, e);
   }));
   const release = (e) => {
     if (!holding) return;
     holding = false;
     button.classList.remove("holding", "complete");
-    ctx.emit("hold_end", {}, e);
+    ctx.emit("act.hold_end", {}, e);
     if (ctx.data.auto_submit) ctx.submit(e);
   };
   ["pointerup", "pointercancel", "pointerleave"].forEach((type) => button.addEventListener(type, release));
@@ -317,7 +318,7 @@ function hold(ctx) {
     if (e.repeat || holding) return;
     holding = true;
     button.classList.add("holding");
-    ctx.emit("hold_start", {}, e);
+    ctx.emit("act.hold_start", {}, e);
   }));
   button.addEventListener("keyup", (e) => PRESS_KEYS.includes(e.key) && release(e));
   button.addEventListener("blur", release);
@@ -334,7 +335,7 @@ function hold(ctx) {
 /** Dice_Count: the number box, focused on load as published; Enter submits. */
 function text(ctx) {
   const input = ctx.ui.controls.text;
-  input.addEventListener("input", live(ctx, (e) => ctx.emit("type", { text: input.value.slice(0, ctx.data.text_max) }, e)));
+  input.addEventListener("input", live(ctx, (e) => ctx.emit("act.type", { text: input.value.slice(0, ctx.data.text_max) }, e)));
   input.addEventListener("keydown", (e) => {
     if (e.key !== "Enter") return;
     e.preventDefault();

@@ -16,22 +16,22 @@ def page_actions(puzzle_type, truth, public) -> list[Action]:
     solution = puzzle_type.solution(truth)
     widget = puzzle_type.widget
     if widget in ("point", "drag"):
-        kind = "click" if widget == "point" else "drag_end"
+        kind = "act.click" if widget == "point" else "act.drag_end"
         return [act(kind, x=solution[0], y=solution[1])]
     if widget == "points":
-        return [act("click", x=x, y=y) for x, y in solution]
+        return [act("act.click", x=x, y=y) for x, y in solution]
     if widget == "cells":
-        return [act("toggle", cell=c) for c in solution]
+        return [act("act.toggle", cell=c) for c in solution]
     if widget == "swap":  # pick the two cells, then "Swap and Submit"
-        return [act("toggle", cell=solution[0]), act("toggle", cell=solution[1])]
+        return [act("act.toggle", cell=solution[0]), act("act.toggle", cell=solution[1])]
     if widget == "option":
-        return [act("cycle", delta=1)] * solution
+        return [act("act.cycle", delta=1)] * solution
     if widget == "rotate":
-        return [act("cycle", delta=-1)] * ((360 - solution) // 45 % 8)  # the other way round
+        return [act("act.cycle", delta=-1)] * ((360 - solution) // 45 % 8)  # the other way round
     if widget == "text":
-        return [act("type", text="1"), act("type", text=solution)]
+        return [act("act.type", text="1"), act("act.type", text=solution)]
     if widget == "hold":
-        return [act("hold_start", 1000), act("hold_end", 1000 + solution * 1000 + 50)]
+        return [act("act.hold_start", 1000), act("act.hold_end", 1000 + solution * 1000 + 50)]
     raise AssertionError(widget)
 
 
@@ -47,21 +47,21 @@ def test_the_actions_of_the_solution_reduce_to_a_correct_answer(name):
 
 def test_cells_toggled_twice_are_unselected():
     cells = get_type("Image_Recognition")
-    actions = [act("toggle", cell=c) for c in (1, 4, 1, 7, 4, 4)]
+    actions = [act("act.toggle", cell=c) for c in (1, 4, 1, 7, 4, 4)]
     assert cells.reduce(actions, {"grid_size": [3, 3]}) == [4, 7]
 
 
 def test_a_single_choice_is_the_cell_picked_last():
     animal = get_type("Select_Animal")
     public = {"grid_size": [2, 3]}
-    assert animal.reduce([act("toggle", cell=c) for c in (1, 4, 4, 2)], public) == [2]
+    assert animal.reduce([act("act.toggle", cell=c) for c in (1, 4, 4, 2)], public) == [2]
     assert animal.reduce([], public) == []
 
 
 def test_bingo_swaps_the_two_cells_picked_as_the_page_keeps_them():
     bingo = get_type("Bingo")
     public = {"grid_size": [3, 3]}
-    picks = lambda *cells: [act("toggle", cell=c) for c in cells]  # noqa: E731
+    picks = lambda *cells: [act("act.toggle", cell=c) for c in cells]  # noqa: E731
     assert bingo.reduce(picks(5, 0), public) == [0, 5]
     assert bingo.reduce(picks(1, 2, 3), public) == [2, 3]  # a third pick drops the first
     assert bingo.reduce(picks(1, 2, 2, 7), public) == [1, 7]  # a picked cell clicked again is dropped
@@ -71,30 +71,32 @@ def test_bingo_swaps_the_two_cells_picked_as_the_page_keeps_them():
 
 def test_click_order_counts_the_clicks_since_the_last_reset():
     order = get_type("Click_Order")
-    actions = [act("click", x=1, y=1), act("click", x=2, y=2), act("reset"), act("click", x=3, y=3)]
+    actions = [act("act.click", x=1, y=1), act("act.click", x=2, y=2), act("act.reset"), act("act.click", x=3, y=3)]
     assert order.reduce(actions, {}) == [[3, 3]]
-    assert order.reduce([act("click", x=1, y=1), act("reset")], {}) == []
+    assert order.reduce([act("act.click", x=1, y=1), act("act.reset")], {}) == []
 
 
 def test_swaps_recorded_on_the_earlier_page_add_up_to_their_net_arrangement():
     swap = get_type("Bingo")
     public = {"grid_size": [3, 3]}
-    assert swap.reduce([act("swap", a=0, b=5)], public) == [0, 5]
-    assert swap.reduce([act("swap", a=0, b=5), act("swap", a=5, b=0), act("swap", a=2, b=3)], public) == [2, 3]
-    assert swap.reduce([act("swap", a=0, b=1), act("swap", a=1, b=2)], public) == [0, 1, 2]  # verify calls it malformed
+    assert swap.reduce([act("act.swap", a=0, b=5)], public) == [0, 5]
+    swaps = lambda *pairs: [act("act.swap", a=a, b=b) for a, b in pairs]  # noqa: E731
+    assert swap.reduce(swaps((0, 5), (5, 0), (2, 3)), public) == [2, 3]
+    assert swap.reduce(swaps((0, 1), (1, 2)), public) == [0, 1, 2]  # verify calls it malformed
     with pytest.raises(Unreadable):
-        swap.reduce([act("swap", a=0, b=5), act("swap", a=0, b=5)], public)
+        swap.reduce([act("act.swap", a=0, b=5), act("act.swap", a=0, b=5)], public)
 
 
 def test_cycles_wrap_around_the_options_and_the_angles():
-    assert get_type("Object_Match").reduce([act("cycle", delta=-1)] * 3, {"option_count": 8}) == 5
-    assert get_type("Rotation_Match").reduce([act("cycle", delta=1)] * 9, {}) == 45
+    assert get_type("Object_Match").reduce([act("act.cycle", delta=-1)] * 3, {"option_count": 8}) == 5
+    assert get_type("Rotation_Match").reduce([act("act.cycle", delta=1)] * 9, {}) == 45
 
 
 def test_the_last_click_text_and_drop_count():
-    assert get_type("Place_Dot").reduce([act("click", x=1, y=2), act("click", x=3, y=4)], {}) == [3, 4]
-    assert get_type("Dice_Count").reduce([act("type", text="1"), act("type", text="12")], {}) == "12"
-    assert get_type("Slide_Puzzle").reduce([act("drag_end", x=5, y=6), act("drag_end", x=50, y=6)], {}) == [50, 6]
+    assert get_type("Place_Dot").reduce([act("act.click", x=1, y=2), act("act.click", x=3, y=4)], {}) == [3, 4]
+    assert get_type("Dice_Count").reduce([act("act.type", text="1"), act("act.type", text="12")], {}) == "12"
+    drops = [act("act.drag_end", x=5, y=6), act("act.drag_end", x=50, y=6)]
+    assert get_type("Slide_Puzzle").reduce(drops, {}) == [50, 6]
 
 
 @pytest.mark.parametrize(
@@ -102,9 +104,9 @@ def test_the_last_click_text_and_drop_count():
     [
         ("Place_Dot", []),
         ("Dice_Count", []),
-        ("Slide_Puzzle", [act("drag_start", x=1, y=1)]),
-        ("Hold_Button", [act("hold_start", 0)]),
-        ("Hold_Button", [act("hold_end", 10)]),
+        ("Slide_Puzzle", [act("act.drag_start", x=1, y=1)]),
+        ("Hold_Button", [act("act.hold_start", 0)]),
+        ("Hold_Button", [act("act.hold_end", 10)]),
     ],
 )
 def test_no_answer_without_the_deciding_action(name, actions):
@@ -114,16 +116,16 @@ def test_no_answer_without_the_deciding_action(name, actions):
 
 def test_a_hold_counts_what_the_page_measured_when_the_server_agrees():
     hold = get_type("Hold_Button")
-    honest = [act("hold_start", 1000.0, 5000.0), act("hold_end", 4000.0, 8010.0)]
+    honest = [act("act.hold_start", 1000.0, 5000.0), act("act.hold_end", 4000.0, 8010.0)]
     assert hold.reduce(honest, {}) == 3.0
     # The start reached the server 200 ms late: within slack, the page's measure stands.
-    late = [act("hold_start", 1000.0, 5200.0), act("hold_end", 4000.0, 8010.0)]
+    late = [act("act.hold_start", 1000.0, 5200.0), act("act.hold_end", 4000.0, 8010.0)]
     assert hold.reduce(late, {}) == 3.0
 
 
 def test_a_claimed_hold_the_server_did_not_see_counts_only_what_it_saw():
     hold = get_type("Hold_Button")
-    forged = [act("hold_start", 1000.0, 5000.0), act("hold_end", 61000.0, 5020.0)]
+    forged = [act("act.hold_start", 1000.0, 5000.0), act("act.hold_end", 61000.0, 5020.0)]
     assert hold.reduce(forged, {}) == pytest.approx(0.27)
     with pytest.raises(Unreadable):
-        hold.reduce([act("hold_start", 5000.0, 5000.0), act("hold_end", 1000.0, 5010.0)], {})
+        hold.reduce([act("act.hold_start", 5000.0, 5000.0), act("act.hold_end", 1000.0, 5010.0)], {})
