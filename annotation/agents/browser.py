@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -53,6 +54,7 @@ TO_VIEWPORT = """points => {
   return points.map(([x, y]) => [box.left + x * scale, box.top + y * scale]);
 }"""
 DRAG_STEPS = 12
+THREADS_BESIDE_PAGES = 4  # for the loop's other blocking work (a screenshot written to disk)
 
 
 def on_pages(
@@ -66,6 +68,11 @@ def on_pages(
 
 async def _on_pages(jobs, user, base_url, workers, act, on_result) -> list:
     pending = list(reversed(jobs))  # popped from the end: jobs start in the order given
+    pages = max(1, min(workers, len(jobs)))
+    # A page's blocking calls (its model call above all) run in the loop's default executor, by
+    # default min(32, CPUs + 4) threads: with more pages than that, model calls would queue behind
+    # each other whatever --workers says. asyncio.run shuts this executor down with the loop.
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(pages + THREADS_BESIDE_PAGES))
     results = []
     async with chromium() as browser:
 
@@ -79,7 +86,7 @@ async def _on_pages(jobs, user, base_url, workers, act, on_result) -> list:
                     on_result(result)
             await context.close()
 
-        await asyncio.gather(*(worker() for _ in range(max(1, min(workers, len(jobs))))))
+        await asyncio.gather(*(worker() for _ in range(pages)))
     return results
 
 
