@@ -1,6 +1,8 @@
+import logging
 import os
 import re
 from pathlib import PurePosixPath
+from types import SimpleNamespace
 from urllib.request import url2pathname
 
 from django.core.asgi import get_asgi_application
@@ -8,14 +10,20 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
+from channels.auth import AuthMiddleware  # noqa: E402  (needs Django set up first)
+from channels.db import database_sync_to_async  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
+from django.contrib import auth  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.db import InterfaceError, OperationalError, connection  # noqa: E402
 from django.http import Http404  # noqa: E402
 
 from .bounds import BodyLimitMiddleware, bound_daphne_bodies  # noqa: E402
 from .origins import SameOriginWebSocketValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
+
+logger = logging.getLogger(__name__)
 
 
 class CachedStaticFilesHandler(ASGIStaticFilesHandler):
@@ -46,8 +54,67 @@ class CachedStaticFilesHandler(ASGIStaticFilesHandler):
         return response
 
 
+def _signed_in_user(session):
+    """The session's user, or AnonymousUser: Django's own lookup and check (the session row, the
+    user, the session's hash against the user's password). Once more on a fresh connection if the
+    database dropped the one this thread kept (a restart): a read, safe to repeat."""
+    request = SimpleNamespace(session=session)
+    try:
+        return auth.get_user(request)
+    except (OperationalError, InterfaceError):
+        connection.close()
+        return auth.get_user(request)
+
+
+# In the pool of database threads, not channels' one shared sync thread: there every handshake's
+# lookup queued behind every other's, and daphne drops a handshake not accepted within 5 s.
+_user_lookup = database_sync_to_async(_signed_in_user, thread_sensitive=False)
+
+
+class PooledAuthMiddleware(AuthMiddleware):
+    """channels' AuthMiddleware (scope["user"] from the session cookie), its lookup in the pool."""
+
+    async def resolve_scope(self, scope):
+        scope["user"]._wrapped = await _user_lookup(scope["session"])
+
+
+def socket_user_stack(inner):
+    """As channels' AuthMiddlewareStack, the user looked up off the shared thread."""
+    return CookieMiddleware(SessionMiddleware(PooledAuthMiddleware(inner)))
+
+
+# The names autobahn's frame path calls to colour its debug lines (autobahn/websocket/protocol.py).
+AUTOBAHN_COLOURING = ("hltype", "hlval")
+
+
+def quiet_autobahn_debug_lines() -> None:
+    """autobahn (daphne's WebSocket layer) builds the arguments of a debug line for every frame it
+    sends and receives, names and values coloured through click, even when debug logging is off
+    (no level check guards them, and none is offered): measured at a tenth of a busy web process's
+    CPU per batch. Here its colouring is replaced by plain names and values, which its debug lines,
+    when on, print uncoloured. Once per process, at ASGI start. tests/annotation/test_consumer.py
+    fails if the pinned autobahn no longer calls these names in its frame path (the replacement
+    would then save nothing)."""
+    from autobahn.websocket import protocol
+
+    missing = [name for name in AUTOBAHN_COLOURING if not hasattr(protocol, name)]
+    if missing:  # a newer autobahn: serve anyway, at the old cost, and say so
+        logger.warning("autobahn.websocket.protocol has no %s: its debug lines are not made cheaper", missing)
+        return
+    protocol.hltype, protocol.hlval = _plain_type, _plain_value  # type: ignore[assignment]
+
+
+def _plain_type(obj) -> str:
+    return getattr(obj, "__qualname__", type(obj).__name__)
+
+
+def _plain_value(val, color: str = "white", bold: bool = True) -> object:
+    return val
+
+
 # daphne, as deployed, imports this module before it accepts a connection.
 bound_daphne_bodies()
+quiet_autobahn_debug_lines()
 
 application = ProtocolTypeRouter(
     {
@@ -55,6 +122,6 @@ application = ProtocolTypeRouter(
         # Bodies over ARENA_MAX_BODY_BYTES are refused as they arrive (in daphne), and here too.
         "http": BodyLimitMiddleware(CachedStaticFilesHandler(django_asgi_app)),
         # Sockets only from the site's own pages: scheme, host and port compared.
-        "websocket": SameOriginWebSocketValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginWebSocketValidator(socket_user_stack(URLRouter(websocket_urlpatterns))),
     }
 )

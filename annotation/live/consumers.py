@@ -13,6 +13,7 @@ import time
 import weakref
 from functools import partial
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import InterfaceError, OperationalError, connection
@@ -46,27 +47,6 @@ _SEQ_AT_START = re.compile(rb'\{"type":\s*"batch",\s*"seq":\s*([1-9]\d{0,8})[,}]
 RETRY_LATER = 4011  # the server could not store a batch or look the attempt up: try again
 TOO_FAST = 4013  # more batches waiting than the server keeps: reconnect and resend
 POSTGRESQL = connection.vendor == "postgresql"
-
-
-def _plain_type(obj) -> str:
-    return getattr(obj, "__qualname__", type(obj).__name__)
-
-
-def _plain_value(val, color: str = "white", bold: bool = True) -> object:
-    return val
-
-
-def _quiet_autobahn() -> None:
-    """autobahn (daphne's WebSocket layer) builds the arguments of a debug line for every frame it
-    sends and receives, names and values coloured through click, even when debug logging is off:
-    measured at a tenth of a busy web process's CPU per batch. Its debug lines, when on, print
-    the same names uncoloured."""
-    from autobahn.websocket import protocol
-
-    protocol.hltype, protocol.hlval = _plain_type, _plain_value  # type: ignore[assignment]
-
-
-_quiet_autobahn()
 
 
 def _on_a_live_connection(write, *args, **kwargs):
@@ -182,15 +162,17 @@ class AttemptConsumer(AsyncWebsocketConsumer):
                     logger.exception("gap of attempt %s not resolved on connect", uid)
 
     async def dispatch(self, message):
-        """As channels' own, without its hop to the shared sync thread before every received frame
-        (sync_to_async(close_old_connections), a thread switch per batch and the largest cost of a
-        busy socket after the write): this consumer never queries on that thread's connection; every
-        database call runs in database_sync_to_async, which closes its own connection (returns it to
-        the pool) before and after. Other messages (connect, disconnect) go the usual way."""
-        if message["type"] == "websocket.receive":
-            await self.websocket_receive(message)
-        else:
-            await super().dispatch(message)
+        """As channels' own, without its hop to the shared sync thread before every message
+        (sync_to_async(close_old_connections)): a thread switch per received batch, the largest cost
+        of a busy socket after the write, and before the handshake's accept a place in the one queue
+        every other handshake waits in (daphne drops a handshake not accepted within 5 s). This
+        consumer never queries on that thread's connection; every database call runs in
+        database_sync_to_async, which closes its own connection (returns it to the pool) before
+        and after."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"no handler for message type {message['type']}")
+        await handler(message)
 
     async def disconnect(self, code):
         self._stop_hold()

@@ -2,10 +2,12 @@
 
 import asyncio
 import json
+import threading
 import time
 from datetime import UTC, datetime
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 
 from annotation.models import Attempt, Event
@@ -377,3 +379,41 @@ async def test_a_new_socket_scores_a_submit_that_waited_out_its_gap(open_attempt
     await socket.disconnect()
     scored = await reload(attempt)
     assert scored.submitted_at is not None and scored.missing_batches == [2]
+
+
+async def test_a_handshake_takes_no_turn_on_the_shared_sync_thread(open_attempt, person):
+    """channels runs every thread-sensitive sync call of a process on one shared thread: under load
+    it is a queue, and daphne drops a handshake not accepted within 5 s. With that thread held busy
+    here, a socket is still accepted and acknowledged, and another person's is still refused."""
+    attempt, session = await database_sync_to_async(open_attempt)()
+    _, intruder = await database_sync_to_async(person)("mallory")
+    release = threading.Event()
+    busy = asyncio.ensure_future(sync_to_async(release.wait)())  # thread-sensitive: the shared thread
+    try:
+        socket = socket_for(attempt.uid, session)
+        assert (await socket.connect(timeout=10))[0]
+        await socket.send_to(text_data=batch(1, load()))
+        assert await socket.receive_json_from(timeout=10) == {"type": "ack", "seq": 1}
+        await socket.disconnect()
+        refused = socket_for(attempt.uid, intruder)
+        assert (await refused.connect(timeout=10))[0]  # accepted first, so the refusal can say why
+        assert (await refused.receive_json_from(timeout=10))["code"] == "not_allowed"
+        assert (await refused.receive_output(timeout=10))["code"] == 4403
+        await refused.disconnect()
+    finally:
+        release.set()
+        await busy
+    assert [seq for seq, _, _ in await stored_events(attempt)] == [1]
+
+
+async def test_the_pinned_autobahn_still_colours_its_frame_paths_debug_lines_by_these_names():
+    """arena_site.asgi.quiet_autobahn_debug_lines replaces autobahn's hltype/hlval, which its frame
+    path calls for every frame even with debug logging off. If an upgrade renames or drops them,
+    the replacement silently saves nothing: this fails instead."""
+    from autobahn.websocket import protocol
+
+    from arena_site.asgi import AUTOBAHN_COLOURING, _plain_type, _plain_value
+
+    sends = protocol.WebSocketProtocol.sendData.__code__.co_names
+    assert set(AUTOBAHN_COLOURING) <= set(sends), f"sendData no longer calls {AUTOBAHN_COLOURING}"
+    assert (protocol.hltype, protocol.hlval) == (_plain_type, _plain_value)  # replaced at ASGI start
