@@ -16,7 +16,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from annotation.agents.server import live_server
@@ -45,7 +45,7 @@ CHROMIUM_ARGS = [
     "--disable-renderer-accessibility",
     "--disable-ipc-flooding-protection",
 ]
-VIEWPORT = {"width": 1280, "height": 1080}
+VIEWPORT: ViewportSize = {"width": 1280, "height": 1080}
 # The page sets data-attempt on its stage last, once the attempt is built and listening.
 READY = '#stage[data-attempt="{uid}"]'
 TO_VIEWPORT = """points => {
@@ -107,6 +107,7 @@ def session_for(user) -> str:
     store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
     store[HASH_SESSION_KEY] = user.get_session_auth_hash()
     store.create()
+    assert store.session_key is not None  # create() sets it
     return store.session_key
 
 
