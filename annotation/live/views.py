@@ -10,7 +10,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation.live.attempts import attempt_for, attempt_serve, attempt_start, participant_for_user
-from annotation.live.intake import batch_receive
+from annotation.live.intake import attempt_resolve_gap, batch_receive
 from annotation.live.page import attempt_page_data
 from puzzles.models import Puzzle
 
@@ -20,6 +20,7 @@ def play(request, uid: str):
     attempt = attempt_for(uid=uid, user=request.user)
     if attempt is None:
         raise Http404("no such attempt of yours")
+    _gap_resolved(attempt)
     attempt_serve(attempt=attempt)
     data = attempt_page_data(attempt=attempt, csrf_token=get_token(request))
     return render(request, "annotation/play.html", {"page_data": data})
@@ -31,8 +32,17 @@ def play_data(request, uid: str):
     attempt = attempt_for(uid=uid, user=request.user)
     if attempt is None:
         raise Http404("no such attempt of yours")
+    _gap_resolved(attempt)
     attempt_serve(attempt=attempt)
     return JsonResponse(attempt_page_data(attempt=attempt, csrf_token=get_token(request)))
+
+
+def _gap_resolved(attempt) -> None:
+    """A submit that waited out its gap (sent by the HTTP fallback, or its socket died) is scored
+    when the attempt's page loads, so the page shows it submitted (idempotent, under the row lock;
+    the sweep and a new socket do the same). No query when nothing is missing."""
+    if attempt.max_seq > attempt.acked_seq and attempt_resolve_gap(attempt_id=attempt.pk, now_ms=time.time() * 1000):
+        attempt.refresh_from_db()
 
 
 def _beacon_token(view):

@@ -251,3 +251,26 @@ def test_after_a_gap_the_reloaded_pages_complete_answer_wins_over_the_waiting_su
     assert reloaded.submitted and reloaded.correct
     scored = Attempt.objects.get(pk=attempt.pk)
     assert scored.answer == answer and scored.missing_batches == [2]
+
+
+@pytest.mark.parametrize("view", ["annotation:play", "annotation:play-data"])
+def test_a_gapped_submit_is_scored_when_the_attempts_page_loads(open_attempt, view):
+    """A submit whose page is gone (sent by the HTTP fallback, or its socket died) waited out its
+    gap; no sweep has run: the attempt's next page load scores it, and the page is told."""
+    from django.test import Client
+    from django.urls import reverse
+
+    attempt, session = open_attempt("Dice_Count")
+    past = time.time() * 1000 - (GAP_WAIT_S + 5) * 1000
+    answer = str(attempt.puzzle.truth["sum"])
+    send(attempt, 1, load(past), at=past)
+    send(attempt, 3, ev("act.type", past + 1, text=answer), ev("act.submit", past + 2), at=past + 2)
+    assert Attempt.objects.get(pk=attempt.pk).submitted_at is None  # still waiting
+    client = Client()
+    client.cookies["sessionid"] = session
+    response = client.get(reverse(view, kwargs={"uid": attempt.uid}))
+    assert response.status_code == 200
+    scored = Attempt.objects.get(pk=attempt.pk)
+    assert scored.submitted_at is not None and scored.correct and scored.missing_batches == [2]
+    shown = response.json() if view.endswith("data") else response.context["page_data"]
+    assert shown["submitted"] is True
