@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parent.parent
-DOMAINS = ("live", "studies", "review", "reporting", "agents", "datasets")
+DOMAINS = ("live", "studies", "review", "reporting", "agents", "datasets", "environment")
 # Which other domains each domain may import. live/ is the one pipeline everything builds on.
 ALLOWED = {
     "live": set(),
@@ -23,6 +23,7 @@ ALLOWED = {
     "reporting": {"live"},  # read-only: the scoring's windows and measures
     "agents": {"live"},
     "datasets": {"live", "review", "agents", "reporting"},  # read-only: labels, trajectories
+    "environment": {"live", "agents"},  # an episode is an agent rollout, played by the same engine
 }
 ENTRY_POINTS = {"views", "staff_views", "consumers"}  # wired by urls.py and routing.py only
 
@@ -101,6 +102,8 @@ def test_every_domain_is_a_package_with_its_rules_in_its_docstring():
         ("annotation/review/x.py", "from annotation.reporting import render\n", "review/ may import only"),
         ("annotation/studies/x.py", "from annotation.live.views import play\n", "views and consumers"),
         ("annotation/studies/x.py", "import annotation.live.consumers\n", "views and consumers"),
+        ("annotation/reporting/x.py", "from annotation.environment import contamination\n", "reporting/ may import"),
+        ("annotation/environment/x.py", "from annotation.studies.queue import enrollment_next\n", "environment/ may"),
     ],
 )
 def test_a_broken_rule_is_caught(tmp_path, module, source, expected):

@@ -1,5 +1,6 @@
 """docker-compose.yml is read by tests, and each of its services is started here with its own command."""
 
+import asyncio
 import os
 import re
 import secrets
@@ -8,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from django.conf import settings
 
 from annotation.agents.server import WEBSOCKET_MAX_BYTES
 from annotation.live.frames import MAX_FRAME_BYTES
+from annotation.management.commands.env import IDLE_TIMEOUT_S
 from tests.annotation.conftest import open_attempt, person, stored_puzzle  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,10 +32,10 @@ SECRETS = ("SECRET_KEY", "PUZZLE_BANK_SECRET")
 
 
 def test_compose_declares_the_whole_platform():
-    assert set(SERVICES) == {"postgres", "redis", "migrate", "web", "nginx", "worker", "beat"}
-    for name in ("postgres", "redis", "web"):
+    assert set(SERVICES) == {"postgres", "redis", "migrate", "web", "nginx", "worker", "beat", "env"}
+    for name in ("postgres", "redis", "web", "env"):
         assert SERVICES[name]["healthcheck"]["test"], name
-    for name in ("migrate", "web", "worker"):
+    for name in ("migrate", "web", "worker", "env"):
         env = SERVICES[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
         assert env["DEBUG"] == "false"
@@ -47,7 +50,7 @@ def _required(value: str, name: str) -> bool:
 
 
 def test_compose_takes_its_secrets_from_the_env_file_and_refuses_to_start_without_them():
-    for name in ("migrate", "web", "worker"):
+    for name in ("migrate", "web", "worker", "env"):
         env = SERVICES[name]["environment"]
         for secret in SECRETS:
             assert _required(env[secret], secret), (name, secret, env[secret])
@@ -78,33 +81,36 @@ def test_only_the_proxy_is_published_and_the_site_counts_it_as_a_hop():
     assert SERVICES["web"]["environment"]["SECRET_KEY"] == SERVICES["worker"]["environment"]["SECRET_KEY"]
 
 
-def test_web_and_workers_scale_out():
-    """`docker compose up --scale web=N --scale worker=M`: a replica cannot have a fixed name,
-    host port or hostname (the second would clash with the first)."""
-    for name in ("web", "worker"):
+def test_web_workers_and_environment_servers_scale_out():
+    """`docker compose up --scale web=N --scale worker=M --scale env=E`: a replica cannot have a
+    fixed name, host port or hostname (the second would clash with the first)."""
+    for name in ("web", "worker", "env"):
         service = SERVICES[name]
         assert not {"container_name", "ports", "hostname"} & set(service), name
         assert service.get("deploy", {}).get("replicas", 1) >= 1
     # What dies comes back (tests/faults/ kills web processes mid-attempt); the one-shot migrate does not.
-    for name in ("postgres", "redis", "web", "nginx", "worker", "beat"):
+    for name in ("postgres", "redis", "web", "nginx", "worker", "beat", "env"):
         assert SERVICES[name]["restart"] == "unless-stopped", name
     assert "restart" not in SERVICES["migrate"]
     # Each process's PostgreSQL pool covers its database threads, and the README's example scale
-    # (4 web processes, 2 workers of 2 processes each) fits PostgreSQL's default 100 connections.
+    # (4 web processes, 2 workers of 2 processes each), with 2 environment servers (each with its
+    # page server), fits PostgreSQL's default 100 connections.
     web, worker = SERVICES["web"]["environment"], SERVICES["worker"]["environment"]
+    environment = SERVICES["env"]["environment"]
     assert int(web["ARENA_DB_POOL_MAX"]) >= int(web["ASGI_THREADS"]) + 1
     concurrency = int(SERVICES["worker"]["command"][SERVICES["worker"]["command"].index("--concurrency") + 1])
-    assert 4 * int(web["ARENA_DB_POOL_MAX"]) + 2 * concurrency * int(worker["ARENA_DB_POOL_MAX"]) + 5 <= 100
-    for env in (web, worker):
+    workers = 2 * concurrency * int(worker["ARENA_DB_POOL_MAX"])
+    assert 4 * int(web["ARENA_DB_POOL_MAX"]) + workers + 2 * 2 * int(environment["ARENA_DB_POOL_MAX"]) + 5 <= 100
+    for env in (web, worker, environment):
         assert 0 <= int(env["ARENA_DB_POOL_MIN"]) <= int(env["ARENA_DB_POOL_MAX"])
 
 
 def test_every_service_built_here_runs_a_command_the_tests_run():
     """The services made from this repository's image are exactly the ones whose commands the
-    tests start (migrate, web, worker below; beat in tests/faults/test_gaps.py): a new one needs a
-    test of its own."""
+    tests start (migrate, web, worker and env below; beat in tests/faults/test_gaps.py): a new one
+    needs a test of its own."""
     built = {name for name, service in SERVICES.items() if service.get("build")}
-    assert built == {"migrate", "web", "worker", "beat"}
+    assert built == {"migrate", "web", "worker", "beat", "env"}
     assert all(SERVICES[name]["command"] for name in built)
 
 
@@ -173,6 +179,26 @@ def test_the_proxy_reaches_every_web_replica_without_sticky_sessions():
     server_block = _nginx_block(live, "server {")
     for location in ("location /ws/", "location / "):
         assert "proxy_pass http://arena_web" in _directives(_nginx_block(server_block, location))
+
+
+def test_the_proxy_sends_env_to_every_environment_server_with_sockets_upgraded():
+    """A trainer's base URL is http://host/env/<token>: nginx drops /env/ and any env replica takes
+    the session, pinned to it by its WebSocket (no affinity beyond the connection itself)."""
+    live = _live(NGINX_CONF)
+    upstream = _directives(_nginx_block(live, "upstream arena_env"))
+    (server,) = [d for d in upstream if d.startswith("server ")]
+    port = SERVICES["env"]["command"][SERVICES["env"]["command"].index("--port") + 1]
+    assert server.split()[1] == f"env:{port}" and "resolve" in server.split()[2:]
+    assert SERVICES["env"]["expose"] == [port]
+    assert any(d.startswith("zone arena_env ") for d in upstream) and "least_conn" in upstream
+    assert not {d.split()[0] for d in upstream} & {"ip_hash", "hash", "sticky"}
+    route = _directives(_nginx_block(_nginx_block(live, "server {"), "location /env/"))
+    assert "proxy_pass http://arena_env/" in route  # the trailing slash: /env/<token>/ws reaches /<token>/ws
+    assert "proxy_http_version 1.1" in route and "proxy_set_header Upgrade $http_upgrade" in route
+    assert "proxy_set_header Connection $connection_upgrade" in route
+    # The server closes an idle session itself, with its reason, before the proxy cuts the socket.
+    (read_timeout,) = [int(d.split()[1].rstrip("s")) for d in route if d.startswith("proxy_read_timeout ")]
+    assert read_timeout > IDLE_TIMEOUT_S
 
 
 def test_the_proxy_bounds_bodies_and_passes_sockets_and_the_client_on():
@@ -280,6 +306,68 @@ def test_web_service_serves_the_site_after_migrate(service_env):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_env_service_serves_the_protocol_to_a_token_after_migrate(service_env):
+    """The env service's command as composed (bound here to this host and a free port): healthy,
+    a trainer's token opens its endpoints and its WebSocket (openenv-core's client), a made-up one
+    nothing."""
+    from openenv.core import GenericEnvClient
+
+    _migrate(service_env)
+
+    def manage(*arguments: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", *arguments], cwd=ROOT, env=service_env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    manage(
+        "puzzles",
+        "generate",
+        "--split",
+        "train",
+        "--per-type",
+        "1",
+        "--types",
+        "Dice_Count",
+        "--seed",
+        "1",
+        "--workers",
+        "1",
+    )
+    made = manage("env", "token", "lab", "--datasets", "generated:1")
+    key = made.split()[-1]
+    port = _free_port()
+    command = _compose_command("env")
+    assert command[1:4] == ["manage.py", "env", "serve"]
+    command[command.index("--port") + 1] = str(port)
+    command[command.index("--host") + 1] = "127.0.0.1"
+    server = subprocess.Popen(command, cwd=ROOT, env=service_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        health = None
+        for _ in range(300):
+            try:
+                health = urllib.request.urlopen(f"{base}/health", timeout=5).read().decode()
+                break
+            except OSError:
+                assert server.poll() is None, server.stdout.read().decode()[-3000:]
+                time.sleep(0.2)
+        assert health == '{"status": "healthy"}'
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{base}/{'x' * 32}/schema", timeout=5)
+        assert refused.value.code == 403
+
+        async def state():
+            async with GenericEnvClient(base_url=f"{base}/{key}") as env:
+                return await env.state()
+
+        assert asyncio.run(state())["step_count"] == 0
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def _result(async_result, worker, timeout_s=120):
