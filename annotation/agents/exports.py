@@ -1,7 +1,7 @@
 """`agent export RUN OUT`: a run in the published client's output layout (docs/agents.md).
 
     OUT/run_summary.json                  every rollout that did not fail, as published
-    OUT/arena_run.json                    the run itself (model, server, protocol, settings...)
+    OUT/arena_run.json                    the run itself (model, server, protocol, settings, tokens...)
     OUT/<folder lower>/run_summary.json   the same for one type
     OUT/<folder lower>/<folder>_<id stem>/[rollout_<n>/]
         summary.json, metafile.json, sft_data.json, screenshots/screenshot_step_<n>.png
@@ -32,6 +32,7 @@ from typing import Any
 
 from annotation.agents.protocols.base import first_text
 from annotation.agents.published import id_stem, puzzle_file_id, type_folder
+from annotation.agents.runs import run_tokens
 from annotation.agents.trajectories import readable, screenshot_path, screenshot_steps, stored_turns
 from annotation.models import AgentRun, Rollout, Turn
 from puzzles.contained import Refused, output_path, safe_name
@@ -297,6 +298,7 @@ def _run_record(run: AgentRun) -> dict:
         "split": run.split,
         "rollouts_per_puzzle": run.rollouts_per_puzzle,
         "settings": run.settings,
+        **run_tokens(run),
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
     }

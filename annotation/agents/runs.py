@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from annotation.agents.browser import NotSubmitted, on_pages, wait_submitted
@@ -83,6 +84,12 @@ def run_create(
             Rollout(run=run, puzzle_id=puzzle, index=index) for puzzle in puzzle_ids for index in range(rollouts)
         )
     return run
+
+
+def run_tokens(run: AgentRun) -> dict[str, int]:
+    """The tokens a run spent, over all its rollouts (a failed one's turns were paid for too)."""
+    totals = run.rollouts.aggregate(tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"))
+    return {key: value or 0 for key, value in totals.items()}
 
 
 @dataclass

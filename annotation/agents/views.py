@@ -9,6 +9,7 @@ import json
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, render
 
+from annotation.agents.runs import run_tokens
 from annotation.agents.trajectories import readable, screenshot_path, screenshot_steps, stored_turns
 from annotation.models import AgentRun, Rollout
 from arena_site.staff import staff_required
@@ -29,6 +30,7 @@ def run(request, run_id: int):
     context = {
         "run": agent_run,
         "counts": agent_run.counts(),
+        "tokens": run_tokens(agent_run),
         "rollouts": rollouts,
         "settings": json.dumps(agent_run.settings, indent=2, ensure_ascii=False),
     }

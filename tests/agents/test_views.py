@@ -1,6 +1,7 @@
 """The staff's trajectory pages: a rollout replayed turn by turn, screenshots for staff only."""
 
 import io
+import json
 import re
 
 import pytest
@@ -103,3 +104,18 @@ def staff_missing(rollout):
     client = Client()
     client.force_login(get_user_model().objects.create_user("admin2", is_staff=True))
     return client.get(f"/agents/rollouts/{rollout.pk}/screenshots/9.png")
+
+
+def test_a_run_shows_and_exports_its_token_totals(rollout, tmp_path):
+    from annotation.agents.exports import run_export
+
+    run = rollout.run
+    Rollout.objects.filter(pk=rollout.pk).update(tokens_in=940, tokens_out=55)
+    Rollout.objects.create(
+        run=run, puzzle=rollout.puzzle, index=1, status="failed", reason="model server", tokens_in=60, tokens_out=5
+    )
+    page = staff().get(f"/agents/runs/{run.pk}/").content.decode()
+    assert "<dt>Tokens</dt><dd>1000 in, 60 out" in page
+    run_export(run, tmp_path / "out")
+    record = json.loads((tmp_path / "out" / "arena_run.json").read_text())
+    assert (record["tokens_in"], record["tokens_out"]) == (1000, 60)
