@@ -47,18 +47,20 @@ def episode_begin(*, token: EnvToken, params: ResetParams) -> Begun:
     participant = run.participant
     assert participant is not None  # every environment run is made with its participant
     with transaction.atomic():
-        AgentRun.objects.select_for_update().filter(pk=run.pk).get()  # one rollout index at a time
-        index = Rollout.objects.filter(run=run, puzzle=puzzle).count()
+        # One episode at a time numbers its rollout and extends the run: from the row as locked,
+        # since another session's episode may have changed it since `run` was read.
+        locked = AgentRun.objects.select_for_update().get(pk=run.pk)
+        index = Rollout.objects.filter(run=locked, puzzle=puzzle).count()
         attempt = attempt_start(participant=participant, puzzle=puzzle)
         rollout = Rollout.objects.create(
-            run=run, puzzle=puzzle, index=index, attempt=attempt, started_at=timezone.now()
+            run=locked, puzzle=puzzle, index=index, attempt=attempt, started_at=timezone.now()
         )
         forget(rollout)  # screenshots a rollout of this id left in PRIVATE_ROOT (another database's)
-        if puzzle.pk not in run.puzzles or index >= run.rollouts_per_puzzle:
+        if puzzle.pk not in locked.puzzles or index >= locked.rollouts_per_puzzle:
             # k is the most rollouts a puzzle has: exports give each its own rollout_<n> folder.
-            run.puzzles = run.puzzles if puzzle.pk in run.puzzles else [*run.puzzles, puzzle.pk]
-            run.rollouts_per_puzzle = max(run.rollouts_per_puzzle, index + 1)
-            run.save(update_fields=["puzzles", "rollouts_per_puzzle"])
+            locked.puzzles = locked.puzzles if puzzle.pk in locked.puzzles else [*locked.puzzles, puzzle.pk]
+            locked.rollouts_per_puzzle = max(locked.rollouts_per_puzzle, index + 1)
+            locked.save(update_fields=["puzzles", "rollouts_per_puzzle"])
     return Begun(
         rollout.pk, attempt.uid, participant.user, puzzle.uid, puzzle.type, puzzle.dataset, puzzle.split, run.name
     )
