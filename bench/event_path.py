@@ -187,8 +187,10 @@ async def stream(base: str, attempt, session: str, seconds: float, stats: dict):
         delay = MIN_DELAY_S
         while True:
             try:
+                tried = time.perf_counter()
                 opened = websockets.connect(url, additional_headers=headers, max_queue=None, open_timeout=10)
                 async with opened as socket:
+                    stats["handshake_ms"].append((time.perf_counter() - tried) * 1000)
                     link.update(socket=socket, sent=link["acked"])
                     await send_window()
                     async for raw in socket:
@@ -315,6 +317,7 @@ def run_streams(args, base: str, pids: list[int], sockets: int, proxies: list[in
     stats = {
         "latencies": [],
         "client_lag": [],
+        "handshake_ms": [],  # from the client's connect to the socket open, each handshake that succeeded
         "sent": 0,
         "errors": 0,
         "unacked": 0,
@@ -344,6 +347,9 @@ def run_streams(args, base: str, pids: list[int], sockets: int, proxies: list[in
         "unacked": stats["unacked"],  # batches never acknowledged (a page would resend them)
         "errors": stats["errors"],
         "handshakes_failed": stats["refused"],  # tried again after the page's back-off
+        "handshake_p50_ms": round(statistics.median(stats["handshake_ms"]), 1) if stats["handshake_ms"] else None,
+        "handshake_p99_ms": round(percentile(stats["handshake_ms"], 0.99), 1),
+        "handshake_max_ms": round(max(stats["handshake_ms"], default=float("nan")), 1),
         "reconnects": stats["reconnects"],
         "closed": {str(k): v for k, v in stats["closed"].items() if k not in (1000, None)},
         "events_per_s": round(stored / elapsed),
@@ -387,6 +393,10 @@ def main() -> None:
                 f"batches unacknowledged {figures['unacked']}, errors {figures['errors']}, "
                 f"closed by the server {figures['closed'] or 'none'}, handshakes failed "
                 f"{figures['handshakes_failed']}, reconnects {figures['reconnects']}"
+            )
+            print(
+                f"  handshakes accepted: p50 {figures['handshake_p50_ms']} ms, p99 {figures['handshake_p99_ms']} ms, "
+                f"slowest {figures['handshake_max_ms']} ms (daphne drops one not accepted within 5 s)"
             )
             print(f"  sustained {figures['events_per_s']} events/s stored")
             print(
