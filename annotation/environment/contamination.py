@@ -44,5 +44,6 @@ def trained_on(puzzle_ids: list[int]) -> dict[int, TrainedOn]:
 
 def run_contamination(run: AgentRun) -> tuple[int, dict[int, TrainedOn]]:
     """An evaluation run's puzzle count and those of its puzzles trained on, before or during it."""
-    puzzle_ids = list(run.rollouts.values_list("puzzle_id", flat=True).distinct())
+    # order_by(): the default ordering (run, puzzle, index) would join the DISTINCT, one row a rollout.
+    puzzle_ids = list(run.rollouts.order_by().values_list("puzzle_id", flat=True).distinct())
     return len(puzzle_ids), trained_on(puzzle_ids)

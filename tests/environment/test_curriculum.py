@@ -75,8 +75,9 @@ def test_env_trained_names_an_evaluation_s_puzzles_that_a_trainer_played(three, 
     token = EnvToken.objects.get()
     episode_begin(token=token, params=reset_params({"puzzle": three["Bingo"].uid, "checkpoint": "step-5"}))
     evaluation = AgentRun.objects.create(name="eval")
-    for index, kind in enumerate(("Bingo", "Dice_Count")):
-        Rollout.objects.create(run=evaluation, puzzle=three[kind], index=index)
+    for kind in ("Bingo", "Dice_Count"):  # k=2: two rollouts of each puzzle, counted once
+        for index in range(2):
+            Rollout.objects.create(run=evaluation, puzzle=three[kind], index=index)
     call_command("env", "trained", "eval")
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{three['Bingo'].uid}  trained on since ") and out[0].endswith("by env trainer: step-5")
