@@ -10,9 +10,13 @@ const CONNECT_TIMEOUT_MS = 4000;
 // An open socket that acknowledges nothing for this long is dead (a black hole, a stalled proxy):
 // the page beats every second, so a live server always has something to acknowledge.
 const ACK_TIMEOUT_MS = 4000;
-// Batches in flight on a socket beyond the acknowledged one: after a long outage a page holds
+// Batches in flight on a socket (sent, not yet answered): after a long outage a page holds
 // hundreds; sent all at once they overran the server's inbox before any ack came back.
 const WINDOW = 32;
+// The server answers every batch once: with an ack (the contiguous one, which stays at a gap's
+// edge while a batch before it is missing), or with one of these errors alone. Other errors (a
+// refused batch's number, the attempt's limit) come beside the batch's ack.
+const ANSWERED_ALONE = new Set(["closed", "seq_conflict"]);
 const POST_TIMEOUT_MS = 5000; // one fallback request; a hung one must not stop the fallback
 const POST_MIN_DELAY = 1000; // fallback retries: 1 s, doubling to 8 s
 const BEACON_CHUNK = 100; // events per batch cut at pagehide: beacons have a small byte quota
@@ -124,6 +128,7 @@ export class Transport {
     this.mode = "ws";
     this.failures = 0; // sockets in a row that never answered
     this.sent = this.acked; // the highest seq sent on the current socket
+    this.inFlight = 0; // batches sent on the current socket and not yet answered
     this.delay = MIN_DELAY;
     this.posted = this.acked; // HTTP: highest seq posted since the last failure
     this.retryAt = 0;
@@ -278,7 +283,7 @@ export class Transport {
       clearTimeout(timer);
       // Open is not yet alive: the back-off, the fallback and the failure count wait for the
       // first frame that comes back (receive). The unacknowledged batches go a window at a time.
-      Object.assign(this, { sent: this.acked, waitingSince: null });
+      Object.assign(this, { sent: this.acked, inFlight: 0, waitingSince: null });
       this.sendWindow();
     };
     ws.onmessage = (m) => {
@@ -286,7 +291,7 @@ export class Transport {
         heard = true;
         this.socketAlive();
       }
-      this.receive(m.data);
+      this.receive(m.data, this.socket === ws);
     };
     ws.onclose = () => {
       clearTimeout(timer);
@@ -319,28 +324,36 @@ export class Transport {
   }
 
   /** Send the unacknowledged batches not yet sent on this socket, while fewer than WINDOW are in
-   *  flight; the acks that come back open the window again. Closed: they wait for the next open. */
+   *  flight; each answer opens the window again. In flight counts answers, not the ack's number:
+   *  behind a batch the server never got, every later batch is acked at the gap's edge, and
+   *  counting by number kept them in flight for good (the submit never left). Closed: they wait
+   *  for the next open. */
   sendWindow() {
     if (!this.connected) return;
-    let inFlight = this.unacked.filter((batch) => batch.seq <= this.sent).length;
     for (const batch of this.unacked) {
-      if (inFlight >= WINDOW) break;
+      if (this.inFlight >= WINDOW) break;
       if (batch.seq <= this.sent) continue;
       this.socket.send(JSON.stringify(batch));
       this.sent = batch.seq;
-      inFlight += 1;
+      this.inFlight += 1;
       this.waitingSince ??= Date.now();
     }
   }
 
-  receive(text) {
+  /** Frames from a socket; `current` when from the socket now in use (an older one's answers
+   *  say nothing of what is in flight on it). */
+  receive(text, current = true) {
     let frames;
     try {
       frames = JSON.parse(text);
     } catch {
       return console.warn("arena: unreadable frame", text);
     }
-    [].concat(frames).forEach((frame) => this.handle(frame));
+    [].concat(frames).forEach((frame) => {
+      const answer = frame.type === "ack" || (frame.type === "error" && (ANSWERED_ALONE.has(frame.code) || frame.seq == null));
+      if (current && answer) this.inFlight = Math.max(0, this.inFlight - 1);
+      this.handle(frame);
+    });
   }
 
   handle(frame) {
