@@ -4,7 +4,8 @@
     OUT/arena_run.json                    the run itself (model, server, protocol, settings, tokens...)
     OUT/<folder lower>/run_summary.json   the same for one type
     OUT/<folder lower>/<folder>_<id stem>/[rollout_<n>/]
-        summary.json, metafile.json, sft_data.json, screenshots/screenshot_step_<n>.png
+        summary.json, metafile.json, sft_data.json, summary.md, trajectory.jsonl,
+        screenshots/screenshot_step_<n>.png
         arena_turns.json                  every turn as stored (request, reply, calls, tokens)
 
 <folder> is the published type folder (Bingo_200), <id stem> the puzzle's published id without
@@ -30,8 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from annotation.agents.episode import MAX_STEPS
 from annotation.agents.protocols.base import first_text
-from annotation.agents.published import id_stem, puzzle_file_id, type_folder
+from annotation.agents.published import DEFAULT_PAGE, id_stem, page_url, puzzle_file_id, type_folder
+from annotation.agents.published_files import (
+    Page,
+    ended_by_submission,
+    feedback_text,
+    summary_md,
+    trajectory_events,
+    trajectory_jsonl,
+    verdict_turn_text,
+)
 from annotation.agents.runs import run_tokens
 from annotation.agents.trajectories import readable, screenshot_path, screenshot_steps, stored_turns
 from annotation.models import AgentRun, Rollout, Turn
@@ -50,7 +61,7 @@ class Exported:
 def run_export(run: AgentRun, out: Path) -> Exported:
     """Write the run under out: how many rollouts were written, and those left out with why."""
     out.mkdir(parents=True, exist_ok=True)
-    names: dict[int, tuple[str, str]] = {}
+    names: dict[int, tuple[str, str, str]] = {}
     entries: list[dict[str, Any]] = []
     problems: list[tuple[str, str]] = []
     written = 0
@@ -61,13 +72,14 @@ def run_export(run: AgentRun, out: Path) -> Exported:
     )
     for rollout in rollouts:
         if rollout.puzzle_id not in names:
-            names[rollout.puzzle_id] = (type_folder(rollout.puzzle), id_stem(puzzle_file_id(rollout.puzzle)))
-        folder, stem = names[rollout.puzzle_id]
+            file_id = puzzle_file_id(rollout.puzzle)
+            names[rollout.puzzle_id] = (type_folder(rollout.puzzle), file_id, id_stem(file_id))
+        folder, file_id, stem = names[rollout.puzzle_id]
         parts = [folder.lower(), f"{folder}_{stem}"]
         if run.rollouts_per_puzzle > 1:
             parts.append(f"rollout_{rollout.index + 1}")
         try:
-            summary = _write_rollout(run, rollout, out, parts, folder, stem)
+            summary = _write_rollout(run, rollout, out, parts, folder, file_id)
         except Refused as error:
             problems.append((f"rollout {rollout.pk} ({'/'.join(parts)[:200]!r})", str(error)))
             continue
@@ -82,10 +94,12 @@ def run_export(run: AgentRun, out: Path) -> Exported:
     return Exported(written, problems)
 
 
-def _write_rollout(run: AgentRun, rollout: Rollout, out: Path, parts: list[str], folder: str, stem: str) -> dict | None:
+def _write_rollout(
+    run: AgentRun, rollout: Rollout, out: Path, parts: list[str], folder: str, file_id: str
+) -> dict | None:
     """One rollout's files in out/parts; returns its run_summary entry (None for a failed rollout).
     Refused, before anything is written, when its id is no file name or a stored turn is unreadable."""
-    safe_name(stem, what="puzzle id")
+    stem = safe_name(id_stem(file_id), what="puzzle id")
     turns = stored_turns(rollout.pk)
     readings = [_reading(turn) for turn in turns]
     place = output_path(out, *parts)
@@ -115,6 +129,31 @@ def _write_rollout(run: AgentRun, rollout: Rollout, out: Path, parts: list[str],
     )
     task_id = f"{folder}_{stem}"
     write_json(place / "sft_data.json", _sft_data(rollout, readings, task_id, folder, summary["reward"]))
+    write_text(
+        place / "summary.md",
+        summary_md(
+            folder=folder,
+            stem=stem,
+            prompt=summary["prompt"],
+            submitted=summary["submitted"],
+            correct=summary["correct"],
+            steps=steps,
+            status=summary["status"],
+        ),
+    )
+    page = Page(
+        url=page_url(run.settings.get("prompt", {}).get("page") or DEFAULT_PAGE, folder, file_id),
+        folder=folder,
+        file_id=file_id,
+        stem=stem,
+        puzzle_type=rollout.puzzle.type,
+        prompt=summary["prompt"],
+        correct=bool(rollout.correct),
+    )
+    events = trajectory_events(
+        rollout, turns, readings, page=page, model=run.model, max_steps=run.settings.get("max_steps", MAX_STEPS)
+    )
+    write_text(place / "trajectory.jsonl", trajectory_jsonl(events))
     return {key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")} | {
         "task_id": task_id
     }
@@ -222,6 +261,11 @@ def _sft_data(rollout: Rollout, readings: list[Reading], task_id: str, folder: s
             conversation.append({"role": "assistant", "content": f"<think>{reasoning}</think>\n{action}"})
             if call.get("screenshot") is not None:
                 conversation.append(sft_user(call["screenshot"], _sft_text(call)))
+    executed = [call for _, calls in readings for call in calls if not call.get("error")]
+    if ended_by_submission(rollout) and executed and executed[-1].get("screenshot") is not None:
+        # At submit detection the client's last user turn carries the page's verdict instead.
+        verdict = feedback_text(rollout.puzzle.type, bool(rollout.correct))
+        conversation[-1] = sft_user(executed[-1]["screenshot"], verdict_turn_text(executed[-1]["result"], verdict))
     return {
         "id": task_id,
         "puzzle_type": folder,
@@ -255,20 +299,29 @@ def _write_summaries(run: AgentRun, out: Path, entries: list[dict]) -> None:
     for entry in entries:
         by_type[entry["puzzle_type"]].append(entry)
     for folder, rows in by_type.items():
-        summary = {**run_summary(agent, rows), "puzzle_type": folder}
+        summary = run_summary(agent, rows, mode="per_puzzle", puzzle_type=folder)
         write_json(output_path(out, folder.lower(), "run_summary.json"), summary)
 
 
 SUMMARY_KEYS = ("task_id", "puzzle_type", "submitted", "correct", "reward", "status")
 
 
-def run_summary(agent: str, entries: list[dict], mode: str | None = None, extra: tuple[str, ...] = ()) -> dict:
-    """run_summary.json over the entries, each listed with SUMMARY_KEYS and the extra keys."""
+def run_summary(
+    agent: str,
+    entries: list[dict],
+    mode: str | None = None,
+    extra: tuple[str, ...] = (),
+    puzzle_type: str | None = None,
+) -> dict:
+    """run_summary.json over the entries, each listed with SUMMARY_KEYS and the extra keys (a type's
+    names its puzzle_type after the mode, as published)."""
     submitted = sum(e["submitted"] for e in entries)
     correct = sum(e["correct"] for e in entries)
     summary: dict[str, Any] = {"benchmark": BENCHMARK, "agent": agent}
     if mode:
         summary["mode"] = mode
+    if puzzle_type:
+        summary["puzzle_type"] = puzzle_type
     return summary | {
         "total_puzzles": len(entries),
         "total_submitted": submitted,
@@ -334,8 +387,12 @@ def _turn_record(turn: Turn) -> dict:
 
 def write_json(path: Path, data: Any) -> None:
     """data as indented UTF-8 JSON at path; a symbolic link there is refused, never written through."""
+    write_text(path, json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def write_text(path: Path, text: str) -> None:
+    """text as UTF-8 at path; a symbolic link there is refused, never written through."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, ensure_ascii=False, indent=2)
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666)
     except OSError as error:
