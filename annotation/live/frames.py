@@ -18,7 +18,8 @@ from typing import Any
 MAX_FRAME_BYTES = 256 * 1024
 MAX_EVENTS = 500
 MAX_SEQ = 10**9
-MAX_TEXT = 64
+MAX_TEXT = 64  # an act.type's text (the text box's limit)
+MAX_KEY_TEXT = 32  # a key's `key` and `code`, an input's `input_type`
 # A batch is three levels deep (frame, event list, event); anything deeper is refused before it
 # is looked at, and JSON deep enough to exhaust the parser's recursion is refused too.
 MAX_JSON_DEPTH = 8
@@ -211,9 +212,9 @@ KINDS: dict[str, dict[str, Check]] = {
     "pointercancel": {"x": _stage, "y": _stage, "button": _button, "pointer": _pointer},
     "pointermove": {"x": _stage, "y": _stage, "pointer": _pointer},
     "click": {"x": _stage, "y": _stage, "button": _button},
-    "keydown": {"key": _text(32), "code": _text(32)},
-    "keyup": {"key": _text(32), "code": _text(32)},
-    "input": {"input_type": _text(32)},
+    "keydown": {"key": _text(MAX_KEY_TEXT), "code": _text(MAX_KEY_TEXT)},
+    "keyup": {"key": _text(MAX_KEY_TEXT), "code": _text(MAX_KEY_TEXT)},
+    "input": {"input_type": _text(MAX_KEY_TEXT)},
     "wheel": {"x": _stage, "y": _stage, "dx": _number(-1e6, 1e6), "dy": _number(-1e6, 1e6)},
     "visibilitychange": {"state": _choice("hidden", "visible")},
     "focus": {},

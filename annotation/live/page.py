@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.live.attempts import attempt_on_screen_ms
-from annotation.live.frames import BEAT_MS, MAX_TEXT
+from annotation.live.frames import BEAT_MS, MAX_EVENTS, MAX_KEY_TEXT, MAX_TEXT
 from annotation.live.intake import shows_verdict
 from annotation.models import Attempt, Enrollment, Flag, Participant
 from annotation.url_templates import url_template
-from puzzles.layout import LayoutData
+from puzzles.layout import STAGE_H, STAGE_W, LayoutData, StageSize
 from puzzles.registry import get_type
 from puzzles.types.contract import PublicData, Widget
 
@@ -75,7 +75,9 @@ class PageData(TypedDict):
     events_url: str
     flag_url: str
     flag_reasons: list[list[str]]  # [[value, label], ...]
-    text_max: int
+    text_max: int  # the longest text an act.type may carry
+    key_max: int  # the longest key, code or input_type a raw event may carry
+    batch_max: int  # the most events in one batch
     beat_ms: int  # the heartbeat while the page is visible
     play_url: str
     play_data_url: str
@@ -85,6 +87,16 @@ class PageData(TypedDict):
     acked: int
     study: NotRequired[StudyBar]  # in a study only
     piece: NotRequired[PieceData]  # drag widget only
+
+
+class DeviceCheckData(TypedDict):
+    """What the join page's device check is given: the size of the page the puzzles scale."""
+
+    stage: StageSize
+
+
+def device_check_data() -> DeviceCheckData:
+    return {"stage": {"w": STAGE_W, "h": STAGE_H}}
 
 
 def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
@@ -108,6 +120,8 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
         "flag_url": reverse("annotation:flag", args=[attempt.uid]),
         "flag_reasons": [[value, label] for value, label in Flag.Reason.choices],
         "text_max": MAX_TEXT,
+        "key_max": MAX_KEY_TEXT,
+        "batch_max": MAX_EVENTS,
         "beat_ms": BEAT_MS,
         # For moving on in place: another attempt's page and data, "{uid}" filled in by the page.
         "play_url": url_template("annotation:play", uid="str"),

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.live.attempts import attempt_for, attempt_serve, attempt_start, participant_for_user
-from annotation.live.page import attempt_page_data
+from annotation.live.page import attempt_page_data, device_check_data
 from annotation.models import Study
 from annotation.studies.preview import preview_bar, preview_holds, preview_next, preview_start
 from annotation.studies.setup import consent_paragraphs
@@ -32,6 +32,7 @@ def study_preview(request, study_id: int):
         "practice_count": study.practice.count(),
         "total": study.puzzles_total(),
         "paragraphs": consent_paragraphs(study),
+        "device_check": device_check_data(),
     }
     return render(request, "annotation/study_join.html", context)
 

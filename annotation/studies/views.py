@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation.live.attempts import attempts_pause
+from annotation.live.page import device_check_data
 from annotation.models import Enrollment, Study
 from annotation.studies.access import (
     RESUME_COOKIE_DAYS,
@@ -74,6 +75,7 @@ def _invite_page(request, study: Study, crowd: dict, *, returning: bool, full: b
         "practice_count": study.practice.count(),
         "total": study.puzzles_total(),  # as the progress bar counts them: gold included
         "paragraphs": consent_paragraphs(study),
+        "device_check": device_check_data(),
     }
     return render(request, "annotation/study_join.html", context, status=status)
 

@@ -1,6 +1,7 @@
 // The join page's device check (as jsPsych's browser-check): can this window show the puzzles
-// large enough to read? The puzzle page shows the published 1280x1080 page scaled to the window,
-// or on a small window the puzzle alone (stage.js fitStage, puzzleRegion); this computes the scale a
+// large enough to read? The puzzle page shows the published page (its size comes in the data the
+// server renders beside this script, #device-check-data) scaled to the window, or on a small
+// window the puzzle alone (stage.js fitStage, puzzleRegion); this computes the scale a
 // typical puzzle would get here, below the chrome, and says what to do about a small one.
 import { READABLE_SCALE as READABLE } from "./stage.js";
 
@@ -9,11 +10,12 @@ const TYPICAL_PUZZLE = { w: 700, h: 600 }; // most puzzles with their controls a
 const TOO_SMALL = 0.3; // below this the text is under 5 px: the study cannot be done here
 
 const box = document.getElementById("device-check");
+const { stage } = JSON.parse(document.getElementById("device-check-data")?.textContent || "null") || {};
 const start = document.querySelector("form button[type=submit]");
 
 function scaleHere() {
   const w = document.documentElement.clientWidth, h = document.documentElement.clientHeight - CHROME_H;
-  const whole = Math.min(w / 1280, h / 1080);
+  const whole = Math.min(w / stage.w, h / stage.h);
   const puzzle = Math.min(w / TYPICAL_PUZZLE.w, h / TYPICAL_PUZZLE.h);
   return Math.max(whole, puzzle);
 }
@@ -39,7 +41,7 @@ function check() {
   if (start) start.disabled = state === "blocked";
 }
 
-if (box) {
+if (box && stage) {
   check();
   addEventListener("resize", check);
 }

@@ -2,7 +2,6 @@
 // batches, sent over a WebSocket (or the HTTP fallback) and kept until acknowledged.
 import { toStage, round2 } from "./stage.js";
 
-const MAX_BATCH = 500;
 const FLUSH_MS = 100;
 const MIN_DELAY = 500;
 const MAX_DELAY = 8000;
@@ -52,15 +51,17 @@ export function focusedNow(stage) {
 }
 
 /** Listen for raw events and push them; `fit` re-scales the stage and returns the scale. While the
- *  page is visible a `beat` goes out every beatMs, so the server can tell silence from looking. */
-export function capture(stage, push, fit, beatMs) {
+ *  page is visible a `beat` goes out every `beat_ms` of the page data, so the server can tell
+ *  silence from looking; key names are cut to its `key_max`, as the server accepts them. */
+export function capture(stage, push, fit, { beat_ms: beatMs, key_max: keyMax }) {
+  const cut = (text) => String(text ?? "").slice(0, keyMax);
   const at = (e) => {
     const p = toStage(stage, e.clientX, e.clientY);
     return { x: round2(p.x), y: round2(p.y) };
   };
   const pointer = (e) => (POINTERS.has(e.pointerType) ? e.pointerType : "mouse");
   const button = (e) => Math.min(4, Math.max(0, e.button | 0));
-  const key = (e) => ({ k: e.type, t: stamp(e), key: String(e.key ?? "").slice(0, 32), code: String(e.code ?? "").slice(0, 32) });
+  const key = (e) => ({ k: e.type, t: stamp(e), key: cut(e.key), code: cut(e.code) });
   const press = (e) => ({ k: e.type, t: stamp(e), ...at(e), button: button(e), pointer: pointer(e) });
   const samples = (e) => {
     const list = e.getCoalescedEvents ? e.getCoalescedEvents() : [];
@@ -75,7 +76,7 @@ export function capture(stage, push, fit, beatMs) {
     keydown: key,
     keyup: key,
     // Typing without keys (paste from a menu, dictation) still leaves an input event.
-    input: (e) => ({ k: "input", t: stamp(e), input_type: String(e.inputType ?? "").slice(0, 32) }),
+    input: (e) => ({ k: "input", t: stamp(e), input_type: cut(e.inputType) }),
     wheel: (e) => ({ k: "wheel", t: stamp(e), ...at(e), dx: round2(e.deltaX), dy: round2(e.deltaY) }),
     resize: (e) => ({ k: "resize", t: stamp(e), w: innerWidth, h: innerHeight, scale: fit() }),
     // An element took the focus (a Tab, a press): which control a key that follows acts on.
@@ -239,7 +240,7 @@ export class Transport {
     }
   }
 
-  flush(chunk = MAX_BATCH) {
+  flush(chunk = this.data.batch_max) {
     const made = this.queue.length > 0;
     while (this.queue.length) {
       this.unacked.push({ type: "batch", seq: this.nextSeq++, events: this.queue.splice(0, chunk) });

@@ -126,7 +126,7 @@ function mount(data, asked = 0) {
   if (data.submitted) {
     showSubmitted(null);
   } else {
-    stopCapture = capture(ui.stage, (event) => transport.push(event), fit, data.beat_ms);
+    stopCapture = capture(ui.stage, (event) => transport.push(event), fit, data);
     const state = document.visibilityState === "hidden" ? "hidden" : "visible"; // opened in a background tab?
     transport.push({ k: "load", t: now(), w: innerWidth, h: innerHeight, scale: fit(), state });
     const focused = focusedNow(ui.stage); // the text box, focused on load before capture listened

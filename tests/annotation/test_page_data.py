@@ -1,14 +1,18 @@
 """The live page's data (annotation.live.page.PageData) against what attempt_page_data returns."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from django.test import Client
 
+from annotation.live.frames import MAX_EVENTS, MAX_KEY_TEXT, MAX_TEXT
 from annotation.live.page import PageData, attempt_page_data
 from annotation.models import Attempt
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
+from puzzles.layout import STAGE_H, STAGE_W
 from tests.puzzles.test_contract import shape_problems
 
 from .conftest import submit_answer
@@ -68,3 +72,52 @@ def test_the_stats_bar_counts_the_participants_answers_and_practice_apart(verifi
         bars.append((step.attempt.purpose, data["stats"]["total"]))
         submit_answer(Attempt.objects.get(pk=step.attempt.pk))
     assert bars == [("practice", 0), ("practice", 1), ("scored", 0), ("scored", 1)]
+
+
+# --- the page's sizes and limits come from the page data, never from a copy in the scripts -----
+ARENA_JS = Path(__file__).resolve().parents[2] / "static" / "arena"
+PAGE_SCRIPTS = ("play.js", "stage.js", "widgets.js", "events.js", "device.js")
+# The server's numbers the page obeys, by where the page reads them.
+SERVER_NUMBERS = {
+    "layout.stage.w / device_check.stage.w": STAGE_W,
+    "layout.stage.h / device_check.stage.h": STAGE_H,
+    "batch_max": MAX_EVENTS,
+    "key_max": MAX_KEY_TEXT,
+    "text_max": MAX_TEXT,
+}
+# The page's own constants that happen to share a value with one of them (no copy of it).
+OWN_CONSTANTS = re.compile(r"^const (WINDOW|MIN_DELAY) = \d+;")
+
+
+def script_code(name: str) -> list[str]:
+    """The script's lines with its comments blanked (a comment may name a size; code may not)."""
+    source = re.sub(r"/\*.*?\*/", "", (ARENA_JS / name).read_text(encoding="utf-8"), flags=re.S)
+    return [re.sub(r"(^|\s)//.*$", "", line) for line in source.splitlines()]
+
+
+@pytest.mark.parametrize("name", PAGE_SCRIPTS)
+def test_the_page_scripts_hold_no_copy_of_the_servers_sizes_and_limits(name):
+    copies = [
+        f"{name}:{number}: {line.strip()} (read {key} from the page data)"
+        for number, line in enumerate(script_code(name), start=1)
+        if not OWN_CONSTANTS.match(line.strip())
+        for key, value in SERVER_NUMBERS.items()
+        if re.search(rf"(?<![\w.]){value}(?![\w.])", line)
+    ]
+    assert not copies, "\n".join(copies)
+
+
+def test_the_page_data_carries_the_limits_the_server_enforces(open_attempt):
+    attempt, _ = open_attempt("Dice_Count")
+    data = attempt_page_data(attempt=attempt, csrf_token="token")
+    assert (data["batch_max"], data["key_max"], data["text_max"]) == (MAX_EVENTS, MAX_KEY_TEXT, MAX_TEXT)
+    assert data["layout"]["stage"] == {"w": STAGE_W, "h": STAGE_H}
+
+
+def test_the_join_page_gives_the_device_check_the_stage_size(verified):
+    verified(types=("Dice_Count",), per_type=1)
+    study = study_create(name="s", split="test", puzzles_per_annotator=1)
+    page = Client().get(f"/s/{study.token}/").content.decode()
+    found = re.search(r'<script id="device-check-data" type="application/json">(.*?)</script>', page)
+    assert found, "no device-check-data on the join page"
+    assert json.loads(found.group(1)) == {"stage": {"w": STAGE_W, "h": STAGE_H}}

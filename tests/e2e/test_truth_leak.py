@@ -21,6 +21,8 @@ PAGE_DATA_KEYS = {
     "images",
     "flag_reasons",
     "text_max",
+    "key_max",
+    "batch_max",
     "beat_ms",
     "play_url",
     "play_data_url",
