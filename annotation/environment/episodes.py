@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from annotation.agents.trajectories import forget
@@ -88,21 +88,21 @@ def _draw(token: EnvToken, params: ResetParams) -> Puzzle:
             raise BadRequest(str(error)) from None
     if params.verified_only:
         pool = pool.filter(status=Puzzle.Status.VERIFIED)
-    ids = _curriculum(list(pool.order_by("pk").values_list("pk", flat=True)), params)
+    ids = _curriculum(token, list(pool.order_by("pk").values_list("pk", flat=True)), params)
     if not ids:
         raise BadRequest("no puzzle matches this reset's pool and curriculum")
     chooser = random.Random(params.seed) if params.seed is not None else random.SystemRandom()
     return Puzzle.objects.get(pk=chooser.choice(ids))
 
 
-def _curriculum(ids: list[int], params: ResetParams) -> list[int]:
+def _curriculum(token: EnvToken, ids: list[int], params: ResetParams) -> list[int]:
     """The pool's puzzles that pass the reset's curriculum filters, in the pool's order."""
     if params.human_pass_min is not None or params.human_pass_max is not None:
         rates = human_pass_rates(ids)
         low, high = params.human_pass_min or 0.0, 1.0 if params.human_pass_max is None else params.human_pass_max
         ids = [pk for pk in ids if pk in rates and low <= rates[pk] <= high]
     if params.mined_from:
-        kept = mined(params.mined_from, params.mined_last)
+        kept = mined(token, params.mined_from, params.mined_last)
         ids = [pk for pk in ids if pk in kept]
     return ids
 
@@ -122,12 +122,15 @@ def human_pass_rates(ids: list[int]) -> dict[int, float]:
     return {row["puzzle_id"]: row["correct"] / row["total"] for row in rows}
 
 
-def mined(run_name: str, last: int) -> set[int]:
-    """Qwen-CUA's mining rule over a run: the puzzles solved at least once, but not every time, in
-    their last `last` rollouts that ended (failed ones are no evidence either way)."""
-    run = AgentRun.objects.filter(name=run_name).first()
+def mined(token: EnvToken, run_name: str, last: int) -> set[int]:
+    """Qwen-CUA's mining rule over one of the token's own runs: the puzzles solved at least once,
+    but not every time, in their last `last` rollouts that ended (failed ones are no evidence).
+
+    Only the token's runs: another client's, or an evaluation's, would tell this one which puzzles
+    they solve; and one answer for "none" and "not yours", so names cannot be probed either."""
+    run = _runs_of(token).filter(name=run_name).first()
     if run is None:
-        raise BadRequest(f"no run named {run_name!r} to mine")
+        raise BadRequest(f"this token has no run named {run_name!r} to mine")
     ended = run.rollouts.filter(status__in=(Rollout.Status.DONE, Rollout.Status.NO_ACTION))
     outcomes: dict[int, list[bool]] = {}
     for puzzle_id, correct in ended.order_by("-finished_at", "-pk").values_list("puzzle_id", "correct"):
@@ -146,12 +149,17 @@ def _group_puzzle(token: EnvToken, params: ResetParams) -> Puzzle:
     return existing.puzzle
 
 
+def _runs_of(token: EnvToken) -> QuerySet[AgentRun]:
+    """The runs of this token's environment episodes (its client's, as the run's settings name it)."""
+    return AgentRun.objects.filter(source=AgentRun.Source.ENVIRONMENT, settings__client=token.name)
+
+
 def _run(token: EnvToken, checkpoint: str, puzzle: Puzzle) -> AgentRun:
     """The run of this client and checkpoint, made on its first episode."""
+    found = _runs_of(token).filter(settings__checkpoint=checkpoint).select_related("participant__user").first()
+    if found is not None:
+        return found
     name = f"env {token.name}: {checkpoint}"
-    run = AgentRun.objects.filter(name=name).select_related("participant__user").first()
-    if run is not None:
-        return run
     with transaction.atomic():
         run, created = AgentRun.objects.get_or_create(
             name=name,
@@ -168,6 +176,8 @@ def _run(token: EnvToken, checkpoint: str, puzzle: Puzzle) -> AgentRun:
         if created:
             run.participant = system_participant(kind=Participant.Kind.AGENT, label=f"run {run.pk}: {name}")
             run.save(update_fields=["participant"])
+    if run.source != AgentRun.Source.ENVIRONMENT or run.settings.get("client") != token.name:
+        raise BadRequest(f"another run is named {name!r}: give this checkpoint another label")
     return AgentRun.objects.select_related("participant__user").get(pk=run.pk)
 
 

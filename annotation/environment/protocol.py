@@ -23,6 +23,9 @@ MAX_STEPS_DEFAULT, MAX_STEPS_LIMIT = 30, 200
 HOLD_MAX_MS = 60_000
 TEXT_MAX = 1000
 LABEL_MAX = 200
+# The checkpoint names its run, "env <client>: <checkpoint>", within AgentRun.name's 200 characters
+# beside a client's name of up to 100 (EnvToken.name), and the run's participant label beside that.
+CHECKPOINT_MAX = 64
 
 # OpenEnv's WSErrorCode values.
 INVALID_JSON = "INVALID_JSON"
@@ -87,6 +90,8 @@ def reset_params(data: Any) -> ResetParams:
     for key in RESET_TEXT:
         if key in given and (not isinstance(given[key], str) or not 0 < len(given[key]) <= LABEL_MAX):
             raise BadRequest(f"reset {key} must be a text of 1 to {LABEL_MAX} characters")
+    if len(given.get("checkpoint", "")) > CHECKPOINT_MAX:
+        raise BadRequest(f"reset checkpoint must be a text of 1 to {CHECKPOINT_MAX} characters (it names the run)")
     for key in RESET_NUMBERS:
         if key in given and (type(given[key]) is not int or given[key] < 0):
             raise BadRequest(f"reset {key} must be a whole number >= 0, not {given[key]!r}")

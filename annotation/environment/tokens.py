@@ -10,6 +10,7 @@ from django.db import IntegrityError
 from annotation.models import EnvToken
 from puzzles.models import Puzzle
 
+NAME_MAX = 100  # EnvToken.name's max_length
 KEY_BYTES = 24  # token_urlsafe: 32 characters of [A-Za-z0-9_-], safe in a URL path
 
 
@@ -23,6 +24,9 @@ def key_hash(key: str) -> str:
 
 def token_create(*, name: str, datasets: list[str]) -> tuple[EnvToken, str]:
     """A new token for the client `name` serving `datasets`; returns it and its key (shown once)."""
+    if not 0 < len(name) <= NAME_MAX or ":" in name:
+        # It names the client's runs, "env NAME: CHECKPOINT": with a colon two clients' names could meet.
+        raise TokenError(f"a token's name is 1 to {NAME_MAX} characters, with no ':' (not {name!r})")
     known = set(Puzzle.objects.filter(dataset__in=datasets).values_list("dataset", flat=True).distinct())
     unknown = sorted(set(datasets) - known)
     if not datasets or unknown:

@@ -43,8 +43,13 @@ def test_people_s_pass_rate_bounds_the_pool(three):
     assert drawn() == {"Geometry_Click", "Dice_Count", "Bingo"}
 
 
+def environment_run(client: str, checkpoint: str) -> AgentRun:
+    settings = {"client": client, "checkpoint": checkpoint}
+    return AgentRun.objects.create(name=f"env {client}: {checkpoint}", source="environment", settings=settings)
+
+
 def test_the_mining_rule_keeps_puzzles_solved_sometimes(three):
-    run = AgentRun.objects.create(name="policy step-100")
+    run = environment_run("trainer", "step-100")
     histories = {"Geometry_Click": [True, True, True], "Dice_Count": [False, True], "Bingo": [False, False]}
     for kind, verdicts in histories.items():
         for index, correct in enumerate(verdicts):
@@ -52,11 +57,24 @@ def test_the_mining_rule_keeps_puzzles_solved_sometimes(three):
                 run=run, puzzle=three[kind], index=index, status="done", correct=correct, finished_at=timezone.now()
             )
     Rollout.objects.create(run=run, puzzle=three["Bingo"], index=2, status="failed", correct=True)  # no evidence
-    assert drawn(mined_from="policy step-100") == {"Dice_Count"}
+    assert drawn(mined_from="env trainer: step-100") == {"Dice_Count"}
     with pytest.raises(BadRequest, match="no puzzle matches"):
-        drawn(mined_from="policy step-100", mined_last=1)  # the last rollout of each: all or nothing
-    with pytest.raises(BadRequest, match="no run named 'nobody'"):
-        drawn(mined_from="nobody")
+        drawn(mined_from="env trainer: step-100", mined_last=1)  # the last rollout of each: all or nothing
+
+
+def test_a_token_mines_only_its_own_runs_and_cannot_probe_others_names(three):
+    theirs, evaluation = environment_run("lab-b", "step-100"), AgentRun.objects.create(name="eval")
+    for run in (theirs, evaluation):
+        for index, correct in enumerate((True, False)):
+            Rollout.objects.create(
+                run=run, puzzle=three["Bingo"], index=index, status="done", correct=correct, finished_at=timezone.now()
+            )
+    refusals = []
+    for name in ("nobody", theirs.name, evaluation.name):
+        with pytest.raises(BadRequest) as refused:
+            drawn(mined_from=name)
+        refusals.append(str(refused.value))
+    assert refusals == [f"this token has no run named {name!r} to mine" for name in ("nobody", theirs.name, "eval")]
 
 
 def test_verified_only_and_bad_filters(three):
