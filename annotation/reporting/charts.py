@@ -8,15 +8,25 @@ reporting/time_chart.html draw these shapes, and their autoescaping covers every
     pass1_chart(report) -> Chart | None  Pass@1 per type, people with clustered 95% whiskers, agents beneath
     time_chart(report) -> Chart | None   wall and active time per type as box plots on a log axis
     scatter_chart(versus, colour)        per puzzle, people's Pass@1 against an agent run's, a panel per type
+    training_chart(client, colour)       a trainer's success across its checkpoints against people's line
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
-from annotation.reporting.report_types import ScatterPoint, StudyReport, TimeSample, TypeRow, Versus
+from annotation.reporting.report_types import (
+    ScatterPoint,
+    StudyReport,
+    TimeSample,
+    TrainingCheckpoint,
+    TrainingClient,
+    TypeRow,
+    Versus,
+)
 from annotation.reporting.wording import (
     DASH,
     PEOPLE_COLOUR,
@@ -690,4 +700,98 @@ def scatter_chart(versus: Versus, colour: str) -> ScatterChart | None:
         label=f"Per puzzle, people's Pass@1 against {agent}'s, per type",
         legend=[(colour, f"{agent}: a circle per point, its area the puzzles there (largest: {largest})")],
         panels=[scatter_panel(name, group, colour, largest, agent) for name, group in sorted(by_type.items())],
+    )
+
+
+# --- Chart 4: a trainer's success across checkpoints against people's line --------------------
+
+TRAINING_HEIGHT = 300
+TRAIN_LEFT, TRAIN_RIGHT, TRAIN_TOP, TRAIN_BOTTOM = 56.0, 930.0, 16.0, 236.0
+
+
+@dataclass
+class TrainingChart:
+    """Chart 4: the legend, then one SVG: grid, checkpoint ticks, people's dashed line (a step per
+    checkpoint: their mean over the types it played), the run's line and a dot per checkpoint."""
+
+    label: str
+    legend: list[tuple[str, str]]
+    grid: list[Line]
+    ticks: list[Text]
+    title: Text
+    people: list[Line]
+    progress: list[Line]
+    dots: list[Bubble]
+    width: int = CHART_WIDTH
+    height: int = TRAINING_HEIGHT
+
+
+def train_y(p: float) -> float:
+    return TRAIN_BOTTOM - (TRAIN_BOTTOM - TRAIN_TOP) * min(max(p, 0.0), 1.0)
+
+
+def train_x(index: int, count: int) -> float:
+    """Checkpoints evenly across, each in the middle of its slot."""
+    step = (TRAIN_RIGHT - TRAIN_LEFT) / count
+    return TRAIN_LEFT + step * (index + 0.5)
+
+
+def training_axes(points: list[TrainingCheckpoint]) -> tuple[list[Line], list[Text]]:
+    """Grid lines every 25%, labelled on the left; each checkpoint's label under its slot."""
+    steps = (0.0, 0.25, 0.5, 0.75, 1.0)
+    grid = [Line(TRAIN_LEFT, train_y(p), TRAIN_RIGHT, train_y(p), MAJOR_GRID if p in (0, 1) else GRID) for p in steps]
+    ticks = [Text(TRAIN_LEFT - 6, train_y(p), f"{p * 100:.0f}%", "tick", "end") for p in steps]
+    slot = (TRAIN_RIGHT - TRAIN_LEFT) / len(points)
+    for index, point in enumerate(points):
+        label = clip_label(point["checkpoint"], slot + 10)
+        ticks.append(Text(train_x(index, len(points)), TRAIN_BOTTOM + 14, label, "tick", "middle"))
+    return grid, ticks
+
+
+def people_steps(points: list[TrainingCheckpoint]) -> list[Line]:
+    """People's mean Pass@1 over each checkpoint's types, across that checkpoint's slot."""
+    half = (TRAIN_RIGHT - TRAIN_LEFT) / len(points) / 2
+    steps = []
+    for i, point in enumerate(points):
+        value = point["people_mean_pass1"]
+        if is_number(value):
+            x, y = train_x(i, len(points)), train_y(value)
+            steps.append(Line(x - half, y, x + half, y, PEOPLE_COLOUR, 2, dash="6 4"))
+    return steps
+
+
+def training_chart(client: TrainingClient, colour: str) -> TrainingChart | None:
+    """A trainer's mean success over types per checkpoint, joined in order, against people's line;
+    None without a checkpoint that ended an episode."""
+    points = client["checkpoints"]
+    placed = [(i, p, p["mean_success_over_types"]) for i, p in enumerate(points)]
+    placed_at = [(train_x(i, len(points)), train_y(v), p, v) for i, p, v in placed if is_number(v)]
+    if not placed_at:
+        return None
+    grid, ticks = training_axes(points)
+    name = client["client"]
+    dots = [
+        Bubble(
+            x,
+            y,
+            4.0,
+            colour,
+            f"{point['checkpoint']}: {fmt_pct(value)} over {fmt_count(len(point['types']))} types "
+            f"({fmt_count(point['episodes'])} episodes); people {fmt_pct(point['people_mean_pass1'])} on those types",
+        )
+        for x, y, point, value in placed_at
+    ]
+    progress = [Line(a[0], a[1], b[0], b[1], colour, 2) for a, b in itertools.pairwise(placed_at)]
+    return TrainingChart(
+        label=f"{name}: success per checkpoint against people's Pass@1",
+        legend=[
+            (colour, f"{name}: mean success over types, per checkpoint"),
+            (PEOPLE_COLOUR, "People: mean Pass@1 over the same types (dashed)"),
+        ],
+        grid=grid,
+        ticks=ticks,
+        title=axis_title(TRAIN_LEFT, TRAIN_RIGHT, TRAIN_BOTTOM + 4, "checkpoints, in the order they began"),
+        people=people_steps(points),
+        progress=progress,
+        dots=dots,
     )

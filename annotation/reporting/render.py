@@ -47,6 +47,7 @@ from annotation.reporting.wording import (
     SUMMARY_COLUMNS,
     TIME_DEFINITION,
     TIME_NOTE,
+    TRAINING_NOTE,
     VERSUS_CSV_FIGURES,
     VERSUS_NOTE,
     agent_colour,
@@ -58,6 +59,7 @@ from annotation.reporting.wording import (
     agents_table,
     agreement_lines,
     annotators_line,
+    contamination_lines,
     fmt_count,
     fmt_interval,
     fmt_pct,
@@ -77,6 +79,10 @@ from annotation.reporting.wording import (
     study_k,
     study_line,
     study_title,
+    training_details,
+    training_headers,
+    training_scope_line,
+    training_table_rows,
     type_name,
     type_row_cells,
     type_table_headers,
@@ -135,18 +141,35 @@ def versus_csv_columns(report: StudyReport) -> list[tuple[int, str, str]]:
     ]
 
 
+def training_csv_columns(report: StudyReport) -> list[tuple[str, int, str]]:
+    """(client, checkpoint index, header) for each checkpoint's success per type."""
+    return [
+        (client["client"], index, f"env:{client['client']}:{point['checkpoint']}:success")
+        for client in report["training"]["clients"]
+        for index, point in enumerate(client["checkpoints"])
+    ]
+
+
 def to_csv(report: StudyReport) -> str:
     """One header row, then one row per puzzle type: data rows only, the means over types are the
     summary CSV's (to_summary_csv).
 
     Columns are CSV_TYPE_COLUMNS, POSITION_CSV_COLUMNS (each half of people's runs), then
     agent:<name>:pass1 (and agent:<name>:pass<k> for each Pass@k it has) for each agent, then
-    vs:<name>:<figure> (VERSUS_CSV_FIGURES: people against the run, paired by puzzle) for each run;
-    a missing value is an empty cell and numbers are rounded.
+    vs:<name>:<figure> (VERSUS_CSV_FIGURES: people against the run, paired by puzzle) for each run,
+    then env:<client>:<checkpoint>:success for each training checkpoint (its episodes' success on
+    the type); a missing value is an empty cell and numbers are rounded.
     """
     columns = agent_csv_columns(report)
     paired = versus_csv_columns(report)
+    trained = training_csv_columns(report)
     headers = [*CSV_TYPE_COLUMNS, *POSITION_CSV_COLUMNS, *(h for _, _, h in columns), *(h for _, _, h in paired)]
+    headers += [h for _, _, h in trained]
+    success = {
+        (client["client"], index): {row["type"]: row["success"] for row in point["types"]}
+        for client in report["training"]["clients"]
+        for index, point in enumerate(client["checkpoints"])
+    }
     lines: list[list[Any]] = [headers]
     versus_rows = [{row["type"]: row for row in versus["rows"]} for versus in report["versus"]]
     per_agent = [agent_types(agent) for agent in report["agents"]]
@@ -166,6 +189,8 @@ def to_csv(report: StudyReport) -> str:
         for index, figure, _ in paired:
             versus_row: Mapping[str, object] | None = versus_rows[index].get(row["type"])  # none both answered
             values.append(csv_number(versus_row[figure] if versus_row else None))
+        for client, index, _ in trained:
+            values.append(csv_number(success[(client, index)].get(row["type"])))  # a type it did not play: empty
         lines.append(values)
     return csv_text(lines)
 
@@ -181,6 +206,8 @@ def summary_rows(report: StudyReport) -> list[list[Any]]:
         *_motion_rows(report),
         *_agent_rows(report),
         *_versus_rows(report),
+        *_training_rows(report),
+        *_contamination_rows(report),
     ]
 
 
@@ -348,6 +375,36 @@ def _versus_rows(report: StudyReport) -> list[list[Any]]:
     return rows
 
 
+def _training_rows(report: StudyReport) -> list[list[Any]]:
+    """Each training checkpoint's success over types and pooled, and people's mean on its types."""
+    rows: list[list[Any]] = []
+    for client in report["training"]["clients"]:
+        for point in client["checkpoints"]:
+            section, n = f"env:{client['client']}:{point['checkpoint']}", point["episodes"]
+            types = len(point["types"])
+            rows += [
+                [section, "mean_success_over_types", point["mean_success_over_types"], None, None, types, "n: types"],
+                [section, "success_pooled", point["success_pooled"], None, None, n, "solved / episodes ended"],
+                [section, "people_mean_pass1", point["people_mean_pass1"], None, None, None, "people, same types"],
+                [section, "failed", point["failed"], None, None, None, "episodes closed before their end"],
+            ]
+    return rows
+
+
+def _contamination_rows(report: StudyReport) -> list[list[Any]]:
+    """The report's puzzles trained on, people's answers on them, and whether they were left out."""
+    found = report["contamination"]
+    how = "left out of this report" if found["excluded"] else "counted in this report"
+    return [
+        ["contamination", "trained_puzzles", found["trained"], None, None, found["pool"], f"n: puzzles; {how}"],
+        ["contamination", "people_answers_on_trained", found["people_answers"], None, None, None, how],
+        *(
+            [f"agent:{agent_name(agent, i)}", "trained_puzzles", agent["trained_on"], None, None, None, how]
+            for i, agent in enumerate(report["agents"])
+        ),
+    ]
+
+
 def to_summary_csv(report: StudyReport) -> str:
     """The report's summary as CSV, one figure a row (SUMMARY_COLUMNS), apart from the per-type data rows."""
     lines = [
@@ -384,6 +441,7 @@ def to_markdown(report: StudyReport) -> str:
         lines += [md_text(facts), ""]
     for line in public_truth_lines(report):
         lines += [f"> **Warning:** {md_text(line)}", ""]
+    lines += [f"**Trained on:** {md_text(' '.join(contamination_lines(report)))}", ""]
     lines += [f"**Annotators:** {md_text(annotators_line(report))}", "", "## Per puzzle type", ""]
     types = report["types"]
     k = study_k(report)
@@ -413,11 +471,23 @@ def to_markdown(report: StudyReport) -> str:
             )
     else:
         lines.append("_No agents on these puzzles._")
+    lines += _training_markdown(report)
     lines += ["", "## Pointer motion: people beside agents", "", md_text(MOTION_NOTE), ""]
     motion = motion_table_rows(report)
     lines += md_table(MOTION_HEADERS, motion) if motion else ["_No submitted attempts._"]
     lines += ["", md_text(motion_rule_line(report))] if motion else []
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _training_markdown(report: StudyReport) -> list[str]:
+    """Per trainer, each checkpoint's success per type beside people's Pass@1."""
+    lines = ["", "## Training runs: checkpoints against people", "", md_text(TRAINING_NOTE), ""]
+    lines.append(md_text(training_scope_line(report)))
+    for client in report["training"]["clients"]:
+        lines += ["", f"### {md_text(client['client'])}", ""]
+        lines += md_table(training_headers(client), training_table_rows(client, report["types"]))
+        lines += [""] + [f"- {md_text(line)}" for line in training_details(client)]
+    return lines
 
 
 def _versus_markdown(report: StudyReport) -> list[str]:
@@ -538,6 +608,19 @@ def versus_items(report: StudyReport) -> list[dict[str, Any]]:
     ]
 
 
+def training_items(report: StudyReport) -> list[dict[str, Any]]:
+    """Each trainer's table, checkpoint details and progress chart, for the page."""
+    return [
+        {
+            "client": client["client"],
+            "table": html_table(training_headers(client), training_table_rows(client, report["types"])),
+            "details": training_details(client),
+            "chart": charts.training_chart(client, agent_colour(index)),
+        }
+        for index, client in enumerate(report["training"]["clients"])
+    ]
+
+
 def html_context(report: StudyReport) -> dict[str, Any]:
     """All that the page shows, as plain text and chart geometry: the templates escape every string."""
     return {
@@ -560,6 +643,10 @@ def html_context(report: StudyReport) -> dict[str, Any]:
         "agreement_lines": agreement_lines(report),
         "agents_table": agents_html_table(report),
         "agents": agent_items(report),
+        "contamination_lines": contamination_lines(report),
+        "training_note": TRAINING_NOTE,
+        "training_scope": training_scope_line(report),
+        "training": training_items(report),
         "motion_note": MOTION_NOTE,
         "motion_table": html_table(MOTION_HEADERS, rows) if (rows := motion_table_rows(report)) else None,
         "motion_rule": motion_rule_line(report),

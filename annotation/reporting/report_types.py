@@ -145,6 +145,7 @@ class AgentSummary(TypedDict):
     failed: int
     failed_by_type: dict[str, int]
     short_puzzles: int  # fewer than k rollouts left: left out
+    trained_on: int  # of its counted puzzles, those environment episodes played (contamination)
 
 
 class MotionRow(TypedDict):
@@ -248,6 +249,57 @@ class Versus(TypedDict):
     points: list[ScatterPoint]
 
 
+class TrainingType(TypedDict):
+    """One checkpoint's training episodes on one puzzle type, beside people's Pass@1 on the type."""
+
+    type: str
+    episodes: int  # that ended (submitted or not); failed ones are left out
+    solved: int
+    success: float  # solved / episodes
+    people_pass1: float | None  # people's Pass@1 on the type in this report; None: no answers
+
+
+class TrainingCheckpoint(TypedDict):
+    """One checkpoint of a trainer: the environment run its episodes were recorded in."""
+
+    checkpoint: str
+    name: str
+    run: int
+    started_at: str | None  # its first episode
+    episodes: int
+    solved: int
+    failed: int  # closed before their end: left out
+    success_pooled: float | None  # solved / episodes over every type
+    mean_success_over_types: float | None  # each type weighs the same, as people's mean does
+    people_mean_pass1: float | None  # people's mean Pass@1 over the types of both (the human line)
+    types: list[TrainingType]
+
+
+class TrainingClient(TypedDict):
+    """A trainer (an environment token's client) and its checkpoints, in the order they began."""
+
+    client: str
+    checkpoints: list[TrainingCheckpoint]
+
+
+class TrainingSection(TypedDict):
+    """Environment runs' success per checkpoint beside people (docs/reports.md "Training runs")."""
+
+    datasets: list[str]  # the episodes counted are on puzzles of these, any split
+    clients: list[TrainingClient]
+
+
+class Contamination(TypedDict):
+    """The report's puzzles that environment episodes played (trained on), at any time."""
+
+    pool: int  # the report's puzzles (not retired), before any exclusion
+    trained: int  # of them, trained on
+    by_type: dict[str, int]
+    people_answers: int  # people's counted, submitted answers on trained-on puzzles
+    runs: list[str]  # the environment runs that played them
+    excluded: bool  # the report left the trained-on puzzles out (exclude_trained)
+
+
 class StudyReport(TypedDict):
     """The whole report of a study (annotation.reporting.reports.study_report)."""
 
@@ -268,3 +320,5 @@ class StudyReport(TypedDict):
     times: dict[str, TimeSample]
     by_position: PositionSection
     versus: list[Versus]  # one per agent run, in the order of agents
+    training: TrainingSection
+    contamination: Contamination

@@ -52,6 +52,16 @@ Counting rules (written into every report's `rules`):
   type's puzzles, with people's answers redrawn by person within each drawn puzzle and the run's
   Pass@1 on a puzzle kept; a puzzle is solved by people when most of its answers are right, by the
   run when most of its rollouts are;
+- training runs (`training`): each run fed by the training environment is one checkpoint of its
+  trainer (the token's client), in the order its first episode began; its episodes on puzzles of
+  the report's datasets, any split, count when they ended (submitted or not), success being the
+  share with a correct answer, per type and over types (each type the same weight), beside
+  people's Pass@1 on the type and their mean over the types the checkpoint played; episodes closed
+  before their end are counted apart;
+- a puzzle is trained on once a training environment episode played it, at any time and whatever
+  became of the episode (`contamination`: how many of the report's puzzles, per type, by which
+  runs, people's answers on them; `trained_on` per agent run, of its counted puzzles); a report
+  made with exclude_trained leaves them out of every figure;
 - puzzles whose truth is public (imported from a published dataset) count like the others, and
   the report states how many of the scored and gold puzzles they are (`public_truth_puzzles`):
   anyone can look their answers up, so results on them, an agent's above all, prove no skill.
@@ -76,6 +86,7 @@ from annotation.reporting.report_types import (
     AgentSummary,
     AgentTypeRow,
     Agreement,
+    Contamination,
     HalfFigures,
     Intervals,
     MotionSection,
@@ -86,6 +97,9 @@ from annotation.reporting.report_types import (
     StudyFacts,
     StudyReport,
     TimeSample,
+    TrainingCheckpoint,
+    TrainingSection,
+    TrainingType,
     TypeRow,
     Versus,
     VersusRow,
@@ -131,6 +145,11 @@ Counted = Literal[
     "no_input",
 ]
 Pool = Collection[int] | QuerySet[Any, Any]  # the puzzles reported on: their ids, or a query of them
+# A puzzle is trained on once a training environment episode played it: the episode is a rollout
+# of an environment run (docs/environment.md, "Contamination"; annotation/environment/contamination.py
+# asks the same of an evaluation run). Lazy: each use is a subquery.
+TRAINED_ON = Rollout.objects.filter(run__source=AgentRun.Source.ENVIRONMENT)
+ENDED = (Rollout.Status.DONE, Rollout.Status.NO_ACTION)  # an episode's end, submitted or not
 
 
 class Answer(TypedDict):
@@ -152,17 +171,20 @@ class Answer(TypedDict):
     motion: dict[str, Any] | None  # None: not submitted, or scored before motion was kept
 
 
-def study_report(*, study: Study, dataset: str | None = None) -> StudyReport:
+def study_report(*, study: Study, dataset: str | None = None, exclude_trained: bool = False) -> StudyReport:
     """The whole report of a study, as plain data (rendered by annotation.reporting.render); with a
-    dataset, over the study's puzzles of that dataset only (`study.datasets` lists its pool's)."""
+    dataset, over the study's puzzles of that dataset only (`study.datasets` lists its pool's);
+    with exclude_trained, without the puzzles environment episodes played (`contamination`)."""
     slots = Slot.objects.filter(study=study)
     datasets = dataset_counts(Puzzle.objects.filter(pk__in=slots.values("puzzle_id")))
     drawn = Puzzle.objects.filter(
         pk__in=(slots.filter(puzzle__dataset=dataset) if dataset else slots).values("puzzle_id")
     )
     retired = drawn.filter(status=Puzzle.Status.RETIRED).count()
+    live = drawn.exclude(status=Puzzle.Status.RETIRED)
+    trained = dict(live.filter(pk__in=TRAINED_ON.values("puzzle_id")).values_list("pk", "type"))
     # A subquery, not a list of ids: 4,000 ids bound on the client cost more than the queries using them.
-    pool = drawn.exclude(status=Puzzle.Status.RETIRED).values("pk")
+    pool = (live.exclude(pk__in=TRAINED_ON.values("puzzle_id")) if exclude_trained else live).values("pk")
     answers = _first_answers(study, pool)
     counted = [a for a in answers if not a["no_input"]]  # the type rows and overall count the rest themselves
     excluded = Enrollment.objects.filter(study=study, excluded=True).count()
@@ -185,11 +207,13 @@ def study_report(*, study: Study, dataset: str | None = None) -> StudyReport:
         "overall": _overall(types, k, boot, pass1, pass_k),
         "intervals": _intervals(boot),
         "agreement": _agreement(counted) if study.overlap >= 2 else None,
-        "agents": [_run_summary(outcomes, puzzle_types) for outcomes in runs],
+        "agents": [_run_summary(outcomes, puzzle_types, set(trained)) for outcomes in runs],
         "motion": _motion(counted, pool),
         "times": _times(counted),
         "by_position": _by_position(counted, study.puzzles_total()),
         "versus": [_versus(outcomes, people) for outcomes in runs],
+        "training": _training([dataset] if dataset else sorted(datasets), types),
+        "contamination": _contamination(live.count(), trained, counted, exclude_trained),
     }
 
 
@@ -599,7 +623,8 @@ def _agreement(answers: list[Answer]) -> Agreement:
 def agents_on(pool: Pool) -> list[AgentSummary]:
     """Every agent run with rollouts on these puzzles, each on its own: harness and imported runs."""
     types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
-    return [_run_summary(outcomes, types) for outcomes in _runs_on(pool, types)]
+    trained = set(TRAINED_ON.filter(puzzle_id__in=pool).values_list("puzzle_id", flat=True))
+    return [_run_summary(outcomes, types, trained) for outcomes in _runs_on(pool, types)]
 
 
 @dataclass(frozen=True)
@@ -640,8 +665,9 @@ def _run_outcomes(run: AgentRun, pool: Pool, types: dict[int, str]) -> RunOutcom
     return RunOutcomes(run, complete, dict(failed), reached)
 
 
-def _run_summary(outcomes: RunOutcomes, types: dict[int, str]) -> AgentSummary:
-    """One run's Pass@k on the pool, from exactly k rollouts per puzzle."""
+def _run_summary(outcomes: RunOutcomes, types: dict[int, str], trained: set[int]) -> AgentSummary:
+    """One run's Pass@k on the pool, from exactly k rollouts per puzzle, and how many of those
+    puzzles were trained on."""
     run, complete, failed = outcomes.run, outcomes.complete, outcomes.failed
     k = run.rollouts_per_puzzle
     counts = [(len(r), sum(r)) for r in complete.values()]
@@ -660,6 +686,7 @@ def _run_summary(outcomes: RunOutcomes, types: dict[int, str]) -> AgentSummary:
         "failed": sum(failed.values()),
         "failed_by_type": dict(sorted(failed.items())),
         "short_puzzles": len(outcomes.reached - set(complete)),  # fewer than k rollouts left: left out
+        "trained_on": len(trained & set(complete)),
     }
 
 
@@ -780,3 +807,76 @@ def _scatter_points(name: str, puzzles: PairedPuzzles) -> list[ScatterPoint]:
         {"type": name, "people": people, "agent": agent, "puzzles": count}
         for (people, agent), count in sorted(pairs.items())
     ]
+
+
+# --- training environment runs per checkpoint, and the puzzles they played --------------------
+
+
+def _training(datasets: list[str], people: list[TypeRow]) -> TrainingSection:
+    """Each environment run on puzzles of these datasets (any split: trainers draw from train)
+    as one checkpoint of its client: its success per type beside people's Pass@1 on the type."""
+    people_pass1 = {row["type"]: row["pass1"] for row in people}
+    episodes = TRAINED_ON.filter(puzzle__dataset__in=datasets).exclude(status=Rollout.Status.PENDING)
+    tally: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    failed: Counter[int] = Counter()
+    for run_id, kind, status, correct in episodes.values_list("run_id", "puzzle__type", "status", "correct"):
+        if status == Rollout.Status.FAILED:
+            failed[run_id] += 1
+        else:
+            tally[run_id][kind][0] += 1
+            tally[run_id][kind][1] += bool(correct)
+    runs = AgentRun.objects.filter(pk__in=set(tally) | set(failed)).order_by("started_at", "pk")
+    clients: dict[str, list[TrainingCheckpoint]] = {}
+    for run in runs:
+        point = _checkpoint(run, tally[run.pk], failed[run.pk], people_pass1)
+        clients.setdefault(run.settings["client"], []).append(point)
+    return {
+        "datasets": datasets,
+        "clients": [{"client": name, "checkpoints": points} for name, points in sorted(clients.items())],
+    }
+
+
+def _checkpoint(
+    run: AgentRun, by_type: dict[str, list[int]], failed: int, people_pass1: dict[str, float | None]
+) -> TrainingCheckpoint:
+    """One environment run's episodes that ended: success per type and over types, and people's
+    mean Pass@1 over the types both have (so that the human line compares like with like)."""
+    types: list[TrainingType] = [
+        {
+            "type": kind,
+            "episodes": n,
+            "solved": solved,
+            "success": solved / n,
+            "people_pass1": people_pass1.get(kind),  # a type people did not answer here: None
+        }
+        for kind, (n, solved) in sorted(by_type.items())
+    ]
+    episodes, solved = sum(n for n, _ in by_type.values()), sum(s for _, s in by_type.values())
+    both = [row for row in types if row["people_pass1"] is not None]
+    return {
+        "checkpoint": run.settings["checkpoint"],
+        "name": run.name,
+        "run": run.pk,
+        "started_at": run.started_at.isoformat(timespec="seconds") if run.started_at else None,
+        "episodes": episodes,
+        "solved": solved,
+        "failed": failed,
+        "success_pooled": solved / episodes if episodes else None,
+        "mean_success_over_types": _mean([row["success"] for row in types]),
+        "people_mean_pass1": _mean([row["people_pass1"] for row in both]),
+        "types": types,
+    }
+
+
+def _contamination(pool: int, trained: dict[int, str], answers: list[Answer], excluded: bool) -> Contamination:
+    """How many of the report's puzzles were trained on, per type, people's answers on them and the
+    environment runs that played them."""
+    runs = TRAINED_ON.filter(puzzle_id__in=trained).values_list("run__name", flat=True).distinct()
+    return {
+        "pool": pool,
+        "trained": len(trained),
+        "by_type": dict(sorted(Counter(trained.values()).items())),
+        "people_answers": sum(a["submitted"] and a["puzzle"] in trained for a in answers),
+        "runs": sorted(runs),
+        "excluded": excluded,
+    }

@@ -61,7 +61,8 @@ def report_download(request: HttpRequest, study_id: int, fmt: str) -> HttpRespon
     if fmt not in report_render.FORMATS:
         raise Http404(f"no {fmt} report; one of {', '.join(report_render.FORMATS)}")
     study = get_object_or_404(Study, pk=study_id)
-    text = report_render.render(study_report(study=study), fmt)
+    # ?exclude_trained=1: without the puzzles training environment episodes played (contamination).
+    text = report_render.render(study_report(study=study, exclude_trained="exclude_trained" in request.GET), fmt)
     response = HttpResponse(text, content_type=f"{report_render.FORMATS[fmt]}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-report.{fmt}"'
     return response

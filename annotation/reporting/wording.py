@@ -16,6 +16,7 @@ from annotation.reporting.report_types import (
     Overall,
     PositionRow,
     StudyReport,
+    TrainingClient,
     TypeRow,
     Versus,
     VersusRow,
@@ -513,6 +514,7 @@ def agent_details(agent: AgentSummary) -> str:
         f"protocol {agent['protocol']}" if agent["protocol"] else None,
         f"{fmt_count(agent['rollouts_per_puzzle'])} rollouts per puzzle",
         _left_out(agent),
+        f"{plural(agent['trained_on'], 'puzzle')} of them trained on" if agent["trained_on"] else None,
     ]
     return ", ".join(p for p in parts if p) or DASH
 
@@ -751,3 +753,83 @@ def versus_method_line(versus: Versus) -> str:
         f"{plural(overall['puzzles'], 'puzzle')} both answered, {plural(overall['answers'], 'answer')} by people; "
         f"{fmt_count(versus['resamples'])} resamples, seed {fmt_count(versus['seed'])}."
     )
+
+
+# --- training environment runs per checkpoint, and contamination --------------------------------
+TRAINING_NOTE = (
+    "Runs fed by the training environment (docs/environment.md), one per trainer and checkpoint, on "
+    "puzzles of this report's datasets, any split. Success: the share of a checkpoint's episodes that "
+    "ended (submitted or not) with a correct answer; episodes closed before their end are left out. "
+    "Beside it, people's Pass@1 on the same type in this study. Over types, each type weighs the same; "
+    "people's line is their mean over the types the checkpoint played."
+)
+
+
+def training_headers(client: TrainingClient) -> list[str]:
+    """Type, people, then one column per checkpoint."""
+    return ["Type", "People Pass@1", *(point["checkpoint"] for point in client["checkpoints"])]
+
+
+def fmt_success(success: float | None, episodes: int) -> str:
+    """ "62.5% (16)": the share solved, with its episodes; a dash without any."""
+    return f"{fmt_pct(success)} ({fmt_count(episodes)})" if episodes else DASH
+
+
+def training_table_rows(client: TrainingClient, people: list[TypeRow]) -> list[list[str]]:
+    """Per type the checkpoint's played, people's Pass@1 and each checkpoint's success; then the
+    means over types, and people's mean over each checkpoint's types (the human line)."""
+    points = client["checkpoints"]
+    pass1 = {row["type"]: row["pass1"] for row in people}
+    per_point = [{row["type"]: row for row in point["types"]} for point in points]
+    rows = []
+    for name in sorted({kind for played in per_point for kind in played}):
+        cells = [name, fmt_pct(pass1[name]) if name in pass1 else DASH]
+        for played in per_point:
+            row = played.get(name)  # a type this checkpoint did not play
+            cells.append(fmt_success(row["success"], row["episodes"]) if row else DASH)
+        rows.append(cells)
+    rows.append(["Mean over types", DASH, *(fmt_success(p["mean_success_over_types"], p["episodes"]) for p in points)])
+    rows.append(["People, same types", DASH, *(fmt_pct(p["people_mean_pass1"]) for p in points)])
+    return rows
+
+
+def training_details(client: TrainingClient) -> list[str]:
+    """Each checkpoint's run, start, episodes and those left out."""
+    return [
+        f"{point['checkpoint']}: run {point['run']} ({point['name']}), from {point['started_at'] or DASH}, "
+        f"{plural(point['episodes'], 'episode')} ended, {fmt_count(point['solved'])} solved "
+        f"({fmt_pct(point['success_pooled'])} pooled)"
+        + (f", {plural(point['failed'], 'episode')} closed before the end left out" if point["failed"] else "")
+        for point in client["checkpoints"]
+    ]
+
+
+def training_scope_line(report: StudyReport) -> str:
+    """Which datasets the training runs are counted on, or that there are none."""
+    training = report["training"]
+    where = ", ".join(training["datasets"]) or DASH
+    if not training["clients"]:
+        return f"No training environment episodes on puzzles of {where}."
+    return f"Episodes on puzzles of {where}."
+
+
+def contamination_lines(report: StudyReport) -> list[str]:
+    """Whether the report's puzzles were trained on: how many, of which types, by which runs, and
+    whether they were left out; one sentence when none was."""
+    found = report["contamination"]
+    if not found["trained"]:
+        return [f"None of the {plural(found['pool'], 'puzzle')} was trained on (played in a training episode)."]
+    by_type = ", ".join(f"{name} {fmt_count(n)}" for name, n in found["by_type"].items())
+    lines = [
+        f"{fmt_count(found['trained'])} of the {plural(found['pool'], 'puzzle')} were trained on "
+        f"(played in training environment episodes: {by_type}) by {', '.join(found['runs'])}."
+    ]
+    if found["excluded"]:
+        lines.append("They are left out of this report: people's and agents' figures are on the rest.")
+    else:
+        lines.append(
+            f"They are counted here: people answered them {plural(found['people_answers'], 'time')}; "
+            "each agent's count is beside it. A model trained on a puzzle is not evaluated on it: "
+            "exclude them (report --exclude-trained) for a clean comparison."
+        )
+    return lines

@@ -1,4 +1,4 @@
-"""`python manage.py report --study S [--dataset D] --format html|csv|json|md --out FILE`.
+"""`python manage.py report --study S [--dataset D] [--exclude-trained] --format html|csv|json|md --out FILE`.
 
 A report is a study's; its dataset is the generated bank or an import its pool draws on. A study
 on one dataset reports on it; --dataset keeps the report of a study that mixes several to one of
@@ -22,10 +22,24 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="its id or name")
         parser.add_argument("--dataset", help="only the study's puzzles of this dataset (default: all of them)")
+        parser.add_argument(
+            "--exclude-trained",
+            action="store_true",
+            help="leave out the puzzles training environment episodes played (docs/reports.md, contamination)",
+        )
         parser.add_argument("--format", choices=list(FORMATS), default="html")
         parser.add_argument("--out", help="file to write (default: standard output)")
 
-    def handle(self, *args: Any, study: str, dataset: str | None, format: str, out: str | None, **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        study: str,
+        dataset: str | None,
+        exclude_trained: bool,
+        format: str,
+        out: str | None,
+        **options: Any,
+    ) -> None:
         found = find_study(study)
         datasets = study_datasets(found)
         if dataset and dataset not in datasets:
@@ -34,7 +48,7 @@ class Command(BaseCommand):
             )
         if not dataset and len(datasets) > 1:
             self.stderr.write(f"report: the study mixes datasets ({datasets_line(datasets)}); --dataset keeps to one")
-        text = render(study_report(study=found, dataset=dataset), format)
+        text = render(study_report(study=found, dataset=dataset, exclude_trained=exclude_trained), format)
         if out:
             Path(out).write_text(text, encoding="utf-8")
             self.stdout.write(f"report: {format} written to {out}")
