@@ -15,7 +15,6 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from annotation.agents.trajectories import forget
 from annotation.environment.protocol import BadRequest, ResetParams
 from annotation.live.attempts import attempt_start, system_participant
 from annotation.models import AgentRun, Attempt, EnvGroup, EnvToken, Participant, Rollout
@@ -55,7 +54,6 @@ def episode_begin(*, token: EnvToken, params: ResetParams) -> Begun:
         rollout = Rollout.objects.create(
             run=locked, puzzle=puzzle, index=index, attempt=attempt, started_at=timezone.now()
         )
-        forget(rollout)  # screenshots a rollout of this id left in PRIVATE_ROOT (another database's)
         if puzzle.pk not in locked.puzzles or index >= locked.rollouts_per_puzzle:
             # k is the most rollouts a puzzle has: exports give each its own rollout_<n> folder.
             locked.puzzles = locked.puzzles if puzzle.pk in locked.puzzles else [*locked.puzzles, puzzle.pk]

@@ -18,10 +18,17 @@ from puzzles.services import bank_generate
 STARTUP_S = 60
 
 
+@pytest.fixture(autouse=True)
+def private_root(settings, tmp_path):
+    """Every test's own PRIVATE_ROOT, its env serve's too: rollout ids restart in each test database,
+    so a folder shared between them would mix their rollouts' screenshots."""
+    settings.PRIVATE_ROOT = tmp_path / "private"
+    return settings.PRIVATE_ROOT
+
+
 @pytest.fixture
-def env_server(transactional_db, settings, tmp_path):
+def env_server(transactional_db, private_root):
     """start(sessions=N, idle_timeout=S) -> the server's base URL (http://127.0.0.1:P)."""
-    settings.PRIVATE_ROOT = tmp_path / "private"  # the episodes' screenshots: this test's own
     with contextlib.ExitStack() as stack:
 
         def start(*, sessions: int = 2, idle_timeout: float = 300.0) -> str:

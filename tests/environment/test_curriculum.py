@@ -7,7 +7,6 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotation.agents.trajectories import screenshot_path
 from annotation.environment.episodes import episode_begin
 from annotation.environment.protocol import BadRequest, reset_params
 from annotation.live.attempts import participant_for_user
@@ -100,14 +99,3 @@ def test_env_trained_names_an_evaluation_s_puzzles_that_a_trainer_played(three, 
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{three['Bingo'].uid}  trained on since ") and out[0].endswith("by env trainer: step-5")
     assert out[-1] == "trained: 1 of 2 puzzles of 'eval' were trained on"
-
-
-def test_a_new_episode_starts_with_no_screenshots_left_by_another_database(three, settings, tmp_path):
-    settings.PRIVATE_ROOT = tmp_path
-    token = EnvToken.objects.get()
-    first = episode_begin(token=token, params=reset_params({}))
-    stale = screenshot_path(first.rollout_id + 1, 0)  # the next rollout's id, used by another database
-    stale.parent.mkdir(parents=True)
-    stale.write_bytes(b"not this episode's")
-    second = episode_begin(token=token, params=reset_params({}))
-    assert second.rollout_id == first.rollout_id + 1 and not stale.exists()

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, connections
 
+from annotation.agents.trajectories import screenshot_path
 from annotation.environment.episodes import episode_begin
 from annotation.environment.protocol import BadRequest, reset_params
 from annotation.models import AgentRun, EnvToken
@@ -99,3 +100,17 @@ def test_env_token_refuses_a_name_that_could_not_name_runs(bank, name):
         call_command("env", "token", name, "--datasets", "generated:11")
     assert str(refused.value) == f"a token's name is 1 to 100 characters, with no ':' (not {name!r})"
     assert not EnvToken.objects.exists()
+
+
+def test_an_episode_leaves_files_it_did_not_write_alone(bank, key, private_root):
+    (puzzle,) = bank("Dice_Count")
+    key()
+    token = EnvToken.objects.get()
+    first = episode_begin(token=token, params=reset_params({"puzzle": puzzle.uid}))
+    # Another database's rollout of the next id, live in a folder shared (as tests no longer share it).
+    theirs = screenshot_path(first.rollout_id + 1, 0)
+    theirs.parent.mkdir(parents=True)
+    theirs.write_bytes(b"another database's screenshot")
+    second = episode_begin(token=token, params=reset_params({"puzzle": puzzle.uid}))
+    assert second.rollout_id == first.rollout_id + 1 and theirs.read_bytes() == b"another database's screenshot"
+    assert theirs.is_relative_to(private_root)  # this test's own folder, not the machine's
