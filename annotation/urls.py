@@ -10,7 +10,6 @@ from annotation.review import views as review
 from annotation.studies import preview_views as study_preview
 from annotation.studies import staff_views as study_staff
 from annotation.studies import views as study
-from annotation.studies.quality import attempt_marks  # the per-participant CSV's quality marks
 from puzzles.jobs import views as jobs
 
 app_name = "annotation"
@@ -55,15 +54,10 @@ urlpatterns = [
         study_staff.annotator_exclusion,
         name="annotator-exclusion",
     ),
+    path("studies/<int:study_id>/participants.csv", study_staff.participants_download, name="study-participants"),
     # reporting: downloads and the live dashboard
     path("studies/<int:study_id>/report.<str:fmt>", reporting.report_download, name="study-report"),
     path("studies/<int:study_id>/events.jsonl", reporting.events_download, name="study-events"),
-    path(
-        "studies/<int:study_id>/participants.csv",
-        reporting.participants_download,
-        {"marks_of": attempt_marks},
-        name="study-participants",
-    ),
     path("dashboard/", reporting.dashboard, name="dashboard"),
     path("dashboard/summary.json", reporting.dashboard_json, name="dashboard-json"),
     # agents: runs and their rollouts replayed turn by turn (staff)

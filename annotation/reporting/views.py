@@ -1,6 +1,6 @@
 """Staff pages of reporting: the live dashboard and its JSON twin (the page's fallback when no
-socket opens), report downloads, the raw-event export and the per-participant CSV. Annotators
-reach none of these."""
+socket opens), report downloads and the raw-event export (the per-participant CSV is the studies
+domain's: annotation/studies/staff_views.py). Annotators reach none of these."""
 
 from collections.abc import Callable
 from functools import wraps
@@ -13,7 +13,7 @@ from django.views.decorators.cache import never_cache
 from annotation.models import Study
 from annotation.reporting import render as report_render
 from annotation.reporting.dashboard import dashboard_summary
-from annotation.reporting.exports import MarksOf, event_lines, participants_csv
+from annotation.reporting.exports import event_lines
 from annotation.reporting.reports import study_report
 from annotation.url_templates import url_template
 from arena_site.staff import staff_required
@@ -74,16 +74,4 @@ def events_download(request: HttpRequest, study_id: int) -> StreamingHttpRespons
     study = get_object_or_404(Study, pk=study_id)
     response = StreamingHttpResponse(event_lines(study=study), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-events.jsonl"'
-    return response
-
-
-@staff_required
-@never_cache
-def participants_download(request: HttpRequest, study_id: int, marks_of: MarksOf) -> HttpResponse:
-    """One CSV row per participant (crowd ids, status, times, accuracy, gold, quality marks,
-    completion), for approving and paying people. marks_of: quality control's attempt_marks,
-    passed in by annotation/urls.py (reporting does not import the studies domain)."""
-    study = get_object_or_404(Study, pk=study_id)
-    response = HttpResponse(participants_csv(study=study, marks_of=marks_of), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-participants.csv"'
     return response

@@ -41,6 +41,7 @@ FAST_SHARE = 0.2  # ...or a fifth of the type's median active time, whichever is
 HIDDEN_MS = 30_000.0  # the page was hidden for more than half a minute
 TAB_SWITCHES = 3  # the page was hidden this many times or more
 STUCK_AFTER = timedelta(minutes=10)  # enrolled, unfinished, and no answer for this long
+MARKS = ("fast", "hidden", "tabs", "no_input")  # what attempt_marks may say, in this order
 
 
 def attempt_marks(*, study: Study) -> dict[int, list[str]]:

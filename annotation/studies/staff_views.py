@@ -8,16 +8,18 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.db.models import Count
-from django.http import HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.models import AuditLog, Enrollment, Study, new_completion_code
 from annotation.reporting.render import FORMATS as REPORT_FORMATS
 from annotation.studies.access import CROWD_IDS
+from annotation.studies.exports import participants_csv
 from annotation.studies.quality import (
     STUCK_AFTER,
     annotator_attempts,
@@ -461,3 +463,14 @@ def annotator_exclusion(request, study_id: int, enrollment_id: int):
     if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
         return HttpResponseRedirect(back)
     return redirect("annotation:study-annotators", study_id=study_id)
+
+
+@staff_required
+@never_cache
+def participants_download(request: HttpRequest, study_id: int) -> HttpResponse:
+    """One CSV row per participant (crowd ids, status, times, accuracy, gold, quality marks,
+    completion), for approving and paying people."""
+    study = get_object_or_404(Study, pk=study_id)
+    response = HttpResponse(participants_csv(study=study), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-participants.csv"'
+    return response

@@ -4,6 +4,7 @@ gold, quality marks, completion; rounded numbers; the staff download and the com
 import csv
 import io
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -13,12 +14,13 @@ from django.urls import reverse
 
 from annotation.live.attempts import participant_for_user
 from annotation.models import Attempt, Enrollment, Event, Flag, Slot
-from annotation.reporting.exports import CROWD_ID_KINDS, participants_csv
-from annotation.studies import access
+from annotation.studies import access, quality
+from annotation.studies.exports import participants_csv
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
 
 pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 COLUMNS = [
     "enrollment",
@@ -63,9 +65,33 @@ COLUMNS = [
 ]
 
 
-def test_the_crowd_id_kinds_are_the_sites():
-    """Reporting may not import studies: its list must stay the invite link's."""
-    assert CROWD_ID_KINDS == access.CROWD_IDS
+def application_sources() -> dict[str, str]:
+    """annotation/'s modules by path (migrations apart: they keep the names of their day)."""
+    return {
+        path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted((ROOT / "annotation").glob("**/*.py"))
+        if "migrations" not in path.parts
+    }
+
+
+def test_the_crowd_id_kinds_are_named_only_where_the_invite_link_reads_them():
+    """The export lives with the participants and reads access.CROWD_IDS; reporting once held a
+    copy of the list (kept equal by a test)."""
+    session_ids = [kind for kind in access.CROWD_IDS if kind not in access.PERSON_IDS]
+    copies = [
+        f"{path}: {kind}"
+        for path, source in application_sources().items()
+        if path != "annotation/studies/access.py"
+        for kind in session_ids
+        if f'"{kind}"' in source
+    ]
+    assert not copies, copies
+
+
+def test_the_marks_are_listed_only_by_quality_control():
+    listed = "(" + ", ".join(f'"{mark}"' for mark in quality.MARKS) + ")"
+    copies = [path for path, source in application_sources().items() if listed in source]
+    assert copies == ["annotation/studies/quality.py"]
 
 
 def enrol(study, name, ids=None, **fields):
@@ -150,7 +176,7 @@ def rows_of(text: str) -> tuple[list[str], dict[str, dict]]:
 def test_one_row_per_participant_with_every_crowd_id_status_times_and_counts(study, people):
     p2, p3 = people["marked"]
     marks = {p2.pk: ["fast"], p3.pk: ["fast", "hidden"]}
-    columns, rows = rows_of(participants_csv(study=study, marks_of=lambda *, study: marks))
+    columns, rows = rows_of(participants_csv(study=study, marks=marks))
     assert columns == COLUMNS
     assert list(rows) == ["guest-p", "guest-m", "guest-x", "guest-j"]  # everyone, by join time
     p = rows["guest-p"]
@@ -192,7 +218,7 @@ def test_one_row_per_participant_with_every_crowd_id_status_times_and_counts(stu
 
 
 def test_numbers_are_rounded(study, people):
-    text = participants_csv(study=study, marks_of=lambda *, study: {})
+    text = participants_csv(study=study, marks={})
     cells = [cell for line in csv.reader(io.StringIO(text)) for cell in line[COLUMNS.index("completion") :]]
     decimals = [len(cell.split(".")[1]) for cell in cells if cell.replace(".", "", 1).isdigit() and "." in cell]
     assert decimals and max(decimals) <= 4

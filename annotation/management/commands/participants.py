@@ -11,8 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from annotation.management.common import find_study
-from annotation.reporting.exports import participants_csv
-from annotation.studies.quality import attempt_marks
+from annotation.studies.exports import participants_csv
 
 
 class Command(BaseCommand):
@@ -24,7 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, study: str, out: str | None, **options: Any) -> None:
         found = find_study(study)
-        text = participants_csv(study=found, marks_of=attempt_marks)
+        text = participants_csv(study=found)
         if out:
             Path(out).write_text(text, encoding="utf-8")
             self.stdout.write(f"participants: {text.count(chr(10)) - 1} rows written to {out}")
