@@ -818,7 +818,8 @@ def contamination_lines(report: StudyReport) -> list[str]:
     whether they were left out; one sentence when none was."""
     found = report["contamination"]
     if not found["trained"]:
-        return [f"None of the {plural(found['pool'], 'puzzle')} was trained on (played in a training episode)."]
+        pool = plural(found["pool"], "puzzle")
+        return [f"No puzzle of this report ({pool}) was trained on (played in a training environment episode)."]
     by_type = ", ".join(f"{name} {fmt_count(n)}" for name, n in found["by_type"].items())
     lines = [
         f"{fmt_count(found['trained'])} of the {plural(found['pool'], 'puzzle')} were trained on "

@@ -164,5 +164,5 @@ def test_a_report_with_no_training_says_so(verified):
     assert report["contamination"]["trained"] == 0
     md = render(report, "md")
     assert "No training environment episodes on puzzles of generated:5." in md
-    assert "None of the 1 puzzle was trained on" in md
+    assert "No puzzle of this report (1 puzzle) was trained on" in md
     assert AgentRun.objects.count() == 0
