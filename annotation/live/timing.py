@@ -14,13 +14,18 @@ was hidden, throttled or not telling.
 
 On screen (a study's time limit): the limit counts the time the puzzle was on screen, by the
 server's clock alone: serving to the submit's arrival, less the spells the server saw it away.
-A pause runs from the Pause page's serving to the puzzle's next serving (Attempt.pauses); a
-hidden spell from the arrival of the page's "hidden" to the arrival of its "visible", started as
-far back as the arrival before it (the page flushes a second late at most while hidden) and never
-longer than the page itself says it was hidden. Either counts only where the server heard nothing
-from the page: a tab that keeps the puzzle open and beating while another shows the Pause page is
-on screen. Only a page built to lie (that says "hidden" and goes quiet while showing the puzzle)
-gains time this way, and its hidden time shows in quality control.
+A hidden spell runs from the arrival of the page's "hidden" to the arrival of its "visible",
+started as far back as the arrival before it (the page flushes a second late at most while
+hidden) and never longer than the page itself says it was hidden. A pause runs from the Pause
+page's serving to the puzzle's next serving (Attempt.pauses), and counts only when the page
+itself said it left: a hidden spell of its own that began at the pause's start or before it (or
+within LEAVE_MS after it: the page leaves once the Pause page answers). A pause the page never
+said it left for is no pause: a tab kept open offline while another shows the Pause page says
+nothing, and the puzzle was on its screen. Either counts only where the server heard nothing
+from the page (a pause: but for what the page sends in the LEAVE_MS it takes to go): a tab that
+keeps the puzzle open and beating while another shows the Pause page is on screen. Only a page
+built to lie (that says "hidden" and goes quiet while showing the puzzle) gains time this way,
+and its hidden time shows in quality control.
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ SUBMIT_DELAY_MS = 1000.0
 FIRST_EVENT_MS = 10_000.0
 # A silence in arrival this long counts as hidden, all but the one beat it should have taken.
 ARRIVAL_GAP_MS = 3 * BEAT_MS
+# The page says "hidden" (and sends its beacons) as it leaves for the Pause page, once that page's
+# response has come: a little after the server served it and began the pause.
+LEAVE_MS = 5000.0
 
 
 class LoggedEvent(Protocol):
@@ -135,8 +143,9 @@ def on_screen_ms(
     """Serving (opened_ms) to until_ms by the server's clock, less the spells it saw the puzzle off
     screen: the time limit's measure. `states`: the page's STATE_KINDS events in order; `arrivals`:
     every batch's receive time; `pauses`: Attempt.pauses."""
-    silences = _silences(arrivals, until_ms=until_ms)
-    away = [*_clipped(_pause_spells(pauses, until_ms=until_ms), silences), *_hidden_spells(states, arrivals)]
+    hidden = _hidden_spells(states, arrivals)
+    left = [*hidden, *_still_hidden(states, until_ms=until_ms)]
+    away = [*_paused(_pause_spells(pauses, until_ms=until_ms, left=left), arrivals, until_ms=until_ms), *hidden]
     return max(0.0, until_ms - opened_ms - _covered_ms(away, start=opened_ms, end=until_ms))
 
 
@@ -146,10 +155,26 @@ def _silences(arrivals: Sequence[float], *, until_ms: float) -> list[Spell]:
     return [(earlier, later) for earlier, later in pairwise(times) if later - earlier > ARRIVAL_GAP_MS]
 
 
-def _pause_spells(pauses: Sequence, *, until_ms: float) -> list[Spell]:
-    """Closed pauses only: one still open when the page submits was never left (the submit came
-    from a page that kept the puzzle)."""
-    return [(start, min(end, until_ms)) for start, end in pauses if end is not None]
+def _pause_spells(pauses: Sequence, *, until_ms: float, left: Sequence[Spell]) -> list[Spell]:
+    """Closed pauses the page said it left for: one of its hidden spells (`left`) began by the
+    pause's start (LEAVE_MS late at most) and was not over by then. One still open when the page
+    submits was never left (the submit came from a page that kept the puzzle)."""
+    return [
+        (start, min(end, until_ms))
+        for start, end in pauses
+        if end is not None and any(a <= start + LEAVE_MS and b > start for a, b in left)
+    ]
+
+
+def _paused(pauses: Sequence[Spell], arrivals: Sequence[float], *, until_ms: float) -> list[Spell]:
+    """The parts of pauses in which the server heard nothing from the page, but for its leaving:
+    what it sends in the LEAVE_MS after a pause began (its "hidden", its beacons) is the page
+    going, not the page shown."""
+    parts: list[Spell] = []
+    for start, end in pauses:
+        heard = [t for t in arrivals if not start < t <= start + LEAVE_MS]
+        parts += _clipped([(start, end)], _silences(heard, until_ms=until_ms))
+    return parts
 
 
 def _clipped(spells: Sequence[Spell], silences: Sequence[Spell]) -> list[Spell]:
@@ -185,6 +210,19 @@ def _hidden_spells(states: Sequence[LoggedEvent], arrivals: Sequence[float]) -> 
                 spells.append((end - length, end))
             hidden = None
     return spells
+
+
+def _still_hidden(states: Sequence[LoggedEvent], *, until_ms: float) -> list[Spell]:
+    """The page's last word, when it is "hidden": from its arrival to until_ms (the puzzle served
+    again after a pause, before the new page's load arrived)."""
+    last = None
+    for event in states:
+        state = event.data.get("state")
+        if state == "hidden" and last is None:
+            last = event
+        elif state == "visible":
+            last = None
+    return [(last.received, until_ms)] if last is not None and last.received < until_ms else []
 
 
 def _covered_ms(spells: Sequence[Spell], *, start: float, end: float) -> float:

@@ -432,8 +432,11 @@ export class Transport {
 
   /** On pagehide: the page may be gone before any ack, so beacon every unacked batch, in small
    *  ones. A beacon the browser refuses (its quota is full) stops the rest: they stay saved for
-   *  the next load of this attempt, which resends them. */
+   *  the next load of this attempt, which resends them. The page says it is hidden first: the
+   *  browser fires its own visibilitychange only after pagehide, too late for the beacon, and the
+   *  server counts a pause only for a page that said it left (annotation/live/timing.py). */
   beacon() {
+    if (document.visibilityState === "visible") this.push({ k: "visibilitychange", t: now(), state: "hidden" });
     this.flush(BEACON_CHUNK);
     this.save();
     // sendBeacon cannot set the CSRF header; the token goes in the query string instead.

@@ -81,17 +81,40 @@ def test_a_60_s_pause_on_a_30_s_limit_is_left_out_of_the_limit_and_of_active_tim
     assert done.input_ok
 
 
-def test_a_pause_whose_leaving_page_went_unheard_still_counts(shown):
+def test_a_pause_the_page_never_said_it_left_for_gets_no_time(shown):
+    """Tab A goes offline and keeps the puzzle on screen; tab B opens the Pause page and, a minute
+    later, Continue. A never said "hidden", so the pause is not A's: no time back (else it could be
+    done MAX_PAUSES times over). An honest page says it left even when its beacon is lost: the
+    "hidden" stays in its saved copy and the next load of the attempt resends it."""
     attempt, client = shown
     t0 = time.time() * 1000 - 80_000
     pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
     served_at(attempt, t0)
-    # No "hidden" arrived (the beacon was lost): the server's own pause and the silence suffice.
     hand = Hand(attempt.puzzle, t0 + 200).wait(10_000).quiet(60_400)
     hand.log("load", w=1280, h=1080, scale=1, state="visible")
     done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
+    assert done.correct is False and "the limit is 30 s" in done.reason
+    assert done.screen_ms == pytest.approx(served_ms)
+
+
+def test_a_pause_whose_hidden_arrived_late_with_the_next_load_counts(shown):
+    """The beacon at the leaving was lost: the "hidden" comes with the next load's resend."""
+    attempt, client = shown
+    t0 = time.time() * 1000 - 80_000
+    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
+    hidden = hand.log("visibilitychange", state="hidden")
+    first = deliver(attempt, hand.events[:-1])
+    hand.events.clear()
+    hand.quiet(60_400).log("load", w=1280, h=1080, scale=1, state="visible")
+    deliver(attempt, [hidden], first_seq=len(first) + 1, latency_ms=60_400)  # resent by the load
+    events = answer(hand.wait(1_000), attempt)
+    deliver(attempt, events, first_seq=len(first) + 2)
+    done = scored(attempt)
+    served_ms = events[-1]["t"] + 20 - t0
     assert done.correct, done.reason
-    assert done.screen_ms == pytest.approx(served_ms - 60_000)  # the pause as the server saw it
+    assert served_ms - 61_000 < done.screen_ms < served_ms - 60_000
 
 
 def test_the_same_silence_without_a_pause_is_too_late(shown):
@@ -161,8 +184,9 @@ def test_a_wrong_answer_after_a_pause_is_wrong_not_timed_out(shown):
     t0 = time.time() * 1000 - 80_000
     pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
     served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000).quiet(60_400)
-    hand.log("load", w=1280, h=1080, scale=1, state="visible")
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
+    hand.log("visibilitychange", state="hidden")  # the page left for the Pause page
+    hand.quiet(60_400).log("load", w=1280, h=1080, scale=1, state="visible")
     hand.wait(1_000).press_control("text").type("0")
     done, served_ms = submitted(attempt, hand.press_control("submit", {"k": "act.submit"}).events, t0=t0)
     assert done.correct is False and served_ms > LIMIT_S * 1000 and done.screen_ms < LIMIT_S * 1000 / 2
