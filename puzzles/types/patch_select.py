@@ -48,7 +48,6 @@ TARGETS = {  # name -> emoji; "garden trowel" is drawn (the font has no glyph fo
     "kick scooter": "🛴",
     "tractor": "🚜",
 }
-PLURAL = {"scissors"}
 LOOKALIKES = [
     {"garden trowel", "pick", "axe", "broom", "saw", "screwdriver"},
     {"hammer", "axe", "wrench", "pick"},
@@ -176,6 +175,11 @@ def place_target(rng, target: str, n: int, cell: int):
                 return item, (ox, oy), cover
 
 
+def instruction_for(target: str) -> str:
+    """As the published page writes it from target_object: no article ("with guitar")."""
+    return f"Select all squares with {target}"
+
+
 class PatchSelect(CellSetType):
     name = "Patch_Select"
     steps = 5  # the published page's "Action Steps" stars
@@ -186,7 +190,7 @@ class PatchSelect(CellSetType):
     def published_instruction(self, entry: dict[str, Any]) -> str | None:
         """The published page writes "Select all squares with <target_object>" whatever the prompt says."""
         target = entry.get("target_object")
-        return f"Select all squares with {target}" if isinstance(target, str) and target.strip() else None
+        return instruction_for(target) if isinstance(target, str) and target.strip() else None
 
     def generate(self, rng: np.random.Generator) -> Generated:
         n = int(rng.choice([4, 5, 5, 6]))  # published grids are most often 5x5
@@ -206,8 +210,7 @@ class PatchSelect(CellSetType):
         image.paste(item, (ox, oy), item)
         grid_cells.grid_lines(image, n, n, width=3)
         correct = [int(i) for i in np.flatnonzero(cover.ravel() >= COVERED)]
-        phrase = target if target in PLURAL else grid_cells.article(target)
-        question = f"Select all squares with {phrase}"
+        question = instruction_for(target)
         return Generated(
             public={"instruction": question, "image": "image", "image_size": [side, side], "grid_size": [n, n]},
             truth={

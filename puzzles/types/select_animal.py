@@ -83,6 +83,11 @@ def animal_cell(rng: np.random.Generator, name: str):
     return image
 
 
+def instruction_for(target: str) -> str:
+    """As the published page writes it from target_object: always "a" ("Pick a owl" too)."""
+    return f"Pick a {target}"
+
+
 class SelectAnimal(CellSetType):
     name = "Select_Animal"
     steps = 2  # the published page's "Action Steps" stars
@@ -92,14 +97,14 @@ class SelectAnimal(CellSetType):
     def published_instruction(self, entry: dict[str, Any]) -> str | None:
         """The published page writes "Pick a <target_object>" whatever the prompt says."""
         target = entry.get("target_object")
-        return f"Pick a {target}" if isinstance(target, str) and target.strip() else None
+        return instruction_for(target) if isinstance(target, str) and target.strip() else None
 
     def generate(self, rng: np.random.Generator) -> Generated:
         animals = pick_animals(rng, ROWS * COLS)
         correct = int(rng.choice([i for i, a in enumerate(animals) if a not in UNFAMILIAR]))
         target = animals[correct]
         image = grid_cells.compose([animal_cell(rng, a) for a in animals], ROWS, COLS, CELL)
-        question = f"Pick {grid_cells.article(target)}"
+        question = instruction_for(target)
         size = list(image.size)
         return Generated(
             public={"instruction": question, "image": "image", "image_size": size, "grid_size": [ROWS, COLS]},
