@@ -13,8 +13,10 @@ from puzzles.drawing.emoji import ANIMALS, OBJECTS, emoji_image
 from puzzles.types.base import Generated
 from puzzles.types.kinds import OptionType
 
-# (columns, rows, tile px): maps of 500-560 px wide.
-GRIDS = [(6, 4, 90), (5, 4, 100), (6, 5, 88), (7, 5, 78), (5, 5, 96)]
+# Every published Path_Finder image is 540x360 (its page lays out by that natural size); the maps
+# cut it into (columns, rows) tiles of whole pixels, near square.
+SIZE = (540, 360)
+GRIDS = [(6, 4), (5, 4), (6, 5), (5, 3), (9, 6)]
 
 # Terrain: (tile colour A, tile colour B, road colour, road edge).
 TERRAINS = [
@@ -95,8 +97,10 @@ class PathFinder(OptionType):
     published_answer_key = "correct_option"
 
     def generate(self, rng: np.random.Generator) -> Generated:
-        cols, rows, tile = GRIDS[int(rng.integers(len(GRIDS)))]
-        size = (cols * tile, rows * tile)
+        cols, rows = GRIDS[int(rng.integers(len(GRIDS)))]
+        size = SIZE
+        tile_w, tile_h = SIZE[0] // cols, SIZE[1] // rows
+        tile = min(tile_w, tile_h)  # what is drawn on a tile is sized to fit it
         light, dark, road_colour, road_edge = TERRAINS[int(rng.integers(len(TERRAINS)))]
 
         # Checkered terrain with grain, so each tile reads as a square of the map.
@@ -107,7 +111,7 @@ class PathFinder(OptionType):
 
         road = _road(rng, cols, rows)
         road_set = set(road)
-        centre = lambda c, r: (c * tile + tile / 2, r * tile + tile / 2)  # noqa: E731
+        centre = lambda c, r: (c * tile_w + tile_w / 2, r * tile_h + tile_h / 2)  # noqa: E731
         # The road runs in from the left edge and out at the right edge.
         points = [centre(-1, road[0][1])] + [centre(c, r) for c, r in road] + [centre(cols, road[-1][1])]
         draw.line(points, fill=road_edge, width=int(tile * 0.42), joint="curve")
@@ -135,9 +139,9 @@ class PathFinder(OptionType):
 
         # Faint tile borders.
         for c in range(1, cols):
-            draw.line((c * tile, 0, c * tile, size[1]), fill=(255, 255, 255, 70), width=1)
+            draw.line((c * tile_w, 0, c * tile_w, size[1]), fill=(255, 255, 255, 70), width=1)
         for r in range(1, rows):
-            draw.line((0, r * tile, size[0], r * tile), fill=(255, 255, 255, 70), width=1)
+            draw.line((0, r * tile_h, size[0], r * tile_h), fill=(255, 255, 255, 70), width=1)
 
         # The X and the option spots: free tiles only (road tiles or empty ground).
         free = [(c, r) for r in range(rows) for c in range(cols) if (c, r) not in set(landmark_tiles)]
