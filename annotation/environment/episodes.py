@@ -144,6 +144,8 @@ def _group_puzzle(token: EnvToken, params: ResetParams) -> Puzzle:
         existing, _ = EnvGroup.objects.get_or_create(
             token=token, name=params.group, defaults={"puzzle": _draw(token, params)}
         )
+    if existing.puzzle.dataset not in token.datasets:  # the token's datasets changed since it was drawn
+        raise BadRequest(f"group {params.group!r} plays a puzzle of {existing.puzzle.dataset}, not served any more")
     return existing.puzzle
 
 

@@ -22,10 +22,24 @@ from annotation.agents.protocols.base import Outcome
 from annotation.agents.runs import rollout_finish
 from annotation.agents.trajectories import Recorder
 from annotation.environment.episodes import Begun, episode_begin, episode_reward
-from annotation.environment.protocol import BadRequest, ResetParams, action_call, reset_params, step_result
+from annotation.environment.protocol import (
+    SESSION_ERROR,
+    BadRequest,
+    ResetParams,
+    action_call,
+    reset_params,
+    step_result,
+)
+from annotation.environment.tokens import token_live
 from annotation.models import EnvToken
 
 VERDICT_TIMEOUT_S = 15.0
+
+
+class TokenRevoked(BadRequest):
+    """The session's token was revoked since the connection opened."""
+
+    code = SESSION_ERROR
 
 
 @dataclass
@@ -52,18 +66,39 @@ class Session:
 
     async def reset(self, data: Any) -> dict[str, Any]:
         params = reset_params(data)
-        await self.close("reset before the end")
+        # The token as it is now, not as at the handshake: staff may have revoked it, or changed
+        # its datasets, while this connection stayed open.
+        token = await sync_to_async(token_live)(self.token.pk)
+        if token is None:
+            raise TokenRevoked("this token was revoked: it starts no more episodes")
+        self.token = token
+        # The new episode is drawn first: a reset refused (its dataset, an empty pool) leaves the
+        # episode under way going on.
         begun = await sync_to_async(episode_begin)(token=self.token, params=params)
-        context = await signed_in_context(self.browser, self.page_base, begun.user)
-        page = await context.new_page()
-        recorder = Recorder(begun.rollout_id)
-        played = Played(begun, params, context, page, "", recorder)
-        self.played = played
-        played.instruction = await open_page(page, begun.attempt_uid)
-        played.screenshots[0] = await page.screenshot(type="png")
-        await recorder.screenshot(0, played.screenshots[0])
-        await recorder.start(instruction=played.instruction, system_prompt="")
+        await self.close("reset before the end")
+        self.played = await self._open(begun, params)
         return step_result(self._observation("", ""), None, False)
+
+    async def _open(self, begun: Begun, params: ResetParams) -> Played:
+        """The episode's page, open and recorded; if that fails, its rollout is kept as failed and
+        its browser context freed, and the error goes on to the client."""
+        context = None
+        try:
+            context = await signed_in_context(self.browser, self.page_base, begun.user)
+            page = await context.new_page()
+            recorder = Recorder(begun.rollout_id)
+            played = Played(begun, params, context, page, "", recorder)
+            played.instruction = await open_page(page, begun.attempt_uid)
+            played.screenshots[0] = await page.screenshot(type="png")
+            await recorder.screenshot(0, played.screenshots[0])
+            await recorder.start(instruction=played.instruction, system_prompt="")
+            return played
+        except Exception as error:
+            failure = f"reset failed: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            await sync_to_async(rollout_finish)(begun.rollout_id, Episode(), failure)
+            if context is not None:
+                await context.close()
+            raise
 
     async def step(self, data: Any) -> dict[str, Any]:
         played = self.played

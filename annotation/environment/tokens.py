@@ -42,3 +42,8 @@ def token_create(*, name: str, datasets: list[str]) -> tuple[EnvToken, str]:
 def token_for(key: str) -> EnvToken | None:
     """The live token with this key, or None (unknown or revoked)."""
     return EnvToken.objects.filter(key_hash=key_hash(key), revoked_at__isnull=True).first()
+
+
+def token_live(pk: int) -> EnvToken | None:
+    """The token as stored now, or None once revoked: a session reads it again at each reset."""
+    return EnvToken.objects.filter(pk=pk, revoked_at__isnull=True).first()

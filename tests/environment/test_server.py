@@ -8,9 +8,11 @@ import urllib.error
 import urllib.request
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 from openenv.core import GenericEnvClient
 from websockets.asyncio.client import connect
 
@@ -77,6 +79,58 @@ def test_a_token_serves_its_own_datasets_and_nothing_once_revoked(env_server, ba
     asyncio.run(revoked())
     assert http("GET", f"{base}/schema") == (403, {"detail": "unknown or revoked token"})
     assert http("GET", f"{server}/not-a-token/state")[0] == 403
+
+
+def test_a_token_revoked_or_narrowed_while_connected_starts_no_more_episodes(env_server, bank, key):
+    (mine,) = bank("Geometry_Click")
+    (theirs,) = bank("Geometry_Click", seed=12)
+    base = f"{env_server()}/{key()}"
+    token = EnvToken.objects.filter(pk=EnvToken.objects.get().pk)
+    change = sync_to_async(token.update)
+
+    async def connected():
+        async with GenericEnvClient(base_url=base) as env:
+            await env.reset(group="g", seed=1)
+            await change(datasets=["generated:12"])  # staff narrow it while the socket stays open
+            errors = []
+            for asked in ({"puzzle": mine.uid}, {"group": "g"}):
+                with pytest.raises(RuntimeError) as refused:
+                    await env.reset(**asked)
+                errors.append(str(refused.value))
+            await env.reset(seed=1)
+            narrowed = await env.state()
+            await change(revoked_at=timezone.now())
+            with pytest.raises(RuntimeError) as revoked:
+                await env.reset(seed=1)
+            return errors, narrowed["puzzle"], str(revoked.value)
+
+    errors, narrowed, revoked = asyncio.run(connected())
+    assert errors == [
+        f"Server error: no puzzle '{mine.uid}' in this token's datasets (code: VALIDATION_ERROR)",
+        "Server error: group 'g' plays a puzzle of generated:11, not served any more (code: VALIDATION_ERROR)",
+    ]
+    assert narrowed == theirs.uid
+    assert revoked == "Server error: this token was revoked: it starts no more episodes (code: SESSION_ERROR)"
+
+
+def test_a_refused_reset_leaves_the_episode_under_way_going_on(env_server, bank, key):
+    (puzzle,) = bank("Geometry_Click")
+    base = f"{env_server()}/{key()}"
+
+    async def play():
+        async with GenericEnvClient(base_url=base) as env:
+            await env.reset(puzzle=puzzle.uid)
+            await env.step({"action": "screenshot"})
+            for refused in ({"dataset": "generated:12"}, {"type": "Bingo"}):
+                with pytest.raises(RuntimeError):
+                    await env.reset(**refused)
+            after = await env.step({"action": "screenshot"})
+            return after, await env.state()
+
+    after, state = asyncio.run(play())
+    assert not after.done and after.observation["step"] == 2 and state["step_count"] == 2
+    rollout = Rollout.objects.get()  # no second episode begun, the first not cut short
+    assert state["rollout"] == rollout.pk and rollout.turns.count() == 2
 
 
 def test_openenvs_http_endpoints(env_server, bank, key):
