@@ -64,7 +64,9 @@ class Command(BaseCommand):
         run.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
         run.add_argument("--disable-thinking", action="store_true", help="chat_template_kwargs enable_thinking false")
         run.add_argument("--name", help="the run's name (default: model, protocol, split and time)")
-        run.add_argument("--workers", type=int, default=2, help="pages in parallel")
+        run.add_argument(
+            "--workers", type=int, default=2, help="pages in parallel, so as many model calls in flight at once"
+        )
         run.add_argument("--resume", metavar="RUN", help="continue a run (name or id): its pending rollouts")
         run.add_argument("--retry-failed", action="store_true", help="with --resume: its failed rollouts too")
 
