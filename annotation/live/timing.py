@@ -23,9 +23,11 @@ within LEAVE_MS after it: the page leaves once the Pause page answers). A pause 
 said it left for is no pause: a tab kept open offline while another shows the Pause page says
 nothing, and the puzzle was on its screen. Either counts only where the server heard nothing
 from the page (a pause: but for what the page sends in the LEAVE_MS it takes to go): a tab that
-keeps the puzzle open and beating while another shows the Pause page is on screen. Only a page
-built to lie (that says "hidden" and goes quiet while showing the puzzle) gains time this way,
-and its hidden time shows in quality control.
+keeps the puzzle open and beating while another shows the Pause page is on screen, and so is a
+page that flips hidden and visible between its beats (a hidden spell is cut to the silences, so
+it never takes off more than the server heard nothing for). Only a page built to lie (that says
+"hidden" and goes quiet while showing the puzzle) gains time this way, and its hidden time shows
+in quality control.
 """
 
 from __future__ import annotations
@@ -145,7 +147,11 @@ def on_screen_ms(
     every batch's receive time; `pauses`: Attempt.pauses."""
     hidden = _hidden_spells(states, arrivals)
     left = [*hidden, *_still_hidden(states, until_ms=until_ms)]
-    away = [*_paused(_pause_spells(pauses, until_ms=until_ms, left=left), arrivals, until_ms=until_ms), *hidden]
+    silences = _silences(arrivals, until_ms=until_ms)
+    paused = _paused(_pause_spells(pauses, until_ms=until_ms, left=left), arrivals, until_ms=until_ms)
+    # Hidden time takes off no more than the server heard as silence: a page that flips hidden and
+    # visible between its beats is heard all along, and stays on screen.
+    away = [*paused, *_clipped(hidden, silences)]
     return max(0.0, until_ms - opened_ms - _covered_ms(away, start=opened_ms, end=until_ms))
 
 

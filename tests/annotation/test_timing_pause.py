@@ -211,3 +211,18 @@ def test_the_pause_page_says_the_clock_stops_and_how_long_the_puzzle_is_kept(sho
     page = client.get(f"/s/{attempt.study.token}/pause/").content.decode()
     assert "clock is stopped" in page and f"its {LIMIT_S} seconds count only while" in page
     assert f"stays yours for {attempt.study.hold_minutes} minutes" in page
+
+
+def test_a_page_that_flips_hidden_and_visible_between_its_beats_stays_on_screen(shown):
+    """Hidden 0.9 s of every second, visible and beating in the rest: the server hears it all along,
+    so the hidden spells fall in no silence and take nothing off (they took 54 s of 60)."""
+    attempt, _ = shown
+    t0 = time.time() * 1000 - 80_000
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200)
+    for _ in range(60):
+        hand.wait(100).log("visibilitychange", state="hidden")
+        hand.wait(900).log("visibilitychange", state="visible")
+    done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
+    assert done.correct is False and "the limit is 30 s" in done.reason
+    assert done.screen_ms == pytest.approx(served_ms)
