@@ -1,15 +1,30 @@
 """Celery tasks of the annotation side: thin wrappers that report progress and call one runner, and
 the replay job's chunks."""
 
+import shutil
 import threading
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
+from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.agents.replay import ReplayOutcome, replay_puzzles
+from annotation.datasets.trajectories import (
+    Rendered,
+    attempt_place,
+    attempts_render,
+    export_ids,
+    export_summary_write,
+    render_participant,
+    study_attempts,
+)
 from annotation.live.attempts import system_participant
-from annotation.models import Attempt, Participant
+from annotation.models import Attempt, Participant, Study
 from puzzles.jobs.models import Chunk, Job
 from puzzles.jobs.runs import Report, chunk_run, job_start
 from puzzles.models import Puzzle, ReplayCheck
@@ -89,10 +104,10 @@ def _replay_chunk(chunk: Chunk, report: Report) -> None:
         replay_puzzles(todo, workers=min(chunk.job.params["pages"], len(todo)), on_result=_in_a_thread(count))
 
 
-def _in_a_thread(callback: Callable[[ReplayOutcome], None]) -> Callable[[ReplayOutcome], None]:
+def _in_a_thread(callback: Callable[[Any], None]) -> Callable[[Any], None]:
     """The callback run in a thread of its own, waited for; a Cancelled it raises comes back here."""
 
-    def call(outcome: ReplayOutcome) -> None:
+    def call(outcome: Any) -> None:
         raised: list[BaseException] = []
 
         def run() -> None:
@@ -115,3 +130,117 @@ def _in_a_thread(callback: Callable[[ReplayOutcome], None]) -> Callable[[ReplayO
 def _failure(puzzle_id: int, reason: str) -> dict:
     puzzle = Puzzle.objects.get(pk=puzzle_id)
     return {"item": f"puzzle {puzzle_id} ({puzzle.type} {puzzle.split}/{puzzle.source_id})", "reason": reason}
+
+
+# --- a trajectory export as a job: chunks of attempt ids on the workers (puzzles/jobs) -----------
+TRAJECTORIES_CHUNK = 10  # attempts a chunk: a page server, a Chromium and 10 replays, under a minute
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def trajectories_chunk_task(self, chunk_id: int) -> dict:
+    return chunk_run(self, chunk_id, _trajectories_chunk, finish=_trajectories_finish)
+
+
+def export_folder(out: str | Path) -> Path:
+    """Where a job's export goes: under PRIVATE_ROOT, which every worker and the caller reach (a
+    relative `out` is taken there). A folder outside it is refused: a worker's own disk is one
+    the caller cannot read."""
+    root = Path(settings.PRIVATE_ROOT).resolve()
+    folder = (root / out).resolve()
+    if not folder.is_relative_to(root) or folder == root:
+        raise ValueError(f"a job's export goes in a folder under PRIVATE_ROOT ({root}), not {folder}")
+    return folder
+
+
+def trajectories_job_start(
+    study: Study,
+    out: str | Path,
+    *,
+    with_excluded: bool = False,
+    with_no_input: bool = False,
+    limit: int | None = None,
+    system_prompt: str = TOOLS_PROMPT,
+    pages: int = 2,
+    started_by: str,
+    chunk_size: int = TRAJECTORIES_CHUNK,
+) -> Job:
+    """Render the study's attempts (as `trajectories export` chooses them) as one job into a
+    folder under PRIVATE_ROOT; the last chunk to end writes run_summary.json and arena_export.json."""
+    folder = export_folder(out)
+    ids = export_ids(study_attempts(study, with_excluded=with_excluded, with_no_input=with_no_input), limit)
+    render_participant()  # made here, once, not by two workers racing to make it
+    return job_start(
+        kind="trajectories",
+        label=f"trajectories of study {study.name}: {len(ids)} attempts to {folder}",
+        items=ids,
+        chunk_size=chunk_size,
+        task=trajectories_chunk_task,
+        started_by=started_by,
+        params={
+            "study": study.pk,
+            "out": str(folder.relative_to(Path(settings.PRIVATE_ROOT).resolve())),
+            "with_excluded": with_excluded,
+            "with_no_input": with_no_input,
+            "system_prompt": system_prompt,
+            "pages": pages,
+        },
+    )
+
+
+def _trajectories_chunk(chunk: Chunk, report: Report) -> None:
+    """Render the chunk's attempts whose folder is not written yet. A folder appears whole (written
+    under a temporary name, then renamed), so one that exists is complete and skipped; the
+    temporary folders a killed worker left are removed first."""
+    params, out = chunk.job.params, export_folder(chunk.job.params["out"])
+    attempts = Attempt.objects.select_related("puzzle").in_bulk(chunk.items)
+    places = {pk: attempt_place(out, attempt) for pk, attempt in attempts.items()}
+    failures = [{"item": f"attempt {pk}", "reason": "no longer stored"} for pk in chunk.items if pk not in attempts]
+    todo = [pk for pk in chunk.items if pk in places and not (places[pk] / "summary.json").is_file()]
+    for pk in todo:
+        for partial in places[pk].parent.glob(f".{places[pk].name}.partial-*"):
+            shutil.rmtree(partial, ignore_errors=True)
+    done = len(chunk.items) - len(todo)
+    report(done, failures)
+
+    def count(rendered: Rendered) -> None:
+        nonlocal done
+        done += 1
+        if rendered.entry is None:
+            failures.append({"item": f"attempt {rendered.attempt_id}", "reason": rendered.problem})
+        report(done, failures)
+
+    if todo:  # the pages call back from their event loop, where Django refuses database calls
+        attempts_render(
+            todo,
+            out,
+            system_prompt=params["system_prompt"],
+            workers=min(params["pages"], len(todo)),
+            on_result=_in_a_thread(count),
+        )
+
+
+def _trajectories_finish(job: Job) -> None:
+    """run_summary.json and arena_export.json over every chunk's folders (read back from the
+    shared folder), and the render attempts a killed worker left behind."""
+    params = job.params
+    study = Study.objects.get(pk=params["study"])
+    ids = [pk for items in job.chunks.order_by("number").values_list("items", flat=True) for pk in items]
+    selection = study_attempts(study, with_excluded=params["with_excluded"], with_no_input=params["with_no_input"])
+    failed = [
+        {"attempt": int(failure["item"].split()[-1]), "problem": failure["reason"]}
+        for failures in job.chunks.values_list("failures", flat=True)
+        for failure in failures
+    ]
+    puzzles = Attempt.objects.filter(pk__in=ids).values("puzzle_id")
+    Attempt.objects.filter(
+        participant=render_participant(), puzzle_id__in=puzzles, created_at__gte=job.created_at
+    ).delete()
+    export_summary_write(
+        study,
+        export_folder(params["out"]),
+        selection,
+        ids,
+        failed=failed,
+        seconds=((job.finished_at or timezone.now()) - job.created_at).total_seconds(),
+        workers=params["pages"],
+    )

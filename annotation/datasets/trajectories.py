@@ -40,9 +40,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import math
 import shutil
 import time
+import uuid
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -294,43 +296,112 @@ def trajectories_export(
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     selection = study_attempts(study, with_excluded=with_excluded, with_no_input=with_no_input)
+    ids = export_ids(selection, limit)
+    results = attempts_render(
+        ids, out, system_prompt=system_prompt, workers=workers, reasoner=reasoner, on_result=on_result
+    )
+    return export_summary_write(
+        study,
+        out,
+        selection,
+        ids,
+        failed=[{"attempt": r.attempt_id, "problem": r.problem} for r in results if not r.entry],
+        seconds=time.monotonic() - started,
+        workers=workers,
+        reasoning=reasoner.describe() if reasoner else None,
+    )
+
+
+def export_ids(selection: Selection, limit: int | None = None) -> list[int]:
+    """The attempts an export renders, in the order it renders them (a type at a time)."""
     ids = _interleaved(list(selection.attempts.values_list("pk", "puzzle__type")))
-    if limit is not None:
-        ids = ids[:limit]
+    return ids if limit is None else ids[:limit]
+
+
+def attempts_render(
+    ids: list[int],
+    out: Path,
+    *,
+    system_prompt: str = TOOLS_PROMPT,
+    workers: int = 3,
+    reasoner: Reasoner | None = None,
+    on_result: Callable[[Rendered], None] | None = None,
+) -> list[Rendered]:
+    """Render these attempts into out (each attempt's folder written whole, or not at all); the
+    replay's own attempts are deleted whatever happens."""
     participant = render_participant()
     jobs = [Job(pk, out, system_prompt, reasoner) for pk in ids]
     folders: dict[int, tuple[str, str]] = {}
-    made: list[int] = []  # the replay's own attempts, deleted whatever happens
-    results: list[Rendered] = []
+    made: list[int] = []
     try:
-        if jobs:
-            results = on_pages(
-                jobs,
-                user=participant.user,
-                workers=workers,
-                act=lambda page, job: _render_one(page, cast(Job, job), participant, folders, made),
-                on_result=on_result,
-            )
+        if not jobs:
+            return []
+        return on_pages(
+            jobs,
+            user=participant.user,
+            workers=workers,
+            act=lambda page, job: _render_one(page, cast(Job, job), participant, folders, made),
+            on_result=on_result,
+        )
     finally:
         Attempt.objects.filter(participant=participant, pk__in=made).delete()
+
+
+def export_summary_write(
+    study: Study,
+    out: Path,
+    selection: Selection,
+    ids: list[int],
+    *,
+    failed: list[dict],
+    seconds: float,
+    workers: int,
+    reasoning: Any = None,
+) -> dict:
+    """run_summary.json and arena_export.json over the attempts written in out (read back from
+    their summary.json, so a job whose chunks ran on many machines sums up the same way)."""
+    attempts = Attempt.objects.select_related("puzzle").in_bulk(ids)
     order = {pk: place for place, pk in enumerate(selection.attempts.values_list("pk", flat=True))}
-    results.sort(key=lambda r: order[r.attempt_id])  # the summary in the study's order: by type, puzzle
-    entries = [r.entry for r in results if r.entry]
+    entries = []
+    for pk in sorted(ids, key=lambda pk: order.get(pk, len(order))):  # the study's order: by type, puzzle
+        written = attempt_place(out, attempts[pk]) / "summary.json" if pk in attempts else None
+        if written is not None and written.is_file():
+            entries.append(_entry(written))
     write_json(out / "run_summary.json", run_summary(AGENT, entries, mode="per_puzzle", extra=("arena_attempt",)))
     record = {
         "study": {"id": study.pk, "name": study.name, "split": study.split},
         "attempts": len(ids),
         "written": len(entries),
-        "failed": [{"attempt": r.attempt_id, "problem": r.problem} for r in results if not r.entry],
+        "failed": failed,
         "left_out": selection.left_out,
         "replay_same_answer": sum(1 for e in entries if e["arena_replay"]["same_answer"]),
-        "seconds": round(time.monotonic() - started, 2),
+        "seconds": round(seconds, 2),
         "workers": workers,
-        "reasoning": reasoner.describe() if reasoner else None,
+        "reasoning": reasoning,
         "rules": __doc__,
     }
     write_json(out / "arena_export.json", record)
     return record
+
+
+def _entry(summary_file: Path) -> dict:
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    return {
+        "task_id": summary_file.parent.parent.name,
+        **{key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")},
+        "arena_attempt": summary["arena_attempt"],
+        "arena_replay": summary["arena_replay"],
+    }
+
+
+def attempt_place(out: Path, attempt: Attempt) -> Path:
+    """Where an attempt's files go: <folder lower>/<folder>_<id stem>/attempt_<uid>. The folder
+    exists only once all of them are written (see _files)."""
+    return _place(out, type_folder(attempt.puzzle), id_stem(puzzle_file_id(attempt.puzzle)), attempt.uid)
+
+
+def _place(out: Path, folder: str, stem: str, uid: str) -> Path:
+    return out / folder.lower() / f"{folder}_{stem}" / f"attempt_{uid}"
 
 
 def _interleaved(rows: list[tuple[int, str]]) -> list[int]:
@@ -483,9 +554,24 @@ async def _write_attempt(job: Job, prepared: Prepared, shots: list[bytes], actio
 
 
 def _files(job: Job, prepared: Prepared, shots: list[bytes], actions: list, replay: dict, reasons: list) -> dict:
+    """The attempt's folder written under a temporary name, then renamed into place: a worker
+    killed halfway leaves no half folder under the real name, and a second render replaces the
+    first whole."""
+    place = _place(job.out, prepared.folder, prepared.stem, prepared.attempt.uid)  # no query: off the loop's thread
+    partial = place.with_name(f".{place.name}.partial-{uuid.uuid4().hex[:8]}")
+    try:
+        entry = _files_into(partial, job, prepared, shots, actions, replay, reasons)
+        shutil.rmtree(place, ignore_errors=True)
+        partial.rename(place)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return entry
+
+
+def _files_into(
+    place: Path, job: Job, prepared: Prepared, shots: list[bytes], actions: list, replay: dict, reasons: list
+) -> dict:
     attempt, folder, stem = prepared.attempt, prepared.folder, prepared.stem
-    place = job.out / folder.lower() / f"{folder}_{stem}" / f"attempt_{attempt.uid}"
-    shutil.rmtree(place, ignore_errors=True)
     (place / "screenshots").mkdir(parents=True)
     for number, png in enumerate(shots):
         (place / "screenshots" / f"screenshot_step_{number}.png").write_bytes(png)

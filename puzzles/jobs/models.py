@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 # What a job's items are, where a bare item (an id) would not say it.
-ITEMS_ARE = {"replay": "puzzles "}
+ITEMS_ARE = {"replay": "puzzles ", "trajectories": "attempts "}
 
 
 class Job(models.Model):
@@ -27,6 +27,7 @@ class Job(models.Model):
     failed = models.PositiveIntegerField(default=0)
     state = models.CharField(max_length=16, choices=State.choices, default=State.RUNNING, db_index=True)
     cancel_requested = models.BooleanField(default=False)
+    error = models.CharField(max_length=500, blank=True, help_text="why the job failed past its chunks (its last step)")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

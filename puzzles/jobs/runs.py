@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
@@ -33,6 +34,12 @@ FINISHED = (Chunk.State.DONE, Chunk.State.FAILED, Chunk.State.CANCELLED)
 
 Report = Callable[[int, list[dict]], None]  # (items done in the chunk, its failed items so far)
 Work = Callable[[Chunk, Report], None]
+Finish = Callable[[Job], None]  # a job's last step once no chunk is left (idempotent: may run twice)
+
+
+class NothingToDo(CommandError, ValueError):
+    """A job was asked for with no items: no empty job is stored. A CommandError, so every command
+    that starts a job ends with this one line instead of a traceback; a button says it in words."""
 
 
 class Cancelled(Exception):
@@ -63,7 +70,7 @@ def job_start(
 ) -> Job:
     """Store the job and its chunks, then send one task a chunk (once the rows are committed)."""
     if not items:
-        raise ValueError("a job needs at least one item")
+        raise NothingToDo(f"nothing to do: the {kind} job has no items ({label})")
     if chunk_size < 1:
         raise ValueError(f"chunk size must be at least 1, not {chunk_size}")
     with transaction.atomic():
@@ -86,13 +93,15 @@ def job_cancel(job: Job) -> None:
     _settle(job.pk)
 
 
-def chunk_run(task, chunk_id: int, work: Work) -> dict:
-    """Run one chunk's work inside its Celery task (bound): the whole life of a delivery."""
+def chunk_run(task, chunk_id: int, work: Work, finish: Finish | None = None) -> dict:
+    """Run one chunk's work inside its Celery task (bound): the whole life of a delivery. The
+    delivery that finds the job ended runs `finish` (a summary over all chunks' output)."""
     holder = f"{socket.gethostname()}:{os.getpid()}:{task.request.id}"
     taken = _take(chunk_id, holder)
     if isinstance(taken, Held):
         raise task.retry(countdown=taken.wait_s, max_retries=None)
-    if taken is None:
+    if taken is None:  # settled again: a delivery whose worker died in the job's finish ends it here
+        _settle(Chunk.objects.values_list("job_id", flat=True).get(pk=chunk_id), finish)
         return {"chunk": chunk_id, "skipped": "already finished"}
     with _heartbeat(chunk_id, holder):
         state, error = Chunk.State.DONE, ""
@@ -103,7 +112,7 @@ def chunk_run(task, chunk_id: int, work: Work) -> dict:
         except Exception as problem:  # the chunk fails by name, with why; the others go on
             state, error = Chunk.State.FAILED, f"{type(problem).__name__}: {problem}"[:500]
     Chunk.objects.filter(pk=chunk_id, holder=holder).update(state=state, error=error, heartbeat_at=timezone.now())
-    _settle(taken.job_id)
+    _settle(taken.job_id, finish)
     return {"chunk": chunk_id, "state": state}
 
 
@@ -143,9 +152,11 @@ def _report(chunk: Chunk, holder: str, done: int, failures: list[dict]) -> None:
         raise Cancelled
 
 
-def _settle(job_id: int) -> None:
-    """The job's counts from its chunks, and its end once no chunk is left to run. Under the job's
-    row lock, so two workers reporting at once never write an older sum over a newer one."""
+def _settle(job_id: int, finish: Finish | None = None) -> None:
+    """The job's counts from its chunks, and its end once no chunk is left to run, after its
+    `finish` (so a job seen ended has its summary written; a finish that fails fails the job, named).
+    Under the job's row lock, so two workers reporting at once never write an older sum over a
+    newer one, and one finish runs at a time."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
         chunks = Chunk.objects.filter(job_id=job_id)
@@ -155,8 +166,19 @@ def _settle(job_id: int) -> None:
         if job.state == Job.State.RUNNING and not chunks.filter(~Q(state__in=FINISHED)).exists():
             job.state = _end_state(job, chunks)
             job.finished_at = timezone.now()
-            fields += ["state", "finished_at"]
+            fields += ["state", "finished_at", "error"]
+            _finish(job, finish)
         job.save(update_fields=fields)
+
+
+def _finish(job: Job, finish: Finish | None) -> None:
+    if finish is None:
+        return
+    try:
+        with transaction.atomic():  # a savepoint: a failed finish leaves the job's lock usable
+            finish(job)
+    except Exception as problem:
+        job.state, job.error = Job.State.FAILED, f"its last step failed: {type(problem).__name__}: {problem}"[:500]
 
 
 def _end_state(job: Job, chunks) -> str:

@@ -122,6 +122,12 @@ def _start_worker(name: str) -> Worker:
     return Worker(name, process, log)
 
 
+@pytest.fixture(autouse=True)
+def _private_in_tmp(settings, tmp_path):
+    """Exports and screenshots in this test's own folder (the workers are told it too)."""
+    settings.PRIVATE_ROOT = tmp_path / "private"
+
+
 @pytest.fixture
 def workers(transactional_db) -> Iterator[Workers]:
     """Real worker processes on an emptied Redis (this run's number); all ended after the test."""

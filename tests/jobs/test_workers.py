@@ -3,15 +3,19 @@ with SIGKILL mid-chunk, and ends with every item done exactly once."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.conf import settings
 
-from annotation.models import Attempt, Participant
-from annotation.tasks import replay_job_start
+from annotation.datasets.trajectories import render_participant
+from annotation.models import Attempt, Participant, Study
+from annotation.tasks import replay_job_start, trajectories_job_start
 from puzzles.jobs.models import Chunk, Job
 from puzzles.models import Asset, Puzzle, ReplayCheck
 from puzzles.services import bank_generate
 from puzzles.tasks import generate_job_start
+from tests.datasets.conftest import People
 from tests.jobs.conftest import follow, kill_a_worker_mid_chunk, needs_redis
 
 pytestmark = [needs_redis, pytest.mark.browser]
@@ -71,6 +75,41 @@ def test_a_generation_job_survives_a_killed_worker_and_stores_each_puzzle_once(w
     asset = Asset.objects.filter(puzzle__in=stored).first()
     assert asset is not None and asset.file.path.startswith(str(settings.MEDIA_ROOT))
     assert (settings.MEDIA_ROOT / asset.file.name).is_file()
+
+
+def test_a_trajectory_export_survives_a_killed_worker_and_writes_each_attempt_once(workers):
+    bank_generate(split="test", per_type=8, types=["Dice_Count"], bank_seed=33, workers=1)
+    puzzles = list(Puzzle.objects.filter(dataset="generated:33").order_by("index"))
+    Puzzle.objects.filter(dataset="generated:33").update(status=Puzzle.Status.VERIFIED)
+    study = Study.objects.create(name="Exported", split="test", puzzles_per_annotator=8, overlap=2)
+    people = People(study)
+    attempts = [people.answer(name, puzzle, True) for name in ("ann", "bob") for puzzle in puzzles]
+    workers.start(2)
+    job = trajectories_job_start(study, "exports/exported", pages=2, started_by="shell:test", chunk_size=4)
+    assert job.total == 16
+
+    killed, chunk = kill_a_worker_mid_chunk(job, workers)
+    chunk.refresh_from_db()
+    assert killed.process.returncode == -9 and chunk.state == Chunk.State.RUNNING
+    seen = follow(job)
+
+    assert job.state == Job.State.DONE, _why(job, workers)
+    assert (job.done, job.total, job.failed) == (16, 16, 0), _why(job, workers)
+    assert seen[-1] == 16 and seen == sorted(seen)
+    chunk.refresh_from_db()
+    assert chunk.state == Chunk.State.DONE and chunk.deliveries == 2 and chunk.done == chunk.size
+    # Under PRIVATE_ROOT, where the caller reads: each attempt's folder once, whole, and no
+    # temporary folder the killed worker was writing.
+    out = settings.PRIVATE_ROOT / "exports" / "exported"
+    folders = sorted(out.glob("*/*/attempt_*"))
+    assert sorted(f.name for f in folders) == sorted(f"attempt_{a.uid}" for a in attempts)
+    assert all((f / "summary.json").is_file() and (f / "arena_pointer.npz").is_file() for f in folders)
+    assert not list(out.glob("*/*/.attempt_*"))
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert summary["total_puzzles"] == 16 and summary["total_correct"] == 16
+    assert sorted(p["arena_attempt"] for p in summary["puzzles"]) == sorted(a.uid for a in attempts)
+    assert json.loads((out / "arena_export.json").read_text())["written"] == 16
+    assert not Attempt.objects.filter(participant=render_participant()).exists()  # the renders, gone
 
 
 def _why(job: Job, workers) -> str:

@@ -5,6 +5,9 @@ shape), its screenshots re-rendered by replaying the stored events on the live p
 Chromium, with the continuous pointer path beside it (docs/datasets.md). Excluded annotators and
 attempts without input evidence are left out unless asked. --reason-with fills each step's
 reasoning with a model, judged by a second call (off by default).
+
+With --on-workers the attempts go to the Celery workers in chunks (docs/jobs.md) and the folder
+is one under PRIVATE_ROOT, which the workers and this command both reach.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.management.common import find_study
+from annotation.models import Study
 from puzzles.progress import Progress
 
 if TYPE_CHECKING:  # imported when asked for: the reasoner pulls in the model client
@@ -40,6 +44,13 @@ class Command(BaseCommand):
         export.add_argument("--model", help="the model for --reason-with")
         export.add_argument("--judge-model", help="a second model to judge (default: the same)")
         export.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable with the key")
+        export.add_argument(
+            "--on-workers",
+            action="store_true",
+            help="render on the Celery workers as a job of chunks (--out then a folder under PRIVATE_ROOT); "
+            "its progress here and on the staff Jobs page; without a broker the chunks run here (docs/jobs.md)",
+        )
+        export.add_argument("--chunk-size", type=int, help="attempts a chunk with --on-workers (default: 10)")
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         getattr(self, f"do_{action}")(**options)
@@ -50,8 +61,10 @@ class Command(BaseCommand):
         from annotation.datasets.trajectories import study_attempts, trajectories_export
 
         found = find_study(study)
-        reasoner = _reasoner(options)
         prompt = Path(system_prompt_file).read_text(encoding="utf-8") if system_prompt_file else TOOLS_PROMPT
+        if options["on_workers"]:
+            return self._export_on_workers(found, out, workers, limit, prompt, options)
+        reasoner = _reasoner(options)
         selection = study_attempts(
             found, with_excluded=options["with_excluded"], with_no_input=options["with_no_input"]
         )
@@ -78,6 +91,39 @@ class Command(BaseCommand):
         )
         for failed in record["failed"]:
             self.stderr.write(f"attempt {failed['attempt']} not written: {failed['problem']}")
+
+    def _export_on_workers(
+        self, study: Study, out: str, pages: int, limit: int | None, prompt: str, options: dict[str, Any]
+    ) -> None:
+        from annotation.tasks import TRAJECTORIES_CHUNK, export_folder, trajectories_job_start
+        from puzzles.jobs.models import Job
+        from puzzles.jobs.runs import job_announce, job_failures, job_follow, started_by_shell
+
+        if options["reason_with"]:
+            raise CommandError("--reason-with runs here only: drop --on-workers to fill reasoning with a model")
+        try:
+            job = trajectories_job_start(
+                study,
+                out,
+                with_excluded=options["with_excluded"],
+                with_no_input=options["with_no_input"],
+                limit=limit,
+                system_prompt=prompt,
+                pages=pages,
+                started_by=started_by_shell(),
+                chunk_size=options["chunk_size"] or TRAJECTORIES_CHUNK,
+            )
+        except ValueError as error:  # no attempt to export, a folder outside PRIVATE_ROOT, a bad chunk size
+            raise CommandError(str(error)) from None
+        self.stdout.write(job_announce(job))
+        progress = Progress(job.total, "trajectories", stream=cast(TextIO, self.stderr._out))
+        job = job_follow(job, progress)
+        for line in job_failures(job):
+            self.stdout.write(line)
+        folder = export_folder(job.params["out"])
+        self.stdout.write(f"{job.done - job.failed} of {job.total} attempts to {folder} (job {job.pk} {job.state})")
+        if job.state != Job.State.DONE:
+            raise CommandError(f"job {job.pk} ended {job.state}")
 
 
 def _reasoner(options: dict[str, Any]) -> Reasoner | None:
