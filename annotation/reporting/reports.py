@@ -871,7 +871,8 @@ def _checkpoint(
 def _contamination(pool: int, trained: dict[int, str], answers: list[Answer], excluded: bool) -> Contamination:
     """How many of the report's puzzles were trained on, per type, people's answers on them and the
     environment runs that played them."""
-    runs = TRAINED_ON.filter(puzzle_id__in=trained).values_list("run__name", flat=True).distinct()
+    # order_by() first: Rollout's default ordering would join the DISTINCT and repeat each run.
+    runs = TRAINED_ON.filter(puzzle_id__in=trained).order_by().values_list("run__name", flat=True).distinct()
     return {
         "pool": pool,
         "trained": len(trained),
