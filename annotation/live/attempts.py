@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, User
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Max, OuterRef, QuerySet, Subquery
+from django.http import HttpRequest
 from django.utils import timezone
 
 from annotation.live.frames import Limits
@@ -22,6 +24,14 @@ from puzzles.models import Puzzle
 
 # Pauses kept per attempt: past them a pause does not stop the clock (the list stays small).
 MAX_PAUSES = 100
+
+
+def signed_in_user(request: HttpRequest) -> User:
+    """The account of a request behind login_required, typed as one (an anonymous visitor never
+    gets this far; should one, it is refused)."""
+    if not isinstance(request.user, User):
+        raise PermissionDenied("sign in first")
+    return request.user
 
 
 def participant_for_user(*, user: User) -> Participant:
@@ -41,8 +51,10 @@ def system_participant(*, kind: str, label: str) -> Participant:
     return participant
 
 
-def attempt_start(*, participant: Participant, puzzle: Puzzle) -> Attempt:
-    return Attempt.objects.create(participant=participant, puzzle=puzzle)
+def attempt_start(*, participant: Participant, puzzle: Puzzle, purpose: str = Attempt.Purpose.SCORED) -> Attempt:
+    """A new attempt outside any study. A try of a puzzle from the staff's pages ("Try it", "Try
+    one") is PRACTICE: people's scored attempts (human pass rates, labels) must not count it."""
+    return Attempt.objects.create(participant=participant, puzzle=puzzle, purpose=purpose)
 
 
 def attempt_serve(*, attempt: Attempt) -> None:

@@ -11,7 +11,9 @@ import logging
 import re
 import time
 import weakref
+from collections.abc import Callable
 from functools import partial
+from typing import Any, TypeVar
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
@@ -47,9 +49,11 @@ _SEQ_AT_START = re.compile(rb'\{"type":\s*"batch",\s*"seq":\s*([1-9]\d{0,8})[,}]
 RETRY_LATER = 4011  # the server could not store a batch or look the attempt up: try again
 TOO_FAST = 4013  # more batches waiting than the server keeps: reconnect and resend
 POSTGRESQL = connection.vendor == "postgresql"
+T = TypeVar("T")
+Frame = dict[str, Any]
 
 
-def _on_a_live_connection(write, *args, **kwargs):
+def _on_a_live_connection(write: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """write(...), once more on a new connection if the database dropped the one this thread kept
     (a restart, a failover): the failed try stored nothing, and storing is idempotent."""
     try:
@@ -60,11 +64,11 @@ def _on_a_live_connection(write, *args, **kwargs):
         return write(*args, **kwargs)
 
 
-def _receive_on_a_live_connection(**frame):
+def _receive_on_a_live_connection(**frame: Any) -> Receipt:
     return _on_a_live_connection(batch_receive, **frame)
 
 
-def _store_next_on_a_live_connection(items):
+def _store_next_on_a_live_connection(items: list[tuple[Attempt, str | bytes, float]]) -> list[Receipt | Parsed]:
     return _on_a_live_connection(frames_store_next, items)
 
 
@@ -89,11 +93,11 @@ class _Coalesced:
     acknowledges only what is committed."""
 
     def __init__(self) -> None:
-        self.waiting: list[tuple[Attempt, str | bytes, float, asyncio.Future]] = []
-        self.task: asyncio.Task | None = None
+        self.waiting: list[tuple[Attempt, str | bytes, float, asyncio.Future[Receipt | Parsed]]] = []
+        self.task: asyncio.Task[None] | None = None
 
-    async def store(self, attempt: Attempt, raw, received_ms: float) -> Receipt | Parsed:
-        future = asyncio.get_running_loop().create_future()
+    async def store(self, attempt: Attempt, raw: str | bytes, received_ms: float) -> Receipt | Parsed:
+        future: asyncio.Future[Receipt | Parsed] = asyncio.get_running_loop().create_future()
         self.waiting.append((attempt, raw, received_ms, future))
         if self.task is None or self.task.done():
             self.task = asyncio.create_task(self._write_rounds())
@@ -114,7 +118,9 @@ class _Coalesced:
                     future.set_result(outcome)
 
 
-_rounds: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # one per event loop
+_rounds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Coalesced] = (
+    weakref.WeakKeyDictionary()
+)  # one per event loop
 
 
 def _coalesced() -> _Coalesced:
@@ -129,15 +135,23 @@ class AttemptConsumer(AsyncWebsocketConsumer):
     # (which drop silently when full), so a socket need not hold a channel open in Redis.
     channel_layer_alias = None
 
-    async def connect(self):
+    @property
+    def _open(self) -> Attempt:
+        """The attempt this socket stores for: every use follows a receive, which an attempt not
+        found open at the handshake never gets past."""
+        if self.attempt is None:
+            raise RuntimeError("no open attempt on this socket")
+        return self.attempt
+
+    async def connect(self) -> None:
         await self.accept()  # accepted first, so a refusal can say why before closing
-        self.attempt = None
-        self.hold_task: asyncio.Task | None = None
-        self.gap_task: asyncio.Task | None = None  # kept referenced while it waits
-        self.inbox: asyncio.Queue = asyncio.Queue()
+        self.attempt: Attempt | None = None  # set once the handshake found it open
+        self.hold_task: asyncio.Task[None] | None = None
+        self.gap_task: asyncio.Task[None] | None = None  # kept referenced while it waits
+        self.inbox: asyncio.Queue[tuple[float, str | bytes]] = asyncio.Queue()
         self.inbox_bytes = 0
         self.acked = 0  # the attempt's acknowledged seq, as this socket last heard or said it
-        self.submitted: dict | None = None  # the submitted frame, once this socket sent one
+        self.submitted: Frame | None = None  # the submitted frame, once this socket sent one
         self.writer = asyncio.create_task(self._write_all())
         uid = self.scope["url_route"]["kwargs"]["uid"]
         try:
@@ -161,7 +175,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
                 except Exception:  # the sweep or the next connection does it
                     logger.exception("gap of attempt %s not resolved on connect", uid)
 
-    async def dispatch(self, message):
+    async def dispatch(self, message: dict[str, Any]) -> None:
         """As channels' own, without its hop to the shared sync thread before every message
         (sync_to_async(close_old_connections)): a thread switch per received batch, the largest cost
         of a busy socket after the write, and before the handshake's accept a place in the one queue
@@ -174,16 +188,16 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             raise ValueError(f"no handler for message type {message['type']}")
         await handler(message)
 
-    async def disconnect(self, code):
+    async def disconnect(self, code: int) -> None:
         self._stop_hold()
         with contextlib.suppress(TimeoutError):  # what was received is stored, even if the page is gone before its ack
             await asyncio.wait_for(self.inbox.join(), DRAIN_S)
         self.writer.cancel()
 
-    async def receive(self, text_data=None, bytes_data=None):
-        if self.attempt is None:
-            return
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         raw = text_data if text_data is not None else bytes_data
+        if self.attempt is None or raw is None:
+            return
         if await self._answered_from_memory(raw):
             return
         size = len(raw)
@@ -216,12 +230,12 @@ class AttemptConsumer(AsyncWebsocketConsumer):
                 self.inbox_bytes -= len(raw)
                 self.inbox.task_done()
 
-    async def _write(self, received_ms: float, raw) -> None:
+    async def _write(self, received_ms: float, raw: str | bytes) -> None:
         """Store one batch and answer it; on a failed write, close so the page resends it."""
         try:
             receipt = await self._receive(received_ms, raw)
         except Exception:
-            logger.exception("batch of attempt %s not stored", self.attempt.uid)
+            logger.exception("batch of attempt %s not stored", self._open.uid)
             await self.close(code=RETRY_LATER)  # the page reconnects and sends it again
             return
         self._note(receipt.replies)
@@ -229,13 +243,13 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             for reply in receipt.replies:
                 await self._send(reply)
         except Exception:  # stored; the page learns it from the ack of its resend
-            logger.warning("batch of attempt %s stored, its answer not sent", self.attempt.uid, exc_info=True)
+            logger.warning("batch of attempt %s stored, its answer not sent", self._open.uid, exc_info=True)
             return
         self._follow_hold(receipt.hold, received_ms)
         if receipt.decision == Decision.GAP:
             self.gap_task = asyncio.create_task(self._resolve_gap_later())
 
-    def _note(self, replies: list[dict]) -> None:
+    def _note(self, replies: list[Frame]) -> None:
         """What the socket knows from its answers: the acknowledged seq, and the verdict."""
         for reply in replies:
             if reply["type"] == "ack":
@@ -251,21 +265,21 @@ class AttemptConsumer(AsyncWebsocketConsumer):
 
     async def _resolve_gap(self) -> None:
         """Score a submit that has waited long enough behind a gap (idempotent, under the row lock)."""
-        frames = await _gap_resolve(attempt_id=self.attempt.pk, now_ms=time.time() * 1000)
+        frames = await _gap_resolve(attempt_id=self._open.pk, now_ms=time.time() * 1000)
         self._note(frames)
         for frame in frames:
             with contextlib.suppress(Exception):  # scored either way; the page may be gone
                 await self._send(frame)
 
-    async def _receive(self, received_ms: float, raw) -> Receipt:
+    async def _receive(self, received_ms: float, raw: str | bytes) -> Receipt:
         """The frame through intake's entry: with the other sockets' usual batches first, then, if
         not stored there, on its own, parsed once and the predicate not run again."""
         if not POSTGRESQL:
-            return await _receive_batch(attempt=self.attempt, raw=raw, received_ms=received_ms)
-        outcome = await _coalesced().store(self.attempt, raw, received_ms)
+            return await _receive_batch(attempt=self._open, raw=raw, received_ms=received_ms)
+        outcome = await _coalesced().store(self._open, raw, received_ms)
         if isinstance(outcome, Receipt):
             return outcome
-        return await _receive_batch(attempt=self.attempt, raw=outcome, received_ms=received_ms, next_tried=True)
+        return await _receive_batch(attempt=self._open, raw=outcome, received_ms=received_ms, next_tried=True)
 
     def _follow_hold(self, change: str | None, received_ms: float) -> None:
         """Start or stop the hold widget's progress frames as holds begin and end."""
@@ -277,7 +291,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
     async def _hold_ticks(self, started_ms: float) -> None:
         # Measured from when the server received the hold's start (intake.hold_frame).
         while True:
-            frame = hold_frame(attempt=self.attempt, held_ms=time.time() * 1000 - started_ms)
+            frame = hold_frame(attempt=self._open, held_ms=time.time() * 1000 - started_ms)
             if frame is None:
                 return
             await self._send(frame)
@@ -290,5 +304,5 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             self.hold_task.cancel()
             self.hold_task = None
 
-    async def _send(self, frame: dict) -> None:
+    async def _send(self, frame: Frame) -> None:
         await self.send(text_data=json.dumps(frame))

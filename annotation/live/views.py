@@ -1,22 +1,28 @@
 """The live page and its HTTP fallback. Thin: look the attempt up, call one service, answer."""
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect, JsonResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from annotation.live.attempts import attempt_for, attempt_serve, attempt_start, participant_for_user
+from annotation.live.attempts import attempt_for, attempt_serve, attempt_start, participant_for_user, signed_in_user
+from annotation.live.frames import error_frame
 from annotation.live.intake import attempt_resolve_gap, batch_receive
 from annotation.live.page import attempt_page_data
+from annotation.models import Attempt
 from puzzles.models import Puzzle
+
+View = Callable[..., HttpResponseBase]
 
 
 @login_required
-def play(request, uid: str):
+def play(request: HttpRequest, uid: str) -> HttpResponse:
     attempt = attempt_for(uid=uid, user=request.user)
     if attempt is None:
         raise Http404("no such attempt of yours")
@@ -27,7 +33,7 @@ def play(request, uid: str):
 
 
 @login_required
-def play_data(request, uid: str):
+def play_data(request: HttpRequest, uid: str) -> JsonResponse:
     """The page data of another attempt, for moving on without reloading the page."""
     attempt = attempt_for(uid=uid, user=request.user)
     if attempt is None:
@@ -37,7 +43,7 @@ def play_data(request, uid: str):
     return JsonResponse(attempt_page_data(attempt=attempt, csrf_token=get_token(request)))
 
 
-def _gap_resolved(attempt) -> None:
+def _gap_resolved(attempt: Attempt) -> None:
     """A submit that waited out its gap (sent by the HTTP fallback, or its socket died) is scored
     when the attempt's page loads, so the page shows it submitted (idempotent, under the row lock;
     the sweep and a new socket do the same). No query when nothing is missing."""
@@ -45,11 +51,11 @@ def _gap_resolved(attempt) -> None:
         attempt.refresh_from_db()
 
 
-def _beacon_token(view):
+def _beacon_token(view: View) -> View:
     """navigator.sendBeacon cannot set headers, so the page puts its CSRF token in the query.
     The site-wide CSRF check is lifted (it would run first) and done here, with that token."""
 
-    def wrapped(request, *args, **kwargs):
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if "HTTP_X_CSRFTOKEN" not in request.META and "csrf" in request.GET:
             request.META["HTTP_X_CSRFTOKEN"] = request.GET["csrf"]
         return view(request, *args, **kwargs)
@@ -61,10 +67,10 @@ def _beacon_token(view):
 @_beacon_token
 @csrf_protect
 @require_POST
-def events(request, uid: str):
+def events(request: HttpRequest, uid: str) -> JsonResponse:
     attempt = attempt_for(uid=uid, user=request.user)
     if attempt is None:
-        frame = {"type": "error", "code": "not_allowed", "message": "no such attempt of yours; sign in first"}
+        frame = error_frame("not_allowed", "no such attempt of yours; sign in first")
         return JsonResponse([frame], safe=False, status=403)
     receipt = batch_receive(attempt=attempt, raw=request.body, received_ms=time.time() * 1000)
     status = 200 if receipt.held else 400
@@ -73,10 +79,10 @@ def events(request, uid: str):
 
 @login_required
 @require_POST
-def try_puzzle(request, puzzle_uid: str):
+def try_puzzle(request: HttpRequest, puzzle_uid: str) -> HttpResponseRedirect:
     """Open a practice attempt on one puzzle (staff may try drafts; others verified puzzles)."""
     statuses = None if request.user.is_staff else [Puzzle.Status.VERIFIED]
     puzzles = Puzzle.objects.all() if statuses is None else Puzzle.objects.filter(status__in=statuses)
     puzzle = get_object_or_404(puzzles, uid=puzzle_uid)
-    attempt = attempt_start(participant=participant_for_user(user=request.user), puzzle=puzzle)
+    attempt = attempt_start(participant=participant_for_user(user=signed_in_user(request)), puzzle=puzzle)
     return redirect("annotation:play", uid=attempt.uid)

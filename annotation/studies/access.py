@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser, User
 from django.core import signing
 from django.core.cache import cache
 
@@ -27,7 +28,7 @@ RESUME_COOKIE_DAYS = 90
 
 
 # Why a study that is not open takes nobody new, in words for the annotator.
-NOT_OPEN = {
+NOT_OPEN: dict[str, str] = {  # by Study.status
     Study.Status.DRAFT: "This study has not started yet. Please come back when the researchers open it.",
     Study.Status.PAUSED: "This study is paused for now. Please come back later with the same link: "
     "anything you did is kept.",
@@ -53,12 +54,12 @@ def person_id(crowd: Mapping[str, str]) -> str:
     return next((crowd[k] for k in PERSON_IDS if crowd.get(k)), "")
 
 
-def guest_user(*, study: Study):
+def guest_user(*, study: Study) -> User:
     """A login-less account for someone who joins by invite link (no password: an unusable one)."""
     return get_user_model().objects.create_user(username=f"guest-{study.pk}-{secrets.token_hex(6)}")
 
 
-def is_guest(user, *, study: Study) -> bool:
+def is_guest(user: User, *, study: Study) -> bool:
     return user.username.startswith(f"guest-{study.pk}-")
 
 
@@ -111,7 +112,7 @@ def resume_token(enrollment: Enrollment) -> str:
     return signing.dumps(enrollment.pk, salt=f"{RESUME_SALT}.{enrollment.study.token}")
 
 
-def resumable_user(*, study: Study, token: str):
+def resumable_user(*, study: Study, token: str) -> User | None:
     """The guest whose resume token this is, or None. Only a login-less guest of this study
     resumes this way, never an account with a password or staff."""
     try:
@@ -131,7 +132,7 @@ def resume_cookie(study: Study) -> str:
     return f"arena-resume-{study.token[:8]}"
 
 
-def enrollment_of(*, user, study: Study) -> Enrollment | None:
+def enrollment_of(*, user: User | AnonymousUser, study: Study) -> Enrollment | None:
     """The signed-in user's enrollment in the study, if any."""
     if not user.is_authenticated:
         return None

@@ -4,15 +4,16 @@ end page) without taking part: no enrolment, no place taken, nothing the study c
 A preview's puzzles are the study's: its practice, then the first puzzles of its order (as many
 as one person does) with its gold at places drawn as for a person (queue.gold_places, seeded by
 the study's seed). Each is an attempt of the staff member's own outside any study (study=None,
-purpose practice, as "Try it" makes), so reports, quality control, exports, places and progress
-never see it, and a draft stays a draft whose set-up can still change. Where the preview stands
-is kept in the staff member's session.
+purpose practice, as "Try it" and "Try one" make), so reports, quality control, exports, places,
+progress and people's pass rates never see it, and a draft stays a draft whose set-up can still
+change. Where the preview stands is kept in the staff member's session.
 """
 
 from __future__ import annotations
 
 import random
 
+from django.contrib.auth.models import User
 from django.contrib.sessions.backends.base import SessionBase
 from django.urls import reverse
 from django.utils import timezone
@@ -58,7 +59,7 @@ def preview_start(session: SessionBase, study: Study) -> None:
     session[_key(study)] = {"plan": [list(item) for item in plan], "uids": [""] * len(plan)}
 
 
-def preview_next(session: SessionBase, study: Study, *, user) -> Step:
+def preview_next(session: SessionBase, study: Study, *, user: User) -> Step:
     """Where the preview stands: consent (not begun), the next puzzle's attempt (made on first
     asking), or finished."""
     state = session.get(_key(study))

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.live.attempts import attempt_for, attempt_serve, attempt_start, participant_for_user
 from annotation.live.page import attempt_page_data, device_check_data
-from annotation.models import Study
+from annotation.models import Attempt, Study
 from annotation.studies.preview import preview_bar, preview_holds, preview_next, preview_start
 from annotation.studies.setup import consent_paragraphs
 from annotation.studies.staff_views import SPLIT_PREFERENCE
@@ -72,6 +72,7 @@ def try_type(request, type_name: str):
     for split in SPLIT_PREFERENCE:
         puzzle = puzzles.filter(split=split).order_by("index", "pk").first()
         if puzzle is not None:
-            attempt = attempt_start(participant=participant_for_user(user=request.user), puzzle=puzzle)
+            participant = participant_for_user(user=request.user)
+            attempt = attempt_start(participant=participant, puzzle=puzzle, purpose=Attempt.Purpose.PRACTICE)
             return redirect("annotation:play", uid=attempt.uid)
     raise Http404(f"no replay-verified {type_name} puzzle to try")

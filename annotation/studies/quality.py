@@ -19,8 +19,11 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime, timedelta
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, IntegerField, JSONField, Max, OuterRef, Subquery
 from django.db.models.functions import Coalesce
@@ -102,7 +105,7 @@ def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
     attempts = Attempt.objects.filter(study=study, submitted_at__isnull=False).values(
         "pk", "participant_id", "purpose", "correct", "active_ms"
     )
-    by_participant: dict[int, list[dict]] = defaultdict(list)
+    by_participant: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
     for row in attempts:
         by_participant[row["participant_id"]].append(row)
     flags = dict(
@@ -117,7 +120,7 @@ def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
         rows = by_participant.get(enrollment.participant_id, [])
         scored = [r for r in rows if r["purpose"] == Attempt.Purpose.SCORED]
         gold = [r for r in rows if r["purpose"] == Attempt.Purpose.GOLD]
-        counted = defaultdict(int)
+        counted: dict[str, int] = defaultdict(int)
         for r in scored:
             for mark in marks.get(r["pk"], []):
                 counted[mark] += 1
@@ -164,7 +167,7 @@ def annotator_table(*, study: Study, now: datetime | None = None) -> list[dict]:
 GOLD, PRACTICE = Attempt.Purpose.GOLD, Attempt.Purpose.PRACTICE
 
 
-def _marked(rows: list[dict], marks: dict[int, list[str]], purpose: str, mark: str) -> int:
+def _marked(rows: list[Mapping[str, Any]], marks: dict[int, list[str]], purpose: str, mark: str) -> int:
     """How many of the rows' attempts of this purpose carry the mark."""
     return sum(1 for r in rows if r["purpose"] == purpose and mark in marks.get(r["pk"], ()))
 
@@ -330,7 +333,7 @@ def annotator_attempts(*, enrollment: Enrollment) -> list[dict]:
                 "attempt": attempt,
                 "puzzle": attempt.puzzle,
                 "instruction": public.get("instruction") or get_type(attempt.puzzle.type).instruction,
-                "state": _attempt_state(attempt),
+                "state": _attempt_state(attempt, late=attempt.late),
                 "times": _attempt_times(attempt),
                 "marks": marks.get(attempt.pk, []),
                 "image_url": images.get(attempt.puzzle_id),
@@ -361,19 +364,18 @@ def _attempt_times(attempt: Attempt) -> str:
     return f"{fmt_seconds(attempt.active_ms)} · {seconds_text(attempt.wall_ms)}"
 
 
-def _attempt_state(attempt: Attempt) -> str:
-    """The report's words: correct, wrong, timed out (reports.submitted_late, annotated as late),
-    expired, open."""
+def _attempt_state(attempt: Attempt, *, late: bool) -> str:
+    """The report's words: correct, wrong, timed out (late: reports.submitted_late), expired, open."""
     if attempt.submitted_at is not None:
         if attempt.correct:
             return "correct"
-        return "timed out" if attempt.late else "wrong"
+        return "timed out" if late else "wrong"
     if attempt.abandoned_at is not None:
         return "expired"
     return "open"
 
 
-def enrollment_exclude(*, enrollment: Enrollment, by, reason: str) -> dict[str, list[int]]:
+def enrollment_exclude(*, enrollment: Enrollment, by: User, reason: str) -> dict[str, list[int]]:
     """Excluded: left out of reports, and their places back in the queue for someone else
     (queue.enrollment_places_reopen), logged with the places reopened."""
     with transaction.atomic():
@@ -388,7 +390,7 @@ def enrollment_exclude(*, enrollment: Enrollment, by, reason: str) -> dict[str, 
     return places
 
 
-def enrollment_include(*, enrollment: Enrollment, by) -> int:
+def enrollment_include(*, enrollment: Enrollment, by: User) -> int:
     """Included again; the answered places their exclusion reopened and nobody took since are
     theirs again. Returns how many."""
     with transaction.atomic():

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Count, Exists, IntegerField, Max, OuterRef, Q, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, Max, OuterRef, Q, QuerySet, Value, When
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
@@ -35,7 +36,7 @@ from puzzles.models import Puzzle
 
 
 def enrollment_join(
-    *, study: Study, user, external_ids: dict[str, str], user_agent: str = "", client: str = ""
+    *, study: Study, user: User, external_ids: dict[str, str], user_agent: str = "", client: str = ""
 ) -> Enrollment:
     """The user's enrolment in the study, made on first joining with the crowd ids of the link.
 
@@ -165,7 +166,7 @@ def study_has_free_place(study: Study, *, now: datetime | None = None) -> bool:
     return _free_slots(study, now or timezone.now()).exists()
 
 
-def _free_slots(study: Study, now: datetime):
+def _free_slots(study: Study, now: datetime) -> QuerySet[Slot]:
     """Places anyone who has not seen their puzzle may take: nobody holds them, or their holder's
     time ran out with nothing answered (an answer given counts: the overlap stays what the study says)."""
     # Answered by its holder: an excluded person's answer on a place reopened since does not count.

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
+from typing import Any
 from urllib.parse import quote
 
+from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Field, Q, QuerySet
 
 from annotation.models import AuditLog, Enrollment, Slot, Study
 from annotation.reporting.wording import public_truth_line
@@ -44,7 +46,7 @@ from puzzles.selectors import dataset_counts, datasets_line
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
 # Which status may follow which: a draft opens; an open study pauses or closes; a paused one opens
 # again or closes; a closed one may reopen (a draft may be dropped by closing it).
-TRANSITIONS = {
+TRANSITIONS: dict[str, tuple[str, ...]] = {  # by Study.status
     Study.Status.DRAFT: (Study.Status.OPEN, Study.Status.CLOSED),
     Study.Status.OPEN: (Study.Status.PAUSED, Study.Status.CLOSED),
     Study.Status.PAUSED: (Study.Status.OPEN, Study.Status.CLOSED),
@@ -57,7 +59,7 @@ class StudySetupError(ValueError):
     """A study that cannot be created as asked; the message says why."""
 
 
-def study_create(*, name: str, status: str = Study.Status.OPEN, **setup) -> Study:
+def study_create(*, name: str, status: str = Study.Status.OPEN, **setup: Any) -> Study:
     """A study over the split's replay-verified puzzles (practice and gold excluded from the pool),
     of one dataset, or of every dataset of the split when none is given; setup: study_setup's
     keywords."""
@@ -68,7 +70,7 @@ def study_create(*, name: str, status: str = Study.Status.OPEN, **setup) -> Stud
     return study
 
 
-def study_update(study: Study, *, name: str | None = None, **setup) -> Study:
+def study_update(study: Study, *, name: str | None = None, **setup: Any) -> Study:
     """Set a draft study up again: every setting (study_setup's keywords), its pool drawn anew
     (nobody has joined a draft); its name when given."""
     drawn = study_setup(**setup)
@@ -90,10 +92,10 @@ def study_setup(
     types: list[str] | None = None,
     quotas: Mapping[str, int] | None = None,
     per_type: int | None = None,
-    practice: list[Puzzle] = (),
-    gold: list[Puzzle] = (),
+    practice: Sequence[Puzzle] = (),
+    gold: Sequence[Puzzle] = (),
     dataset: str | None = None,
-    **settings,
+    **settings: Any,
 ) -> Drawn:
     """A study's settings checked and its pool drawn, or StudySetupError saying why not.
 
@@ -118,9 +120,9 @@ def study_setup(
     return Drawn(fields=fields, pool=pool, practice=list(practice), gold=list(gold))
 
 
-def _rules(given: Mapping[str, object]) -> dict[str, object]:
+def _rules(given: Mapping[str, Any]) -> dict[str, Any]:
     """RULES as given, each left out at its Study field's default; a TypeError names those without one."""
-    fields = {name: Study._meta.get_field(name) for name in RULES}
+    fields = {name: _study_field(name) for name in RULES}
     optional = {name for name, field in fields.items() if field.has_default() or field.null}
     missing = [name for name in RULES if name not in given and name not in optional]
     if missing:
@@ -128,12 +130,19 @@ def _rules(given: Mapping[str, object]) -> dict[str, object]:
     return {name: given[name] if name in given else field.get_default() for name, field in fields.items()}
 
 
+def _study_field(name: str) -> Field[Any, Any]:
+    field = Study._meta.get_field(name)
+    if not isinstance(field, Field):  # a setting is a column of Study, never a relation's other end
+        raise TypeError(f"{name} is not a column of Study")
+    return field
+
+
 @dataclass(frozen=True)
 class Drawn:
     """A study's set-up as study_setup checked it: its own fields, and its pool, practice and gold
     to fill it with."""
 
-    fields: dict
+    fields: dict[str, Any]
     pool: list[Puzzle]
     practice: list[Puzzle]
     gold: list[Puzzle]
@@ -149,7 +158,7 @@ class Drawn:
         )
 
 
-def study_details_update(study: Study, *, name: str | None = None, **details) -> Study:
+def study_details_update(study: Study, *, name: str | None = None, **details: Any) -> Study:
     """Change what a study says and where it sends people (any status): its name and DETAILS."""
     _check_details(details)
     fields = {**details, **({"name": name} if name is not None else {})}
@@ -191,7 +200,15 @@ def _check_attempts(*, attempts_per_puzzle: int, show_verdict: bool) -> None:
 
 
 def _pool(
-    *, split, dataset, types, quotas, per_type, seed, special, puzzles_per_annotator
+    *,
+    split: str,
+    dataset: str | None,
+    types: list[str] | None,
+    quotas: Mapping[str, int] | None,
+    per_type: int | None,
+    seed: int,
+    special: list[Puzzle],
+    puzzles_per_annotator: int,
 ) -> tuple[list[str], dict[str, int], list[Puzzle]]:
     """The study's type names, its quotas as drawn ({} without), and its pool."""
     unverified = [p.uid for p in special if p.status != Puzzle.Status.VERIFIED]
@@ -232,7 +249,7 @@ def practice_and_gold_overlap(special: list[Puzzle]) -> set[Puzzle]:
 
 
 def pool_draw(
-    candidates, *, names: list[str], quotas: Mapping[str, int], per_type: int | None, seed: int
+    candidates: QuerySet[Puzzle], *, names: list[str], quotas: Mapping[str, int], per_type: int | None, seed: int
 ) -> tuple[list[Puzzle], dict[str, int]]:
     """The pool: per type (names, or every type when empty), its quota (quotas[type], else
     per_type; None: all of its puzzles; 0: none), drawn from the type's candidates by a generator
@@ -263,7 +280,7 @@ def pool_draw(
 
 
 # --- opening, pausing, closing ----------------------------------------------------------------
-def study_set_status(study: Study, status: str, *, by) -> Study:
+def study_set_status(study: Study, status: str, *, by: User) -> Study:
     """Open, pause or close a study (TRANSITIONS), logged. A paused or closed study takes nobody
     new and hands out no new puzzle; what people did stays."""
     with transaction.atomic():

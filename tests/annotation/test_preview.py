@@ -117,3 +117,20 @@ def test_every_try_it_opens_the_puzzle(draft, staff):
     tried = staff.post("/puzzles/types/Dice_Count/try/")
     assert tried.status_code == 302 and staff.get(tried["Location"]).status_code == 200
     assert "/puzzles/types/" not in Client().get("/").content.decode()  # staff only
+
+
+def test_staff_tries_are_practice_and_count_in_no_pass_rate(draft, staff):
+    """ "Try it" (a puzzle) and "Try one" (a type) make the staff member's own practice attempts:
+    a scored one would count as a person's attempt (human pass rates, labels)."""
+    from annotation.environment.episodes import human_pass_rates
+
+    puzzle = draft.practice.get()
+    uids = [
+        staff.post(url)["Location"].split("/")[2]
+        for url in (f"/puzzles/{puzzle.uid}/try/", "/puzzles/types/Dice_Count/try/")
+    ]
+    tries = Attempt.objects.filter(uid__in=uids)
+    assert sorted(tries.values_list("purpose", flat=True)) == [Attempt.Purpose.PRACTICE] * 2
+    for attempt in tries:
+        submit_answer(attempt)
+    assert human_pass_rates(list(tries.values_list("puzzle_id", flat=True))) == {}
