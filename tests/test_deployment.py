@@ -39,7 +39,9 @@ def test_compose_declares_the_whole_platform():
         env = SERVICES[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
         assert env["DEBUG"] == "false"
-    assert SERVICES["web"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    for name in ("web", "env"):  # env serve's page server is the site, as web is
+        assert SERVICES[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+        assert SERVICES[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     assert set(COMPOSE["volumes"]) == {"pgdata", "redisdata", "media"}
     assert "pgdata:/var/lib/postgresql/data" in SERVICES["postgres"]["volumes"]
 
