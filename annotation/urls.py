@@ -71,4 +71,7 @@ urlpatterns = [
     # jobs: heavy work on the workers, its progress and failures (staff; puzzles/jobs)
     path("jobs/", jobs.jobs, name="jobs"),
     path("jobs/<int:job_id>/cancel/", jobs.cancel, name="job-cancel"),
+    path("jobs/start/generate/", jobs.start_generate, name="job-start-generate"),
+    path("jobs/start/replay/", study_staff.bank_replay_start, name="job-start-replay"),
+    path("studies/<int:study_id>/trajectories/", study_staff.study_trajectories_start, name="job-start-trajectories"),
 ]

@@ -373,6 +373,50 @@ def _actions(study: Study) -> list[dict]:
 
 @staff_required
 @require_POST
+def study_trajectories_start(request, study_id: int):
+    """The study page's Export trajectories: its submitted attempts rendered on the workers into a
+    new folder under PRIVATE_ROOT (trajectories/study-<id>-<time>), followed on the Jobs page."""
+    from django.utils import timezone
+
+    from annotation.tasks import trajectories_job_start  # the browser runner loads with it
+    from puzzles.jobs.runs import NothingToDo
+    from puzzles.jobs.views import started
+
+    study = get_object_or_404(Study, pk=study_id)
+    out = f"trajectories/study-{study.pk}-{timezone.now():%Y%m%d-%H%M%S}"
+    try:
+        job = trajectories_job_start(study, out, started_by=request.user.get_username())
+    except NothingToDo:
+        messages.error(request, "Nothing to export: the study has no submitted attempt to render yet.")
+        return redirect("annotation:study", study_id=study.pk)
+    return started(request, job)
+
+
+@staff_required
+@require_POST
+def bank_replay_start(request):
+    """The bank page's Replay-verify: the split's puzzles not yet verified, replayed on the workers
+    (here, not in puzzles/jobs: the replay drives the live page, which is this side's)."""
+    from annotation.tasks import replay_job_start
+    from puzzles.jobs.views import started
+    from puzzles.selectors import puzzle_selection
+
+    split = request.POST.get("split", "")
+    if split not in SPLIT_SIZES:
+        messages.error(request, f"Replay-verify: no split {split!r}")
+        return redirect("annotation:jobs")
+    ids = puzzle_selection(split=split, unverified_only=True)
+    if not ids:
+        messages.error(request, f"Nothing to replay: every stored {split} puzzle is verified already.")
+        return redirect("annotation:jobs")
+    job = replay_job_start(
+        ids, label=f"replay {split}: {len(ids)} puzzles", pages=2, started_by=request.user.get_username()
+    )
+    return started(request, job)
+
+
+@staff_required
+@require_POST
 def study_status(request, study_id: int):
     study = get_object_or_404(Study, pk=study_id)
     try:
