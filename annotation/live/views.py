@@ -84,5 +84,6 @@ def try_puzzle(request: HttpRequest, puzzle_uid: str) -> HttpResponseRedirect:
     statuses = None if request.user.is_staff else [Puzzle.Status.VERIFIED]
     puzzles = Puzzle.objects.all() if statuses is None else Puzzle.objects.filter(status__in=statuses)
     puzzle = get_object_or_404(puzzles, uid=puzzle_uid)
-    attempt = attempt_start(participant=participant_for_user(user=signed_in_user(request)), puzzle=puzzle)
+    participant = participant_for_user(user=signed_in_user(request))
+    attempt = attempt_start(participant=participant, puzzle=puzzle, purpose=Attempt.Purpose.PRACTICE)
     return redirect("annotation:play", uid=attempt.uid)
