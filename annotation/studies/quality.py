@@ -377,10 +377,16 @@ def _attempt_state(attempt: Attempt, *, late: bool) -> str:
 
 def enrollment_exclude(*, enrollment: Enrollment, by: User, reason: str) -> dict[str, list[int]]:
     """Excluded: left out of reports, and their places back in the queue for someone else
-    (queue.enrollment_places_reopen), logged with the places reopened."""
+    (queue.enrollment_places_reopen), logged with the places reopened. Excluding someone already
+    excluded (a double POST) changes the reason only: their places stay as the first exclusion
+    reopened them, logged again with it, so including them later gives back what it took."""
     with transaction.atomic():
+        already = Enrollment.objects.select_for_update().values_list("excluded", flat=True).get(pk=enrollment.pk)
         Enrollment.objects.filter(pk=enrollment.pk).update(excluded=True, excluded_reason=reason[:300])
-        places = enrollment_places_reopen(enrollment=enrollment, now=timezone.now())
+        if already:
+            places = _exclusion_places(enrollment)
+        else:
+            places = enrollment_places_reopen(enrollment=enrollment, now=timezone.now())
         AuditLog.objects.create(
             action=AuditLog.Action.ANNOTATOR_EXCLUDED,
             enrollment=enrollment,
@@ -388,6 +394,13 @@ def enrollment_exclude(*, enrollment: Enrollment, by: User, reason: str) -> dict
             details={"reason": reason, **places},
         )
     return places
+
+
+def _exclusion_places(enrollment: Enrollment) -> dict[str, list[int]]:
+    """The places the standing exclusion reopened, as its latest log says."""
+    log = AuditLog.objects.filter(enrollment=enrollment, action=AuditLog.Action.ANNOTATOR_EXCLUDED).first()
+    details = log.details if log else {}
+    return {"reopened": details.get("reopened", []), "done": details.get("done", [])}
 
 
 def enrollment_include(*, enrollment: Enrollment, by: User) -> int:

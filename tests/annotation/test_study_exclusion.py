@@ -111,3 +111,19 @@ def test_a_reopened_place_expires_from_its_new_holder_despite_the_excluded_answe
     # The first person's answer on the idle one's place is not its holder's: it expires as any other.
     third = enrollment_next(enrollment=joined(person, study, "third"), now=later)
     assert third.kind == "attempt" and third.attempt.puzzle_id == held.puzzle_id
+
+
+def test_excluding_twice_then_including_gives_back_what_the_first_exclusion_took(study, person, staff):
+    """A double POST of Exclude: the second changes the reason only; including again still gives
+    back the answered places nobody took (the second used to log none, so nothing came back)."""
+    first = joined(person, study, "first")
+    work_through(first)
+    exclude(staff, study, first)
+    url = f"/studies/{study.pk}/annotators/{first.pk}/"
+    said = staff.post(url, {"action": "exclude", "reason": "a bot, surely"}, follow=True).content.decode()
+    assert "their 2 places went back to the queue" in said
+    assert Enrollment.objects.get(pk=first.pk).excluded_reason == "a bot, surely"
+    assert 'Excluded</dt><dd>1 <small class="muted">(2 places reopened)' in page(staff, study)
+    said = staff.post(url, {"action": "include"}, follow=True).content.decode()
+    assert "2 answered places nobody had taken since" in said
+    assert Slot.objects.filter(study=study, enrollment=first, done=True).count() == 2
