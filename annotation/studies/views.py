@@ -7,12 +7,13 @@ prefetcher cannot sign a browser in or take a place.
 
 from django.conf import settings
 from django.contrib.auth import login
-from django.http import HttpResponse
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotation.live.attempts import attempts_pause
+from annotation.live.attempts import attempts_pause, signed_in_user
 from annotation.live.page import device_check_data
 from annotation.models import Enrollment, Study
 from annotation.studies.access import (
@@ -43,7 +44,7 @@ MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
 @require_http_methods(["GET", "POST"])
-def study_join(request, token: str):
+def study_join(request: HttpRequest, token: str) -> HttpResponse:
     """The invite link: the study's consent and instructions; the start button joins (no account
     needed), and a browser that joined before is offered to continue."""
     study = get_object_or_404(Study, token=token)
@@ -63,7 +64,9 @@ def study_join(request, token: str):
     return _invite_page(request, study, crowd, returning=returning is not None, full=full)
 
 
-def _invite_page(request, study: Study, crowd: dict, *, returning: bool, full: bool, status: int = 200):
+def _invite_page(
+    request: HttpRequest, study: Study, crowd: dict[str, str], *, returning: bool, full: bool, status: int = 200
+) -> HttpResponse:
     """The consent page; for a newcomer to a study with every place taken, that and its code instead."""
     context = {
         "study": study,
@@ -80,7 +83,7 @@ def _invite_page(request, study: Study, crowd: dict, *, returning: bool, full: b
     return render(request, "annotation/study_join.html", context, status=status)
 
 
-def _finished(study: Study, user) -> Enrollment | None:
+def _finished(study: Study, user: User | None) -> Enrollment | None:
     """The enrolment of a returning guest (their resume secret shown) if they finished it."""
     enrollment = enrollment_of(user=user, study=study) if user is not None else None
     return enrollment if enrollment is not None and enrollment.finished_at is not None else None
@@ -92,14 +95,14 @@ def _finished_step(enrollment: Enrollment) -> Step:
 
 
 @require_http_methods(["GET"])
-def study_decline(request, token: str):
+def study_decline(request: HttpRequest, token: str) -> HttpResponse:
     """Someone who does not agree: nothing is recorded, nobody is signed in; the study's decline
     link (e.g. back to the platform) when it has one."""
     study = get_object_or_404(Study, token=token)
     return render(request, "annotation/study_declined.html", {"study": study})
 
 
-def _start(request, study: Study, crowd: dict):
+def _start(request: HttpRequest, study: Study, crowd: dict[str, str]) -> HttpResponse:
     """Join: check the visitor may, sign a new guest in if nobody is, enrol, consent, go on."""
     try:
         anonymous, client = not request.user.is_authenticated, client_address(request.META)
@@ -110,7 +113,7 @@ def _start(request, study: Study, crowd: dict):
             login(request, guest_user(study=study), backend=MODEL_BACKEND)
         user_agent = request.META.get("HTTP_USER_AGENT", "")
         enrollment = enrollment_join(
-            study=study, user=request.user, external_ids=crowd, user_agent=user_agent, client=client
+            study=study, user=signed_in_user(request), external_ids=crowd, user_agent=user_agent, client=client
         )
     except AccessRefused as refused:
         return _refused(request, study, refused, status=403)
@@ -118,7 +121,7 @@ def _start(request, study: Study, crowd: dict):
     return _with_resume_cookie(redirect("annotation:study-next", token=study.token), study, enrollment)
 
 
-def _resume(request, study: Study, user):
+def _resume(request: HttpRequest, study: Study, user: User) -> HttpResponse:
     login(request, user, backend=MODEL_BACKEND)
     enrollment_seen(
         enrollment=enrollment_of(user=user, study=study), user_agent=request.META.get("HTTP_USER_AGENT", "")
@@ -127,7 +130,7 @@ def _resume(request, study: Study, user):
 
 
 @require_http_methods(["GET", "POST"])
-def study_resume(request, token: str, secret: str):
+def study_resume(request: HttpRequest, token: str, secret: str) -> HttpResponse:
     """The resume link an annotator was shown: a button signs them back in, on any device."""
     study = get_object_or_404(Study, token=token)
     user = resumable_user(study=study, token=secret)
@@ -142,7 +145,7 @@ def study_resume(request, token: str, secret: str):
     return render(request, "annotation/study_resume.html", {"study": study})
 
 
-def study_next(request, token: str):
+def study_next(request: HttpRequest, token: str) -> HttpResponse:
     """Wherever the annotator stands: the same unfinished puzzle, the next one, or the end."""
     study = get_object_or_404(Study, token=token)
     enrollment = enrollment_of(user=request.user, study=study)
@@ -153,12 +156,12 @@ def study_next(request, token: str):
     step = enrollment_next(enrollment=enrollment)
     if step.kind == "consent":
         return redirect("annotation:study-join", token=token)
-    if step.kind == "attempt":
+    if step.attempt is not None:  # an attempt step
         return redirect("annotation:play", uid=step.attempt.uid)
     return _end_page(request, enrollment, step)
 
 
-def _end_page(request, enrollment: Enrollment, step: Step):
+def _end_page(request: HttpRequest, enrollment: Enrollment, step: Step) -> HttpResponse:
     """Where a step other than a puzzle leaves the person: with the code of their way out, if any."""
     code = way_out_code(enrollment, step.kind)
     context = {
@@ -175,7 +178,7 @@ def _end_page(request, enrollment: Enrollment, step: Step):
 RESUMABLE = ("waiting", "paused")  # the steps that ask people to come back later
 
 
-def study_pause(request, token: str):
+def study_pause(request: HttpRequest, token: str) -> HttpResponse:
     """The Pause page: the puzzle the person left stops its clock until it is shown again."""
     study = get_object_or_404(Study, token=token)
     enrollment = enrollment_of(user=request.user, study=study)
@@ -185,14 +188,14 @@ def study_pause(request, token: str):
     return render(request, "annotation/study_pause.html", context)
 
 
-def _resume_url(request, enrollment) -> str | None:
+def _resume_url(request: HttpRequest, enrollment: Enrollment | None) -> str | None:
     if enrollment is None:
         return None
     path = reverse("annotation:study-resume", args=[enrollment.study.token, resume_token(enrollment)])
     return request.build_absolute_uri(path)
 
 
-def _with_resume_cookie(response: HttpResponse, study: Study, enrollment) -> HttpResponse:
+def _with_resume_cookie(response: HttpResponse, study: Study, enrollment: Enrollment | None) -> HttpResponse:
     """This browser keeps the resume secret, so the same invite link continues here later."""
     if enrollment is not None:
         response.set_cookie(
@@ -206,5 +209,5 @@ def _with_resume_cookie(response: HttpResponse, study: Study, enrollment) -> Htt
     return response
 
 
-def _refused(request, study: Study, refused: AccessRefused, *, status: int):
+def _refused(request: HttpRequest, study: Study, refused: AccessRefused, *, status: int) -> HttpResponse:
     return render(request, "annotation/study_refused.html", {"study": study, "why": str(refused)}, status=status)
