@@ -16,6 +16,7 @@ stalls, and a person can always finish.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -24,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 
 from annotation.live.attempts import attempt_limits
 from annotation.live.frames import (
@@ -41,6 +42,8 @@ from annotation.live.frames import hold_frame as progress_frame
 from annotation.live.scoring import attempt_score, hold_progress
 from annotation.models import Attempt, Event
 from arena_site.celery import GAP_SWEEP_S  # how often the system sweeps for gapped submits
+
+logger = logging.getLogger(__name__)
 
 # How long a submit stored beyond a gap waits for the missing batches (a page resends what was not
 # acknowledged within seconds) before the attempt is scored on what arrived, marked incomplete.
@@ -478,11 +481,31 @@ def attempt_resolve_gap(*, attempt_id: int, now_ms: float) -> bool:
         return True
 
 
+def attempts_waiting_out_a_gap(*, now_ms: float) -> list[int]:
+    """Open attempts with a submit stored beyond a gap that has waited GAP_WAIT_S: the only ones
+    the sweep has work on. An attempt with a gap and no submit (its page gone mid-puzzle) keeps
+    max_seq above acked_seq for good; visiting each of those every sweep grew without end."""
+    waited = Event.objects.filter(
+        attempt=OuterRef("pk"),
+        kind="act.submit",
+        seq__gt=OuterRef("acked_seq"),
+        received__lte=now_ms - GAP_WAIT_S * 1000,
+    )
+    gapped = Attempt.objects.filter(submitted_at__isnull=True, abandoned_at__isnull=True, max_seq__gt=F("acked_seq"))
+    return list(gapped.filter(Exists(waited)).values_list("pk", flat=True))
+
+
 def attempts_resolve_gaps(*, now_ms: float) -> int:
     """Every open attempt whose submit has waited long enough behind missing batches, scored (for
-    submits whose socket is gone: the HTTP fallback, a server restart). The periodic sweep."""
-    waiting = Attempt.objects.filter(submitted_at__isnull=True, abandoned_at__isnull=True, max_seq__gt=F("acked_seq"))
-    return sum(attempt_resolve_gap(attempt_id=pk, now_ms=now_ms) for pk in waiting.values_list("pk", flat=True))
+    submits whose socket is gone: the HTTP fallback, a server restart). The periodic sweep. One
+    attempt whose scoring fails is logged and left for the next sweep; the others are scored."""
+    scored = 0
+    for pk in attempts_waiting_out_a_gap(now_ms=now_ms):
+        try:
+            scored += attempt_resolve_gap(attempt_id=pk, now_ms=now_ms)
+        except Exception:
+            logger.exception("the gapped submit of attempt %s was not scored", pk)
+    return scored
 
 
 _sweep = {"due": 0.0}  # time.monotonic() when this process sweeps next (tasks run inline only)
@@ -491,15 +514,19 @@ _sweep_lock = threading.Lock()
 
 def sweep_if_due() -> None:
     """With tasks run inline (the embedded default: no broker, so no beat) the web process sweeps
-    itself: every GAP_SWEEP_S at most, on the next frame any page sends. With a broker, Celery
-    beat's entry does it (arena_site/celery.py) and this does nothing."""
+    itself: every GAP_SWEEP_S at most, on the next frame any page sends; a failed sweep never fails
+    that frame's store. With a broker, Celery beat's entry does it (arena_site/celery.py) and this
+    does nothing."""
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         return
     with _sweep_lock:
         if time.monotonic() < _sweep["due"]:
             return
         _sweep["due"] = time.monotonic() + GAP_SWEEP_S
-    attempts_resolve_gaps(now_ms=time.time() * 1000)
+    try:
+        attempts_resolve_gaps(now_ms=time.time() * 1000)
+    except Exception:  # the frame that happened to sweep is stored all the same
+        logger.exception("the gap sweep failed; the next one tries again")
 
 
 def _contiguous(attempt: Attempt, acked: int) -> int:

@@ -160,3 +160,28 @@ def test_every_frame_type_and_error_code_the_page_handles_is_declared():
         codes |= set(re.findall(r'"(\w+)"', listed))
     assert types == set(OUTBOUND)  # every declared type is handled, and nothing else
     assert codes and codes <= ERROR_CODES, codes - ERROR_CODES
+
+
+def test_the_sweep_visits_only_waited_submits_and_one_failing_never_fails_a_store(open_attempt, settings, monkeypatch):
+    """The inline sweep runs on some page's frame: an attempt whose scoring raises (here a row whose
+    pauses are not pairs) is logged and left, the others are scored, and the frame that
+    swept is stored and acknowledged as usual. Gapped attempts with no submit, or a submit still
+    within its wait, are not visited at all."""
+    from annotation.live import intake
+
+    broken = _gapped(open_attempt, ago_s=intake.GAP_WAIT_S + 1)
+    Attempt.objects.filter(pk=broken.pk).update(pauses=[[1.0]])
+    fine = _gapped(open_attempt, ago_s=intake.GAP_WAIT_S + 1)
+    fresh = _gapped(open_attempt, ago_s=1)
+    unsubmitted, _ = open_attempt("Dice_Count")
+    now = time.time() * 1000
+    receive(unsubmitted, batch(1, ev("beat", now)), now)
+    receive(unsubmitted, batch(3, ev("beat", now)), now)  # batch 2 never came, and no submit
+    assert set(intake.attempts_waiting_out_a_gap(now_ms=now)) == {broken.pk, fine.pk}
+    other, _ = open_attempt("Dice_Count")
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # no broker: the web process sweeps
+    monkeypatch.setitem(intake._sweep, "due", 0.0)
+    swept = receive(other, batch(1, ev("beat", now)), now)
+    assert swept.decision == Decision.STORED and swept.replies == [{"type": "ack", "seq": 1}]
+    states = {a.pk: a.submitted_at is not None for a in Attempt.objects.filter(pk__in=[broken.pk, fine.pk, fresh.pk])}
+    assert states == {broken.pk: False, fine.pk: True, fresh.pk: False}
