@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import re
@@ -44,6 +45,9 @@ MAX_INBOX_BYTES = 8 * 2**20
 # The number of a batch as the page writes it (JSON.stringify keeps this order): read without
 # parsing, so a resend of what is already held is answered at once, never queued for a write.
 _SEQ_AT_START = re.compile(rb'\{"type":\s*"batch",\s*"seq":\s*([1-9]\d{0,8})[,}]')
+# A socket remembers a digest of each batch it stored, the newest this many, so a resend is
+# answered from memory only when it is byte for byte what was stored.
+REMEMBERED = 1024
 # Close codes the WebSocket library accepts from an application (1000 or 3000-4999; 1011 and
 # 1013 raise inside daphne and leave the socket open and silent). The page reconnects on both.
 RETRY_LATER = 4011  # the server could not store a batch or look the attempt up: try again
@@ -82,6 +86,10 @@ _gap_resolve = database_sync_to_async(gap_resolve, thread_sensitive=False)
 # handshake not accepted within 5 s.
 # Like the writes, once more on a fresh connection if the database dropped the one this thread kept.
 _attempt_for = database_sync_to_async(partial(_on_a_live_connection, attempt_for), thread_sensitive=False)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class _Coalesced:
@@ -152,6 +160,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         self.inbox_bytes = 0
         self.acked = 0  # the attempt's acknowledged seq, as this socket last heard or said it
         self.submitted: Frame | None = None  # the submitted frame, once this socket sent one
+        self.stored: dict[int, bytes] = {}  # seq -> digest of the batch as this socket stored it
         self.writer = asyncio.create_task(self._write_all())
         uid = self.scope["url_route"]["kwargs"]["uid"]
         try:
@@ -210,11 +219,14 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         self.inbox.put_nowait((time.time() * 1000, raw))
 
     async def _answered_from_memory(self, raw: str | bytes) -> bool:
-        """A resend at or below the acknowledged seq (a page catching up after an outage resends
-        what the server stored but could not acknowledge): answered with the current ack, and the
-        verdict once sent, without a write or a place in the inbox."""
-        found = _SEQ_AT_START.match(raw.encode() if isinstance(raw, str) else raw, 0, 64)
-        if found is None or int(found[1]) > self.acked:
+        """A resend at or below the acknowledged seq of exactly a batch this socket stored (a page
+        catching up resends what the server stored but could not acknowledge): answered with the
+        current ack, and the verdict once sent, without a write or a place in the inbox. Anything
+        else at that number (other events: two tabs; a batch another socket stored) takes the
+        usual path, which compares it with what is stored and sees whether the attempt is open."""
+        data = raw.encode() if isinstance(raw, str) else raw
+        found = _SEQ_AT_START.match(data, 0, 64)
+        if found is None or int(found[1]) > self.acked or self.stored.get(int(found[1])) != _digest(data):
             return False
         await self._send(ack_frame(self.acked))
         if self.submitted is not None:
@@ -239,6 +251,8 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             await self.close(code=RETRY_LATER)  # the page reconnects and sends it again
             return
         self._note(receipt.replies)
+        if receipt.batch is not None and receipt.decision in (Decision.STORED, Decision.GAP):
+            self._remember(receipt.batch.seq, raw)
         try:
             for reply in receipt.replies:
                 await self._send(reply)
@@ -248,6 +262,11 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         self._follow_hold(receipt.hold, received_ms)
         if receipt.decision == Decision.GAP:
             self.gap_task = asyncio.create_task(self._resolve_gap_later())
+
+    def _remember(self, seq: int, raw: str | bytes) -> None:
+        self.stored[seq] = _digest(raw.encode() if isinstance(raw, str) else raw)
+        if len(self.stored) > REMEMBERED:
+            del self.stored[next(iter(self.stored))]  # the oldest: a resend of it takes the usual path
 
     def _note(self, replies: list[Frame]) -> None:
         """What the socket knows from its answers: the acknowledged seq, and the verdict."""

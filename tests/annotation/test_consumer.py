@@ -417,3 +417,21 @@ async def test_the_pinned_autobahn_still_colours_its_frame_paths_debug_lines_by_
     sends = protocol.WebSocketProtocol.sendData.__code__.co_names
     assert set(AUTOBAHN_COLOURING) <= set(sends), f"sendData no longer calls {AUTOBAHN_COLOURING}"
     assert (protocol.hltype, protocol.hlval) == (_plain_type, _plain_value)  # replaced at ASGI start
+
+
+async def test_a_resend_is_answered_from_memory_only_when_it_is_what_this_socket_stored(open_attempt):
+    """A batch number at or below the ack with other events is not acked from memory: it takes the
+    usual path, which refuses it (two tabs numbering alike); the exact resend is acked at once."""
+    attempt, session = await database_sync_to_async(open_attempt)()
+    socket = await connected(attempt.uid, session)
+    first = batch(1, load())
+    await socket.send_to(text_data=first)
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
+    await socket.send_to(text_data=batch(1, load(), ev("act.click", x=1, y=1), ev("act.submit")))
+    reply = await socket.receive_json_from()
+    assert reply["type"] == "error" and reply["code"] == "seq_conflict"
+    await socket.send_to(text_data=first)
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
+    await socket.disconnect()
+    assert await stored_events(attempt) == [(1, 0, "load")]
+    assert (await reload(attempt)).submitted_at is None
