@@ -60,7 +60,9 @@ def study_join(request: HttpRequest, token: str) -> HttpResponse:
         return _end_page(request, finished, _finished_step(finished))
     if request.method == "POST":
         return _resume(request, study, returning) if returning else _start(request, study, crowd)
-    full = returning is None and study.accepts_work and not study_has_free_place(study)
+    # An account holder already enrolled holds their places: the study is never full for them.
+    newcomer = returning is None and enrollment_of(user=request.user, study=study) is None
+    full = newcomer and study.accepts_work and not study_has_free_place(study)
     return _invite_page(request, study, crowd, returning=returning is not None, full=full)
 
 
@@ -107,7 +109,8 @@ def _start(request: HttpRequest, study: Study, crowd: dict[str, str]) -> HttpRes
     try:
         anonymous, client = not request.user.is_authenticated, client_address(request.META)
         join_check(study=study, crowd=crowd, anonymous=anonymous, client=client)
-        if not study_has_free_place(study):  # filled since the page was shown
+        enrolled = enrollment_of(user=request.user, study=study) is not None  # their places are held
+        if not enrolled and not study_has_free_place(study):  # filled since the page was shown
             return _invite_page(request, study, crowd, returning=False, full=True, status=409)
         if anonymous:
             login(request, guest_user(study=study), backend=MODEL_BACKEND)
