@@ -1,11 +1,16 @@
 """Celery tasks over the bank: thin wrappers that report progress and call one service, and the
 generation job's chunks."""
 
+import time
+from pathlib import Path
+
 from celery import shared_task
+from django.conf import settings
 
 from puzzles.bank import SPLIT_SIZES, bank_key, split_code
 from puzzles.jobs.models import Chunk, Job
-from puzzles.jobs.runs import Report, chunk_run, job_start
+from puzzles.jobs.runs import Report, chunk_run, job_start, lease_s
+from puzzles.models import Asset
 from puzzles.registry import type_names
 from puzzles.services import bank_generate
 
@@ -29,11 +34,12 @@ def bank_generate_task(
 # --- generation as a job: chunks of [type, index] items on the workers (puzzles/jobs) ---------------
 GENERATE_CHUNK = 50  # puzzles a chunk: a few seconds of one worker process
 GENERATE_STEP = 5  # puzzles stored (one transaction) and reported at a time within a chunk
+ASSET_FOLDER = "a"  # where puzzles.models.asset_upload_to puts images: a/<2 hex>/<32 hex>.<ext>
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
 def generate_chunk_task(self, chunk_id: int) -> dict:
-    return chunk_run(self, chunk_id, _generate_chunk)
+    return chunk_run(self, chunk_id, _generate_chunk, finish=_generate_finish)
 
 
 def generate_job_start(
@@ -84,6 +90,29 @@ def _generate_chunk(chunk: Chunk, report: Report) -> None:
             workers=1,
             on_progress=advance,
         )
+
+
+def _generate_finish(job: Job) -> None:
+    """A puzzle's images are written to MEDIA_ROOT inside the transaction that stores it, so a
+    worker killed before the commit leaves files no puzzle names. The job's last step removes the
+    image files written while it ran that no asset holds, older than a lease: by then any
+    transaction writing them has committed or died (a live one stores 5 puzzles in well under a
+    second), so a file written for a store still in flight (another job's) is never taken."""
+    written_before = time.time() - lease_s()
+    if job.created_at.timestamp() >= written_before:
+        return  # too young a job for any of its files to be known orphans
+    folder = Path(settings.MEDIA_ROOT) / ASSET_FOLDER
+    candidates = [
+        path for path in folder.glob("*/*") if job.created_at.timestamp() - 1 <= path.stat().st_mtime <= written_before
+    ]
+    held = set(
+        Asset.objects.filter(file__in=[f"{ASSET_FOLDER}/{p.parent.name}/{p.name}" for p in candidates]).values_list(
+            "file", flat=True
+        )
+    )
+    for path in candidates:
+        if f"{ASSET_FOLDER}/{path.parent.name}/{path.name}" not in held:
+            path.unlink(missing_ok=True)
 
 
 def _runs(items: list[list], longest: int) -> list[tuple[str, list[int]]]:

@@ -4,13 +4,17 @@ without a broker, the same chunks run in the command's own process."""
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
+from annotation.models import Study
 from arena_site.celery import app
 from puzzles.jobs.models import Job
-from puzzles.models import Puzzle
+from puzzles.models import Asset, Puzzle
+from puzzles.tasks import _generate_finish
 from tests.jobs.conftest import needs_redis
 
 
@@ -50,3 +54,43 @@ def test_without_a_broker_the_chunks_run_in_the_commands_process(transactional_d
     # Run again: every puzzle is stored already, so the chunks store nothing twice.
     generate("--per-type", "6", "--types", "Bingo", "--seed", "52")
     assert Job.objects.latest("pk").done == 6 and Puzzle.objects.filter(dataset="generated:52").count() == 6
+
+
+def test_a_job_with_nothing_to_do_is_a_clear_command_error_and_no_job(transactional_db, no_broker):
+    with pytest.raises(CommandError, match=r"nothing to do: the generate job has no items"):
+        generate("--per-type", "0", "--types", "Bingo")
+    study = Study.objects.create(name="Empty", split="test", puzzles_per_annotator=1)
+    with pytest.raises(CommandError, match=r"nothing to do: the trajectories job has no items"):
+        call_command("trajectories", "export", "--study", str(study.pk), "--out", "empty", "--on-workers")
+    assert not Job.objects.exists()
+
+
+def test_an_export_on_the_workers_goes_under_the_private_root_only(transactional_db, no_broker, tmp_path):
+    study = Study.objects.create(name="Elsewhere", split="test", puzzles_per_annotator=1)
+    with pytest.raises(CommandError, match=r"under PRIVATE_ROOT"):
+        call_command("trajectories", "export", "--study", str(study.pk), "--out", str(tmp_path), "--on-workers")
+    with pytest.raises(CommandError, match=r"under PRIVATE_ROOT"):
+        call_command("trajectories", "export", "--study", str(study.pk), "--out", "../out", "--on-workers")
+
+
+def test_a_generation_job_removes_the_image_files_a_killed_store_left(transactional_db, no_broker, settings):
+    generate("--per-type", "3", "--types", "Bingo", "--seed", "53")
+    job = Job.objects.get()
+    kept = [settings.MEDIA_ROOT / name for name in Asset.objects.values_list("file", flat=True)]
+    assert kept and all(path.is_file() for path in kept)
+    # What a worker killed inside a store's transaction leaves: an image no asset holds.
+    orphan = settings.MEDIA_ROOT / "a" / "ff" / f"{'f' * 32}.png"
+    orphan.parent.mkdir(parents=True, exist_ok=True)
+    orphan.write_bytes(b"\x89PNG")
+    written = job.finished_at.timestamp()  # while the job ran
+    os.utime(orphan, (written, written))
+    before = settings.MEDIA_ROOT / "a" / "ee" / f"{'e' * 32}.png"  # not this job's: written before it
+    before.parent.mkdir(parents=True, exist_ok=True)
+    before.write_bytes(b"\x89PNG")
+    os.utime(before, (written - 60, written - 60))
+    settings.ARENA_JOB_LEASE_S = 0  # as if a lease had passed since the kill
+
+    _generate_finish(job)  # the job's last step, as the last chunk runs it
+
+    assert not orphan.exists() and before.is_file()
+    assert all(path.is_file() for path in kept)

@@ -75,6 +75,9 @@ def test_a_generation_job_survives_a_killed_worker_and_stores_each_puzzle_once(w
     asset = Asset.objects.filter(puzzle__in=stored).first()
     assert asset is not None and asset.file.path.startswith(str(settings.MEDIA_ROOT))
     assert (settings.MEDIA_ROOT / asset.file.name).is_file()
+    # No image without its puzzle: what the killed store wrote before its commit is gone.
+    files = {str(path.relative_to(settings.MEDIA_ROOT)) for path in (settings.MEDIA_ROOT / "a").glob("*/*")}
+    assert files == set(Asset.objects.filter(puzzle__in=stored).values_list("file", flat=True))
 
 
 def test_a_trajectory_export_survives_a_killed_worker_and_writes_each_attempt_once(workers):
