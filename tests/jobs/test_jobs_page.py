@@ -56,7 +56,7 @@ def test_staff_see_a_running_job_move_and_its_failed_chunk_by_name_and_can_cance
             context = await signed_in_context(browser, site, staff)
             page = await context.new_page()
             await page.goto("/")
-            await page.get_by_role("link", name="Jobs").click()
+            await page.get_by_role("navigation", name="Site").get_by_role("link", name="Jobs").click()
             card = page.locator(f"#job-{job.pk}")
             assert await card.locator(".job-progress").inner_text() == "10/30"
             text = await card.inner_text()
@@ -65,11 +65,19 @@ def test_staff_see_a_running_job_move_and_its_failed_chunk_by_name_and_can_cance
             assert "Started by grace" in text and "1 failed" in text
             SHOTS.mkdir(parents=True, exist_ok=True)
             await page.screenshot(path=SHOTS / "jobs-1280.png", full_page=True)
-            # A worker moves the job on: the page shows it without anyone reloading it.
+            # A worker moves the job on: the page draws it in place, over its socket (not reloaded).
+            await page.evaluate("window.notReloaded = true")
             await sync_to_async(Job.objects.filter(pk=job.pk).update)(done=13)
             await page.wait_for_function(
                 f"document.querySelector('#job-{job.pk} .job-progress').textContent === '13/30'", timeout=15000
             )
+            assert await page.evaluate("window.notReloaded === true")
+            assert await card.locator(".job-percent").inner_text() == "(43%)"
+            assert await card.locator("progress").evaluate("bar => bar.value") == 13
+            # What it cannot draw in place (a new failure) comes with a reload.
+            await sync_to_async(Job.objects.filter(pk=job.pk).update)(failed=2)
+            await page.wait_for_function("window.notReloaded === undefined", timeout=15000)
+            assert "2 failed" in await page.locator(f"#job-{job.pk}").inner_text()
             await page.set_viewport_size({"width": 390, "height": 844})
             await page.screenshot(path=SHOTS / "jobs-390.png", full_page=True)
             await card.get_by_role("button", name="Cancel").click()
