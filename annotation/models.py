@@ -260,6 +260,9 @@ class Attempt(models.Model):
     missing_batches = models.JSONField(
         default=list, blank=True, help_text="batch numbers that never arrived before it was scored (incomplete)"
     )
+    scored_through = models.PositiveIntegerField(
+        null=True, blank=True, help_text="the batch its score read through; a rescore reads the same (live/scoring.py)"
+    )
     motion = models.JSONField(
         null=True,
         blank=True,

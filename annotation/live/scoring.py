@@ -48,6 +48,7 @@ def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
     through = attempt.acked_seq if through is None else through
     events, actions = _submitted_events(attempt, through=through)
     attempt.missing_batches = _missing(attempt, through=through)
+    attempt.scored_through = through  # a rescore reads the same batches (attempt_rescore)
     # The truth as it is now, with its row locked: a truth correction running at the same moment
     # either sees this verdict and re-scores it, or finishes first and this uses the new truth.
     attempt.puzzle = Puzzle.objects.select_for_update().get(pk=attempt.puzzle_id)
@@ -70,8 +71,10 @@ def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
 def attempt_rescore(*, attempt: Attempt) -> bool:
     """Score a submitted attempt again from its stored events (after a truth correction);
     returns whether its correctness changed. Times are not touched; the input evidence is
-    checked again (it may be missing on attempts scored before it existed)."""
-    events, actions = _submitted_events(attempt)
+    checked again (it may be missing on attempts scored before it existed). It reads the batches
+    the first score read (scored_through): after a gap, a later page's incomplete run may hold a
+    later submit, which must not become the answer now."""
+    events, actions = _submitted_events(attempt, through=attempt.scored_through)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
     screen_ms = _screen_ms(attempt, events)
     verdict = _within_time_limit(attempt, verdict, screen_ms=screen_ms)
@@ -107,7 +110,8 @@ def attempts_without_motion() -> list[int]:
 def attempt_measure_motion(*, attempt_id: int) -> None:
     """Motion measured afterwards, as scoring would have: from the events through the first submit."""
     try:
-        events, _ = _submitted_events(Attempt.objects.get(pk=attempt_id))
+        attempt = Attempt.objects.get(pk=attempt_id)
+        events, _ = _submitted_events(attempt, through=attempt.scored_through)
     except StopIteration:  # no submit stored (an imported answer): no path to measure
         events = []
     Attempt.objects.filter(pk=attempt_id).update(motion=attempt_motion(events))
@@ -125,7 +129,8 @@ def _submitted_events(attempt: Attempt, *, through: int | None = None) -> tuple[
     """The events through the last submit at or before batch `through`, and the semantic actions
     that make the answer. Batches stop at the first submit once it counts, so that is the only
     one but after a gap: then a later page's complete run, scored through its own submit, wins
-    over an earlier page's submit that waited behind the gap (live/intake.py)."""
+    over an earlier page's submit that waited behind the gap (live/intake.py). Without `through`
+    (attempts scored before scored_through was kept), through the last batch stored."""
     through = attempt.max_seq if through is None else through
     events = list(attempt.events.filter(seq__lte=through).order_by("seq", "index"))
     end = max(i for i, e in enumerate(events) if e.kind == "act.submit")
