@@ -116,6 +116,19 @@ function dropStale(keep) {
   }
 }
 
+/** Drop every attempt's copy: on sign-out and on a study's end page, so the typed answers and
+ *  input it holds do not outlive the person on a shared browser (static/arena/forget.js). */
+export function forgetAll() {
+  try {
+    for (let i = localStorage.length - 1; i >= 0; i--) {
+      const key = localStorage.key(i);
+      if (key?.startsWith("arena:")) localStorage.removeItem(key);
+    }
+  } catch {
+    // storage disabled: nothing was kept
+  }
+}
+
 /** Batching, seq numbering, acks, resends, reconnects and the HTTP fallback. */
 export class Transport {
   constructor(data, on) {
