@@ -18,8 +18,8 @@ import yaml
 from django.conf import settings
 
 from annotation.agents.server import WEBSOCKET_MAX_BYTES
+from annotation.environment.server import IDLE_TIMEOUT_S
 from annotation.live.frames import MAX_FRAME_BYTES
-from annotation.management.commands.env import IDLE_TIMEOUT_S
 from tests.annotation.conftest import open_attempt, person, stored_puzzle  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent

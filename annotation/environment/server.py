@@ -52,6 +52,7 @@ METADATA = {
 STATELESS = "HTTP reset is stateless, as OpenEnv's: an episode lives on a WebSocket at <base>/ws"
 BODY_MAX = 1 << 20
 LINGER_S = 30.0
+IDLE_TIMEOUT_S = 300.0  # a session silent this long is closed (`env serve --idle-timeout`)
 
 
 class EnvServer:

@@ -4,7 +4,7 @@ import re
 import shlex
 from pathlib import Path
 
-from annotation.management.commands.agent import Command
+from django.core.management import load_command_class
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 CARD_MAX_STEPS = 15  # the CaptchaAgent model card's evaluation: at most 15 steps a puzzle
@@ -22,5 +22,5 @@ def test_the_captchaagent_recipe_passes_the_cards_max_steps():
     runs = recipe_runs()
     assert runs, "the recipe starts no run"
     for argv in runs:
-        options = Command().create_parser("manage.py", "agent").parse_args(argv)
+        options = load_command_class("annotation", "agent").create_parser("manage.py", "agent").parse_args(argv)
         assert options.max_steps == CARD_MAX_STEPS, argv

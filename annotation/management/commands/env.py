@@ -11,11 +11,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.agents.server import live_server
 from annotation.environment.contamination import run_contamination
+from annotation.environment.server import IDLE_TIMEOUT_S
 from annotation.environment.tokens import TokenError, token_create
 from annotation.models import AgentRun
 from puzzles.models import Puzzle
 
-IDLE_TIMEOUT_S = 300.0
 # A frame carries a 1280x1080 PNG in base64 (under 2 MiB for the busiest page); daphne's limit is
 # one for both directions.
 MESSAGE_MAX_BYTES = 16 * 1024 * 1024
