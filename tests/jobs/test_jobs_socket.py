@@ -1,0 +1,55 @@
+"""The Jobs page's socket (/ws/jobs/): staff get the jobs' counts at once and again when a worker
+moves them; anybody else is refused."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from arena_site.asgi import application
+from puzzles.jobs.models import Job
+
+
+def jobs_socket(session: str | None) -> WebsocketCommunicator:
+    headers = [(b"origin", b"http://testserver")]
+    if session:
+        headers.append((b"cookie", f"sessionid={session}".encode()))
+    return WebsocketCommunicator(application, "/ws/jobs/", headers=headers)
+
+
+def session_of(username: str, *, staff: bool) -> str:
+    client = Client()
+    client.force_login(get_user_model().objects.create_user(username, is_staff=staff))
+    return client.cookies["sessionid"].value
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_staff_get_the_jobs_counts_at_once_and_again_when_they_move():
+    job = await database_sync_to_async(Job.objects.create)(kind="generate", label="x", started_by="grace", total=40)
+    socket = jobs_socket(await database_sync_to_async(session_of)("grace", staff=True))
+    connected, _ = await socket.connect()
+    assert connected
+    first = await socket.receive_json_from(timeout=5)
+    counts = {"pk": job.pk, "state": "running", "done": 0, "total": 40, "failed": 0, "cancel_requested": False}
+    assert first == {"type": "jobs", "jobs": [{**counts, "error": ""}]}
+    assert await socket.receive_nothing(timeout=1.5)  # nothing moved: nothing sent
+    await database_sync_to_async(Job.objects.filter(pk=job.pk).update)(done=25)
+    moved = await socket.receive_json_from(timeout=5)
+    assert moved["jobs"][0]["done"] == 25
+    await socket.disconnect()
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_annotators_and_strangers_are_refused():
+    session = await database_sync_to_async(session_of)("ann", staff=False)
+    for cookie in (session, None):
+        socket = jobs_socket(cookie)
+        await socket.connect()
+        assert (await socket.receive_json_from(timeout=5))["code"] == "not_allowed"
+        assert await socket.receive_output() == {"type": "websocket.close", "code": 4403}
+        await socket.disconnect()
