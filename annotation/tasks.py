@@ -194,7 +194,7 @@ def _trajectories_chunk(chunk: Chunk, report: Report) -> None:
     params, out = chunk.job.params, export_folder(chunk.job.params["out"])
     attempts = Attempt.objects.select_related("puzzle").in_bulk(chunk.items)
     places = {pk: attempt_place(out, attempt) for pk, attempt in attempts.items()}
-    failures = [{"item": f"attempt {pk}", "reason": "no longer stored"} for pk in chunk.items if pk not in attempts]
+    failures = [_attempt_failure(pk, "no longer stored") for pk in chunk.items if pk not in attempts]
     todo = [pk for pk in chunk.items if pk in places and not (places[pk] / "summary.json").is_file()]
     for pk in todo:
         for partial in places[pk].parent.glob(f".{places[pk].name}.partial-*"):
@@ -206,7 +206,7 @@ def _trajectories_chunk(chunk: Chunk, report: Report) -> None:
         nonlocal done
         done += 1
         if rendered.entry is None:
-            failures.append({"item": f"attempt {rendered.attempt_id}", "reason": rendered.problem})
+            failures.append(_attempt_failure(rendered.attempt_id, rendered.problem))
         report(done, failures)
 
     if todo:  # the pages call back from their event loop, where Django refuses database calls
@@ -219,6 +219,10 @@ def _trajectories_chunk(chunk: Chunk, report: Report) -> None:
         )
 
 
+def _attempt_failure(attempt_id: int, reason: str) -> dict:
+    return {"item": f"attempt {attempt_id}", "reason": reason, "attempt": attempt_id}
+
+
 def _trajectories_finish(job: Job) -> None:
     """run_summary.json and arena_export.json over every chunk's folders (read back from the
     shared folder), and the render attempts a killed worker left behind."""
@@ -227,7 +231,7 @@ def _trajectories_finish(job: Job) -> None:
     ids = [pk for items in job.chunks.order_by("number").values_list("items", flat=True) for pk in items]
     selection = study_attempts(study, with_excluded=params["with_excluded"], with_no_input=params["with_no_input"])
     failed = [
-        {"attempt": int(failure["item"].split()[-1]), "problem": failure["reason"]}
+        {"attempt": failure["attempt"], "problem": failure["reason"]}
         for failures in job.chunks.values_list("failures", flat=True)
         for failure in failures
     ]
