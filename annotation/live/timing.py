@@ -19,15 +19,15 @@ started as far back as the arrival before it (the page flushes a second late at 
 hidden) and never longer than the page itself says it was hidden. A pause runs from the Pause
 page's serving to the puzzle's next serving (Attempt.pauses), and counts only when the page
 itself said it left: a hidden spell of its own that began at the pause's start or before it (or
-within LEAVE_MS after it: the page leaves once the Pause page answers). A pause the page never
-said it left for is no pause: a tab kept open offline while another shows the Pause page says
-nothing, and the puzzle was on its screen. Either counts only where the server heard nothing
-from the page (a pause: but for what the page sends in the LEAVE_MS it takes to go): a tab that
-keeps the puzzle open and beating while another shows the Pause page is on screen, and so is a
-page that flips hidden and visible between its beats (a hidden spell is cut to the silences, so
-it never takes off more than the server heard nothing for). Only a page built to lie (that says
-"hidden" and goes quiet while showing the puzzle) gains time this way, and its hidden time shows
-in quality control.
+within LEAVE_MS after it: the page leaves once the Pause page answers), and only while that
+spell lasts. A pause the page never said it left for is no pause: a tab kept open offline while
+another shows the Pause page says nothing, and the puzzle was on its screen. Either counts only
+where the server heard nothing from the page (a pause: but for what the page sends in the
+LEAVE_MS it takes to go): a tab that keeps the puzzle open and beating while another shows the
+Pause page is on screen, and so is a page that flips hidden and visible between its beats (a
+hidden spell is cut to the silences, so it never takes off more than the server heard nothing
+for). Only a page built to lie (that says "hidden" and goes quiet while showing the puzzle) gains
+time this way, and its hidden time shows in quality control.
 """
 
 from __future__ import annotations
@@ -162,13 +162,17 @@ def _silences(arrivals: Sequence[float], *, until_ms: float) -> list[Spell]:
 
 
 def _pause_spells(pauses: Sequence, *, until_ms: float, left: Sequence[Spell]) -> list[Spell]:
-    """Closed pauses the page said it left for: one of its hidden spells (`left`) began by the
-    pause's start (LEAVE_MS late at most) and was not over by then. One still open when the page
-    submits was never left (the submit came from a page that kept the puzzle)."""
+    """Closed pauses as far as the page said it was away for them: from the pause's start while
+    one of its hidden spells (`left`) that began by then (LEAVE_MS late at most) lasts. A page
+    that hid for a moment as the pause began and then showed the puzzle again (offline, so
+    silent) gets that moment, not the pause. One still open when the page submits was never left
+    (the submit came from a page that kept the puzzle)."""
     return [
-        (start, min(end, until_ms))
+        (start, min(end, b, until_ms))
         for start, end in pauses
-        if end is not None and any(a <= start + LEAVE_MS and b > start for a, b in left)
+        if end is not None
+        for a, b in left
+        if a <= start + LEAVE_MS and b > start
     ]
 
 

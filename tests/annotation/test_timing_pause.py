@@ -97,6 +97,20 @@ def test_a_pause_the_page_never_said_it_left_for_gets_no_time(shown):
     assert done.screen_ms == pytest.approx(served_ms)
 
 
+def test_a_page_that_hid_for_a_moment_as_the_pause_began_gets_that_moment_only(shown):
+    """Tab A says "hidden" as tab B opens the Pause page, "visible" a second later, then goes
+    offline (silent) and keeps the puzzle on screen through B's pause: the pause counts only while
+    A said it was hidden."""
+    attempt, client = shown
+    t0 = time.time() * 1000 - 80_000
+    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
+    served_at(attempt, t0)
+    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000).hidden(1_000).quiet(59_400)
+    done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
+    assert done.correct is False and "the limit is 30 s" in done.reason
+    assert done.screen_ms > served_ms - 2_000
+
+
 def test_a_pause_whose_hidden_arrived_late_with_the_next_load_counts(shown):
     """The beacon at the leaving was lost: the "hidden" comes with the next load's resend."""
     attempt, client = shown
