@@ -42,7 +42,10 @@ def test_compose_declares_the_whole_platform():
     for name in ("web", "env"):  # env serve's page server is the site, as web is
         assert SERVICES[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
         assert SERVICES[name]["depends_on"]["redis"]["condition"] == "service_healthy"
-    assert set(COMPOSE["volumes"]) == {"pgdata", "redisdata", "media"}
+    assert set(COMPOSE["volumes"]) == {"pgdata", "redisdata", "media", "private"}
+    for name in ("migrate", "web", "worker", "env", "beat"):  # what one writes, the others read
+        assert SERVICES[name]["environment"]["PRIVATE_ROOT"] == "/data/private"
+        assert {"media:/data/media", "private:/data/private"} <= set(SERVICES[name]["volumes"])
     assert "pgdata:/var/lib/postgresql/data" in SERVICES["postgres"]["volumes"]
 
 
