@@ -5,7 +5,9 @@ and write files and return what the caller stores."""
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
 from PIL import Image
@@ -37,9 +39,32 @@ def in_workers(
     if workers <= 1 or len(jobs) < SMALL:
         yield from map(function, jobs)
         return
-    with multiprocessing.get_context("fork").Pool(workers, initializer=_keep_image_memory) as pool:
+    with _without_broker_cleanup():
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_keep_image_memory)
+    with pool:
         mapped = pool.imap if ordered else pool.imap_unordered
         yield from mapped(function, jobs, chunksize=chunksize)
+
+
+@contextmanager
+def _without_broker_cleanup() -> Iterator[None]:
+    """Forks made here skip kombu's after-fork cleanup. kombu closes a child's inherited broker
+    connections (Celery's pools, in a process that sent or awaited tasks) over the socket it shares
+    with the parent; a connection the parent left waiting on a read (a consumer's BRPOP) makes that
+    close wait forever, and the pool never starts. These workers never use the broker, and end
+    with os._exit, so the inherited connections are simply left alone."""
+    registry = multiprocessing.util._afterfork_registry  # type: ignore[attr-defined]
+    held = {key: registry[key] for key in list(registry) if _from_the_broker(key[2])}
+    for key in held:
+        registry.pop(key, None)
+    try:
+        yield
+    finally:
+        registry.update(held)
+
+
+def _from_the_broker(cleanup: Callable[..., object]) -> bool:
+    return getattr(cleanup, "__module__", "").partition(".")[0] in ("kombu", "celery")
 
 
 def _keep_image_memory() -> None:
