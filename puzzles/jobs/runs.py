@@ -18,9 +18,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TextIO, cast
 
 from django.conf import settings
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, OutputWrapper
 from django.db import connection, transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
@@ -253,3 +254,18 @@ def job_announce(job: Job) -> str:
     answered = len(app.control.ping(timeout=1.0) or [])
     workers = f"{answered} worker{'' if answered == 1 else 's'} answered" if answered else "no worker answered yet"
     return f"job {job.pk}: {job.total} items in {chunks} chunks sent to the workers ({workers}); Ctrl-C cancels it"
+
+
+def job_watch(job: Job, title: str, stdout: OutputWrapper, stderr: OutputWrapper) -> Job:
+    """A command's part once it has sent a job: say where it runs, then draw its progress under
+    `title` on stderr until it ends (Ctrl-C cancels it); the job as it ended."""
+    stdout.write(job_announce(job))
+    # The stream under the wrapper, written to as is: a progress bar redraws one line (the stubs
+    # omit this private field).
+    return job_follow(job, Progress(job.total, title, stream=cast(TextIO, stderr._out)))
+
+
+def job_ended_done(job: Job) -> None:
+    """A command's exit status for its job: an error unless every chunk ended done."""
+    if job.state != Job.State.DONE:
+        raise CommandError(f"job {job.pk} ended {job.state}")

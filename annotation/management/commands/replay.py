@@ -11,8 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.agents.replay import ReplayOutcome, replay_puzzles
 from annotation.tasks import REPLAY_CHUNK, replay_job_start
 from puzzles.bank import SPLIT_SIZES
-from puzzles.jobs.models import Job
-from puzzles.jobs.runs import job_announce, job_failures, job_follow, started_by_shell
+from puzzles.jobs.runs import job_ended_done, job_failures, job_watch, started_by_shell
 from puzzles.models import Puzzle, ReplayCheck
 from puzzles.progress import Progress
 from puzzles.registry import UnknownPuzzleType
@@ -90,14 +89,12 @@ class Command(BaseCommand):
             started_by=started_by_shell(),
             chunk_size=chunk_size or REPLAY_CHUNK,
         )
-        self.stdout.write(job_announce(job))
-        job = job_follow(job, Progress(job.total, f"replay {split}", stream=cast(TextIO, self.stderr._out)))
+        job = job_watch(job, f"replay {split}", self.stdout, self.stderr)
         for line in job_failures(job):
             self.stdout.write(line)
         verified = ReplayCheck.objects.filter(puzzle_id__in=ids, created_at__gte=job.created_at, verified=True).count()
         self.stdout.write(f"replay: {verified}/{len(ids)} verified (job {job.pk} {job.state})")
-        if job.state != Job.State.DONE:
-            raise CommandError(f"job {job.pk} ended {job.state}")
+        job_ended_done(job)
 
 
 def _replay_table(outcomes: list[ReplayOutcome], types_by_id: dict[int, str]) -> list[str]:

@@ -96,8 +96,7 @@ class Command(BaseCommand):
         self, study: Study, out: str, pages: int, limit: int | None, prompt: str, options: dict[str, Any]
     ) -> None:
         from annotation.tasks import TRAJECTORIES_CHUNK, export_folder, trajectories_job_start
-        from puzzles.jobs.models import Job
-        from puzzles.jobs.runs import job_announce, job_failures, job_follow, started_by_shell
+        from puzzles.jobs.runs import job_ended_done, job_failures, job_watch, started_by_shell
 
         if options["reason_with"]:
             raise CommandError("--reason-with runs here only: drop --on-workers to fill reasoning with a model")
@@ -115,15 +114,12 @@ class Command(BaseCommand):
             )
         except ValueError as error:  # no attempt to export, a folder outside PRIVATE_ROOT, a bad chunk size
             raise CommandError(str(error)) from None
-        self.stdout.write(job_announce(job))
-        progress = Progress(job.total, "trajectories", stream=cast(TextIO, self.stderr._out))
-        job = job_follow(job, progress)
+        job = job_watch(job, "trajectories", self.stdout, self.stderr)
         for line in job_failures(job):
             self.stdout.write(line)
         folder = export_folder(job.params["out"])
         self.stdout.write(f"{job.done - job.failed} of {job.total} attempts to {folder} (job {job.pk} {job.state})")
-        if job.state != Job.State.DONE:
-            raise CommandError(f"job {job.pk} ended {job.state}")
+        job_ended_done(job)
 
 
 def _reasoner(options: dict[str, Any]) -> Reasoner | None:

@@ -139,7 +139,7 @@ class Command(BaseCommand):
         self.stdout.write(f"dataset: {bank_key(seed).label}")
 
     def _generate_on_workers(self, split, per_type, types, start, seed, chunk_size):
-        from puzzles.jobs.runs import job_announce, job_failures, job_follow, started_by_shell
+        from puzzles.jobs.runs import job_ended_done, job_failures, job_watch, started_by_shell
         from puzzles.tasks import GENERATE_CHUNK, generate_job_start
 
         job = generate_job_start(
@@ -151,14 +151,12 @@ class Command(BaseCommand):
             started_by=started_by_shell(),
             chunk_size=chunk_size or GENERATE_CHUNK,
         )
-        self.stdout.write(job_announce(job))
-        job = job_follow(job, Progress(job.total, f"generate {split}", stream=_unwrapped(self.stderr)))
+        job = job_watch(job, f"generate {split}", self.stdout, self.stderr)
         for line in job_failures(job):
             self.stderr.write(line)
         self.stdout.write(f"generate: job {job.pk} {job.state}, {job.done}/{job.total} stored or already stored")
         self.stdout.write(f"dataset: {bank_key(seed).label}")
-        if job.state != job.State.DONE:
-            raise CommandError(f"job {job.pk} ended {job.state}")
+        job_ended_done(job)
 
     def do_selfcheck(self, *, per_type, types, seed, workers, **_):
         names = type_names(types)
