@@ -65,15 +65,27 @@ def submitted(attempt, events: list[dict], *, t0: float) -> tuple[Attempt, float
     return scored(attempt), events[-1]["t"] + 20 - t0
 
 
+def begun(attempt, client=None) -> tuple[float, Hand]:
+    """Served 80 s ago (t0), after a minute's pause from 10.5 s recorded by the client's requests
+    when a client is given; the person's hand, on the puzzle from 0.2 s."""
+    t0 = time.time() * 1000 - 80_000
+    if client is not None:
+        pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
+    served_at(attempt, t0)
+    return t0, Hand(attempt.puzzle, t0 + 200)
+
+
+def left_for_the_pause_page(hand: Hand) -> Hand:
+    """After 10 s the page says it is hidden, is silent for the pause, and loads again."""
+    hand.wait(10_000).log("visibilitychange", state="hidden")
+    hand.quiet(60_400).log("load", w=1280, h=1080, scale=1, state="visible")  # shown again
+    return hand
+
+
 def test_a_60_s_pause_on_a_30_s_limit_is_left_out_of_the_limit_and_of_active_time(shown):
     attempt, client = shown
-    t0 = time.time() * 1000 - 80_000
-    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
-    hand.log("visibilitychange", state="hidden")  # the page left for the Pause page
-    hand.quiet(60_400).log("load", w=1280, h=1080, scale=1, state="visible")  # shown again
-    done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
+    t0, hand = begun(attempt, client)
+    done, served_ms = submitted(attempt, answer(left_for_the_pause_page(hand).wait(1_000), attempt), t0=t0)
     assert served_ms > 70_000 and done.correct, done.reason  # about 12 s on screen
     # The pause and the hidden spell around it (the page's leaving, its loading) are left out.
     assert served_ms - 61_000 < done.screen_ms < served_ms - 60_000
@@ -87,11 +99,8 @@ def test_a_pause_the_page_never_said_it_left_for_gets_no_time(shown):
     done MAX_PAUSES times over). An honest page says it left even when its beacon is lost: the
     "hidden" stays in its saved copy and the next load of the attempt resends it."""
     attempt, client = shown
-    t0 = time.time() * 1000 - 80_000
-    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000).quiet(60_400)
-    hand.log("load", w=1280, h=1080, scale=1, state="visible")
+    t0, hand = begun(attempt, client)
+    hand.wait(10_000).quiet(60_400).log("load", w=1280, h=1080, scale=1, state="visible")
     done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
     assert done.correct is False and "the limit is 30 s" in done.reason
     assert done.screen_ms == pytest.approx(served_ms)
@@ -102,10 +111,8 @@ def test_a_page_that_hid_for_a_moment_as_the_pause_began_gets_that_moment_only(s
     offline (silent) and keeps the puzzle on screen through B's pause: the pause counts only while
     A said it was hidden."""
     attempt, client = shown
-    t0 = time.time() * 1000 - 80_000
-    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000).hidden(1_000).quiet(59_400)
+    t0, hand = begun(attempt, client)
+    hand.wait(10_000).hidden(1_000).quiet(59_400)
     done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
     assert done.correct is False and "the limit is 30 s" in done.reason
     assert done.screen_ms > served_ms - 2_000
@@ -114,11 +121,8 @@ def test_a_page_that_hid_for_a_moment_as_the_pause_began_gets_that_moment_only(s
 def test_a_pause_whose_hidden_arrived_late_with_the_next_load_counts(shown):
     """The beacon at the leaving was lost: the "hidden" comes with the next load's resend."""
     attempt, client = shown
-    t0 = time.time() * 1000 - 80_000
-    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
-    hidden = hand.log("visibilitychange", state="hidden")
+    t0, hand = begun(attempt, client)
+    hidden = hand.wait(10_000).log("visibilitychange", state="hidden")
     first = deliver(attempt, hand.events[:-1])
     hand.events.clear()
     hand.quiet(60_400).log("load", w=1280, h=1080, scale=1, state="visible")
@@ -133,10 +137,8 @@ def test_a_pause_whose_hidden_arrived_late_with_the_next_load_counts(shown):
 
 def test_the_same_silence_without_a_pause_is_too_late(shown):
     attempt, _ = shown
-    t0 = time.time() * 1000 - 80_000
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000).quiet(60_400)
-    hand.log("load", w=1280, h=1080, scale=1, state="visible")
+    _, hand = begun(attempt)
+    hand.wait(10_000).quiet(60_400).log("load", w=1280, h=1080, scale=1, state="visible")
     deliver(attempt, answer(hand.wait(1_000), attempt))
     done = scored(attempt)
     assert done.correct is False and "the limit is 30 s" in done.reason
@@ -145,11 +147,8 @@ def test_the_same_silence_without_a_pause_is_too_late(shown):
 
 def test_a_tab_that_keeps_the_puzzle_beating_through_the_pause_gets_no_time(shown):
     attempt, client = shown
-    t0 = time.time() * 1000 - 80_000
-    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(71_400)  # the puzzle stayed open elsewhere, beating
-    deliver(attempt, answer(hand, attempt))
+    _, hand = begun(attempt, client)
+    deliver(attempt, answer(hand.wait(71_400), attempt))  # the puzzle stayed open elsewhere, beating
     done = scored(attempt)
     assert done.correct is False and "the limit is 30 s" in done.reason
 
@@ -171,10 +170,8 @@ def test_a_pause_still_open_at_the_submit_gets_no_time(shown):
 
 def test_a_hidden_spell_counts_only_as_long_as_the_page_says(shown):
     attempt, _ = shown
-    t0 = time.time() * 1000 - 80_000
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
-    hand.log("visibilitychange", state="hidden")
+    t0, hand = begun(attempt)
+    hand.wait(10_000).log("visibilitychange", state="hidden")
     hand.quiet(20_000).log("visibilitychange", state="visible")
     hand.quiet(40_400)  # silent again, and not saying it was hidden: on screen by the limit's count
     done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
@@ -183,10 +180,8 @@ def test_a_hidden_spell_counts_only_as_long_as_the_page_says(shown):
 
 def test_the_page_data_after_a_pause_says_the_time_on_screen(shown):
     attempt, client = shown
-    t0 = time.time() * 1000 - 80_000
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
-    hand.log("visibilitychange", state="hidden")
+    t0, hand = begun(attempt)
+    hand.wait(10_000).log("visibilitychange", state="hidden")
     deliver(attempt, hand.events)
     pause(attempt, client, start_ms=t0 + 10_500, end_ms=time.time() * 1000 - 100)
     data = client.get(f"/play/{attempt.uid}/data/").json()
@@ -195,13 +190,8 @@ def test_the_page_data_after_a_pause_says_the_time_on_screen(shown):
 
 def test_a_wrong_answer_after_a_pause_is_wrong_not_timed_out(shown):
     attempt, client = shown
-    t0 = time.time() * 1000 - 80_000
-    pause(attempt, client, start_ms=t0 + 10_500, end_ms=t0 + 70_500)
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
-    hand.log("visibilitychange", state="hidden")  # the page left for the Pause page
-    hand.quiet(60_400).log("load", w=1280, h=1080, scale=1, state="visible")
-    hand.wait(1_000).press_control("text").type("0")
+    t0, hand = begun(attempt, client)
+    left_for_the_pause_page(hand).wait(1_000).press_control("text").type("0")
     done, served_ms = submitted(attempt, hand.press_control("submit", {"k": "act.submit"}).events, t0=t0)
     assert done.correct is False and served_ms > LIMIT_S * 1000 and done.screen_ms < LIMIT_S * 1000 / 2
     (row,) = study_report(study=attempt.study)["types"]
@@ -210,10 +200,8 @@ def test_a_wrong_answer_after_a_pause_is_wrong_not_timed_out(shown):
 
 def test_a_page_that_says_hidden_and_keeps_beating_gains_two_beats_at_most(shown):
     attempt, _ = shown
-    t0 = time.time() * 1000 - 80_000
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200).wait(10_000)
-    hand.log("visibilitychange", state="hidden")
+    t0, hand = begun(attempt)
+    hand.wait(10_000).log("visibilitychange", state="hidden")
     hand.wait(60_400).log("visibilitychange", state="visible")  # "hidden", yet beating every second
     done, served_ms = submitted(attempt, answer(hand.wait(1_000), attempt), t0=t0)
     # The longest silence: from the beat before the "hidden" (its own batch aside) to the next.
@@ -231,9 +219,7 @@ def test_a_page_that_flips_hidden_and_visible_between_its_beats_stays_on_screen(
     """Hidden 0.9 s of every second, visible and beating in the rest: the server hears it all along,
     so the hidden spells fall in no silence and take nothing off (they took 54 s of 60)."""
     attempt, _ = shown
-    t0 = time.time() * 1000 - 80_000
-    served_at(attempt, t0)
-    hand = Hand(attempt.puzzle, t0 + 200)
+    t0, hand = begun(attempt)
     for _ in range(60):
         hand.wait(100).log("visibilitychange", state="hidden")
         hand.wait(900).log("visibilitychange", state="visible")
