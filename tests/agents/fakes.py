@@ -16,9 +16,10 @@ Answer = tuple[int, dict[str, Any]]  # HTTP status and JSON body
 
 
 class FakeChatServer:
-    """Answers each POST with respond(request body) and keeps every request it got."""
+    """Answers each POST with respond(request body) and keeps every request it got. One respond
+    runs at a time unless `serial` is False (a respond that waits for others in flight)."""
 
-    def __init__(self, respond: Callable[[dict], Answer]):
+    def __init__(self, respond: Callable[[dict], Answer], *, serial: bool = True):
         self.respond, self.requests = respond, []
         self.lock = threading.Lock()
         owner = self
@@ -28,6 +29,9 @@ class FakeChatServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with owner.lock:
                     owner.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+                    if serial:
+                        status, payload = owner.respond(body)
+                if not serial:
                     status, payload = owner.respond(body)
                 data = json.dumps(payload).encode()
                 self.send_response(status)
