@@ -49,6 +49,14 @@ def person(db):
 
 
 @pytest.fixture
+def staff(db) -> Client:
+    """A client signed in as a staff user, "boss"."""
+    client = Client()
+    client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
+    return client
+
+
+@pytest.fixture
 def open_attempt(stored_puzzle, person):
     """make(type_name) -> (attempt, session cookie) for a fresh person."""
     counter = iter(range(1000))

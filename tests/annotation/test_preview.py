@@ -5,7 +5,6 @@ stays an editable draft."""
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.models import Attempt, Enrollment, Slot, Study
@@ -14,13 +13,6 @@ from annotation.studies.setup import study_create, study_update
 from .conftest import submit_answer
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff() -> Client:
-    client = Client()
-    client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
-    return client
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ import re
 import time
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -27,13 +26,6 @@ def study(verified):
     verified(types=("Dice_Count",), per_type=4)
     gold = Puzzle.objects.get(dataset="generated:5", index=3)
     return study_create(name="QC", split="test", puzzles_per_annotator=2, overlap=2, gold=[gold])
-
-
-@pytest.fixture
-def staff(db):
-    client = Client()
-    client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
-    return client
 
 
 def join(study, person, name):

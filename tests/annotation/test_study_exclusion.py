@@ -6,7 +6,6 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
@@ -18,13 +17,6 @@ from annotation.studies.setup import study_create, study_progress
 from .conftest import submit_answer
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff() -> Client:
-    client = Client()
-    client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
-    return client
 
 
 @pytest.fixture

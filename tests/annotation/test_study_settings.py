@@ -4,8 +4,6 @@ declaration, so a field added to one list and not the others fails here."""
 
 import pytest
 from django.contrib import admin
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from annotation.models import Study
 from annotation.studies.setup import study_create, study_update
@@ -40,13 +38,6 @@ def posted(initial: dict) -> dict:
         elif value is not None and value is not False:
             data[key] = value
     return data
-
-
-@pytest.fixture
-def staff() -> Client:
-    client = Client()
-    client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
-    return client
 
 
 def test_every_study_field_is_declared_once_as_a_setting_or_the_record():

@@ -49,13 +49,6 @@ def bank(verified):
     return verified(types=TYPES, per_type=8)
 
 
-@pytest.fixture
-def staff(db):
-    client = Client()
-    client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
-    return client
-
-
 def pool_of(study) -> list[int]:
     return sorted(study.slots.values_list("puzzle_id", flat=True).distinct())
 
