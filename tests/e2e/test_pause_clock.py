@@ -13,7 +13,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from annotation.agents.browser import VIEWPORT, perform, wait_submitted
-from annotation.models import Attempt
+from annotation.models import Attempt, Study
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
 from puzzles.services import bank_generate
@@ -31,14 +31,37 @@ async def seconds_left(page) -> int:
     return int(shown[1]) * 60 + int(shown[2]) if shown else 0
 
 
+def timed_study(name: str) -> Study:
+    """A study of one verified puzzle with a LIMIT_S limit."""
+    bank_generate(split="test", per_type=1, types=["Dice_Count"], bank_seed=31, workers=1)
+    Puzzle.objects.filter(dataset="generated:31").update(status=Puzzle.Status.VERIFIED)
+    return study_create(name=name, split="test", puzzles_per_annotator=1, time_limit_s=LIMIT_S)
+
+
+async def joined(context, token: str, pid: str):
+    """A person joins from the invite link, agrees, and looks at the puzzle a moment: the page."""
+    page = await context.new_page()
+    await page.goto(f"/s/{token}/?PROLIFIC_PID={pid}&STUDY_ID=st1")
+    await page.get_by_role("button", name="I agree, start").click()
+    await page.wait_for_selector("#stage[data-attempt]")
+    await page.wait_for_timeout(2_000)
+    return page
+
+
+async def solved(page) -> str:
+    """The puzzle on the page answered with its reference answer; its attempt's uid."""
+    uid = await page.locator("#stage").get_attribute("data-attempt")
+    attempt = await sync_to_async(Attempt.objects.select_related("puzzle").get)(uid=uid)
+    for action in reference_actions(attempt.puzzle):
+        await perform(page, action)
+    await wait_submitted(page, 15)
+    return uid
+
+
 async def pause_and_solve(site: str, token: str) -> dict:
     async with chromium() as browser:
         context = await browser.new_context(viewport=VIEWPORT, base_url=site)
-        page = await context.new_page()
-        await page.goto(f"/s/{token}/?PROLIFIC_PID=pauser&STUDY_ID=st1")
-        await page.get_by_role("button", name="I agree, start").click()
-        await page.wait_for_selector("#stage[data-attempt]")
-        await page.wait_for_timeout(2_000)  # looking at the puzzle a moment
+        page = await joined(context, token, "pauser")
         before = await seconds_left(page)
         await page.click(".studybar a.pause")
         await page.wait_for_selector("#resume")
@@ -49,20 +72,14 @@ async def pause_and_solve(site: str, token: str) -> dict:
         after = await seconds_left(page)
         await page.wait_for_timeout(3_000)
         ticking = await seconds_left(page)
-        uid = await page.locator("#stage").get_attribute("data-attempt")
-        attempt = await sync_to_async(Attempt.objects.select_related("puzzle").get)(uid=uid)
-        for action in reference_actions(attempt.puzzle):
-            await perform(page, action)
-        await wait_submitted(page, 15)
+        uid = await solved(page)
         status = await page.locator("#status").text_content()
         await context.close()
     return {"before": before, "after": after, "ticking": ticking, "stopped": stopped, "status": status, "uid": uid}
 
 
 def test_a_30_s_puzzle_paused_for_60_s_is_solved_in_time_and_the_pause_is_not_active_time(site, transactional_db):
-    bank_generate(split="test", per_type=1, types=["Dice_Count"], bank_seed=31, workers=1)
-    Puzzle.objects.filter(dataset="generated:31").update(status=Puzzle.Status.VERIFIED)
-    study = study_create(name="Paused", split="test", puzzles_per_annotator=1, time_limit_s=LIMIT_S)
+    study = timed_study("Paused")
 
     seen = run(pause_and_solve(site, study.token))
 
@@ -98,11 +115,7 @@ HIDDEN_S = 12
 async def hide_and_solve(site: str, token: str) -> dict:
     async with chromium() as browser:
         context = await browser.new_context(viewport=VIEWPORT, base_url=site)
-        page = await context.new_page()
-        await page.goto(f"/s/{token}/?PROLIFIC_PID=tabber&STUDY_ID=st1")
-        await page.get_by_role("button", name="I agree, start").click()
-        await page.wait_for_selector("#stage[data-attempt]")
-        await page.wait_for_timeout(2_000)
+        page = await joined(context, token, "tabber")
         before = await seconds_left(page)
         await page.evaluate(SET_VISIBILITY, "hidden")
         await asyncio.sleep(HIDDEN_S)
@@ -110,19 +123,13 @@ async def hide_and_solve(site: str, token: str) -> dict:
         await page.evaluate(SET_VISIBILITY, "visible")
         await page.wait_for_timeout(300)
         after = await seconds_left(page)
-        uid = await page.locator("#stage").get_attribute("data-attempt")
-        attempt = await sync_to_async(Attempt.objects.select_related("puzzle").get)(uid=uid)
-        for action in reference_actions(attempt.puzzle):
-            await perform(page, action)
-        await wait_submitted(page, 15)
+        uid = await solved(page)
         await context.close()
     return {"before": before, "while_hidden": while_hidden, "after": after, "uid": uid}
 
 
 def test_the_clock_stands_still_while_the_page_is_hidden_on_the_page_and_on_the_server(site, transactional_db):
-    bank_generate(split="test", per_type=1, types=["Dice_Count"], bank_seed=31, workers=1)
-    Puzzle.objects.filter(dataset="generated:31").update(status=Puzzle.Status.VERIFIED)
-    study = study_create(name="Tabbed", split="test", puzzles_per_annotator=1, time_limit_s=LIMIT_S)
+    study = timed_study("Tabbed")
 
     seen = run(hide_and_solve(site, study.token))
 
