@@ -194,13 +194,13 @@ def test_a_long_database_outage_leaves_a_backlog_that_drains(puzzles_of, annotat
     _count(row, attempts, generated, recoveries)
 
 
-def test_a_black_holing_proxy_between_the_page_and_daphne(puzzles_of, annotator):
-    """Every connection through the proxy goes dead but stays open (nothing passes, nothing
-    closes), and new ones too for HOLE_S; the page must notice and come back on its own."""
-    hole_s = 6.0
-    attempts, sessions, answer = _attempts(puzzles_of, annotator)
-    row = report.row(f"black-holing proxy ({hole_s:g} s for new connections)")
-    carried = []
+def _through_a_black_hole(
+    attempts, sessions, answer, *, hole_s: float, sit_out: bool
+) -> tuple[list[int], list[float], list[int]]:
+    """The pages stream through a proxy to one web process; the fault: every connection through it
+    goes dead but stays open, and new ones too for hole_s (the fault lasts that long when sit_out).
+    Returns events generated and recovery s per page, and how many sockets the hole caught."""
+    carried: list[int] = []
     with web_processes(1) as [server]:
 
         async def scenario():
@@ -208,6 +208,8 @@ def test_a_black_holing_proxy_between_the_page_and_daphne(puzzles_of, annotator)
 
             async def fault():
                 carried.append(proxy.black_hole(new_for_s=hole_s))
+                if sit_out:
+                    await asyncio.sleep(hole_s)
 
             try:
                 return await _stream_through(fault, proxy.url, attempts, sessions, answer)
@@ -215,6 +217,16 @@ def test_a_black_holing_proxy_between_the_page_and_daphne(puzzles_of, annotator)
                 await proxy.close()
 
         generated, recoveries = asyncio.run(scenario())
+    return generated, recoveries, carried
+
+
+def test_a_black_holing_proxy_between_the_page_and_daphne(puzzles_of, annotator):
+    """Every connection through the proxy goes dead but stays open (nothing passes, nothing
+    closes), and new ones too for HOLE_S; the page must notice and come back on its own."""
+    hole_s = 6.0
+    attempts, sessions, answer = _attempts(puzzles_of, annotator)
+    row = report.row(f"black-holing proxy ({hole_s:g} s for new connections)")
+    generated, recoveries, carried = _through_a_black_hole(attempts, sessions, answer, hole_s=hole_s, sit_out=False)
     assert carried == [PAGES]  # every page's socket went through the proxy, and went dead
     _count(row, attempts, generated, recoveries)
 
@@ -226,22 +238,7 @@ def test_a_long_black_hole_leaves_a_backlog_that_drains(puzzles_of, annotator):
     hole_s, count = 30.0, 4
     attempts, sessions, answer = _attempts(puzzles_of, annotator, count=count)
     row = report.row(f"long black hole ({hole_s:g} s), {count} pages", "the wait includes the hole itself")
-    carried = []
-    with web_processes(1) as [server]:
-
-        async def scenario():
-            proxy = await Proxy([(server.host, server.port)]).start()
-
-            async def fault():
-                carried.append(proxy.black_hole(new_for_s=hole_s))
-                await asyncio.sleep(hole_s)
-
-            try:
-                return await _stream_through(fault, proxy.url, attempts, sessions, answer)
-            finally:
-                await proxy.close()
-
-        generated, recoveries = asyncio.run(scenario())
+    generated, recoveries, carried = _through_a_black_hole(attempts, sessions, answer, hole_s=hole_s, sit_out=True)
     assert carried == [count]
     _count(row, attempts, generated, recoveries)
 
