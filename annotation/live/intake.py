@@ -413,8 +413,9 @@ def _scored(attempt: Attempt, *, before: int, now_ms: float) -> Appended:
     one a reload made whole, or one that waited long enough behind a gap), and save the attempt."""
     if attempt.acked_seq > before and _submit_within(attempt, before):
         attempt_score(attempt=attempt)
-    elif not _score_after_a_reload(attempt):
-        _score_after_the_wait(attempt, now_ms=now_ms)
+    # The submits beyond a gap, looked up once for both (every batch stored during a gap pays it).
+    elif (submits := _gapped_submits(attempt)) and not _score_after_a_reload(attempt, submits):
+        _score_after_the_wait(attempt, now_ms=now_ms, submits=submits)
     attempt.save()
     return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
 
@@ -428,25 +429,25 @@ def _resolved_on_a_resend(attempt: Attempt, answered: Appended, *, now_ms: float
     return replace(answered, submitted=True, correct=attempt.correct)
 
 
-def _waiting_submit(attempt: Attempt) -> Event | None:
-    """The first submit stored beyond a gap, still waiting for the batches before it."""
-    return attempt.events.filter(kind="act.submit", seq__gt=attempt.acked_seq).order_by("seq").first()
+def _gapped_submits(attempt: Attempt) -> list[tuple[int, float]]:
+    """The submits stored beyond a gap, still waiting for the batches before them: (seq, received),
+    the latest first. Without a gap there are none, and no query."""
+    if attempt.max_seq <= attempt.acked_seq:
+        return []
+    beyond = attempt.events.filter(kind="act.submit", seq__gt=attempt.acked_seq)
+    return list(beyond.order_by("-seq").values_list("seq", "received"))
 
 
-def _score_after_a_reload(attempt: Attempt) -> bool:
+def _score_after_a_reload(attempt: Attempt, submits: list[tuple[int, float]]) -> bool:
     """After a gap the latest complete run wins: the latest submit beyond the gap whose page's
     load lies beyond it too, with every batch from that load through the submit here, is scored
     at once (the answer is what was entered since that load; the missing batches belong to an
-    earlier page, whose own submit may be waiting behind them). Returns whether it was scored."""
-    if attempt.max_seq <= attempt.acked_seq:  # no gap, so no submit beyond one: no query
-        return False
+    earlier page, whose own submit may be waiting behind them). `submits`: _gapped_submits.
+    Returns whether it was scored."""
     beyond = attempt.events.filter(seq__gt=attempt.acked_seq)
-    submits = list(beyond.filter(kind="act.submit").order_by("-seq").values_list("seq", flat=True))
-    if not submits:
-        return False
     loads = list(beyond.filter(kind="load").order_by("-seq").values_list("seq", flat=True))
     held = set(beyond.values_list("seq", flat=True))
-    for submit in submits:
+    for submit, _ in submits:
         load = next((seq for seq in loads if seq <= submit), None)
         if load is None or load <= attempt.acked_seq + 1:
             continue  # no reload beyond the gap before this submit: it waits (_score_after_the_wait)
@@ -456,15 +457,19 @@ def _score_after_a_reload(attempt: Attempt) -> bool:
     return False
 
 
-def _score_after_the_wait(attempt: Attempt, *, now_ms: float) -> bool:
+def _score_after_the_wait(attempt: Attempt, *, now_ms: float, submits: list[tuple[int, float]] | None = None) -> bool:
     """Under the attempt's row lock: a submit that has waited GAP_WAIT_S behind batches that never
-    came, scored on what did come (the attempt names the missing batches). The caller saves."""
-    if attempt.is_closed or attempt.max_seq <= attempt.acked_seq:
+    came, scored on what did come (the attempt names the missing batches). `submits`:
+    _gapped_submits, when the caller has them. The caller saves."""
+    if attempt.is_closed:
         return False
-    submit = _waiting_submit(attempt)
-    if submit is None or now_ms - submit.received < GAP_WAIT_S * 1000:
+    submits = _gapped_submits(attempt) if submits is None else submits
+    if not submits:
         return False
-    attempt_score(attempt=attempt, through=submit.seq)
+    seq, received = submits[-1]  # the first: the one that waited longest
+    if now_ms - received < GAP_WAIT_S * 1000:
+        return False
+    attempt_score(attempt=attempt, through=seq)
     return True
 
 

@@ -4,6 +4,7 @@ import time
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotation.live.intake import Decision, batch_receive, frames_store_next
 from annotation.models import Attempt, Event
@@ -48,6 +49,20 @@ def test_a_submit_beyond_a_gap_is_decided_gap_then_closed_once_scored(open_attem
     assert scored.decision == Decision.STORED and scored.replies[1]["type"] == "submitted"
     closed = receive(attempt, batch(4, ev("beat", now + 4)), now + 4)
     assert closed.decision == Decision.CLOSED and closed.replies[0]["code"] == "closed"
+
+
+def test_a_batch_stored_during_a_gap_looks_for_waiting_submits_once(open_attempt):
+    """Every batch stored while a batch is missing asks whether a submit waits beyond the gap (for
+    a reload that made it whole, or a wait that ran out): one query answers both."""
+    attempt, _ = open_attempt("Dice_Count")
+    now = time.time() * 1000
+    receive(attempt, batch(1, ev("beat", now)), now)
+    receive(attempt, batch(3, ev("beat", now + 1)), now + 1)  # batch 2 missing: a gap
+    with CaptureQueriesContext(connection) as queries:
+        held = receive(attempt, batch(4, ev("beat", now + 2)), now + 2)
+    assert held.replies == [{"type": "ack", "seq": 1}]  # stored, acknowledged at the gap's edge
+    looks = [q["sql"] for q in queries.captured_queries if "'act.submit'" in q["sql"]]
+    assert len(looks) == 1, looks
 
 
 def test_a_hold_is_started_and_stopped_by_the_last_word_of_a_batch(open_attempt):
