@@ -2,6 +2,7 @@
 with throwaway secrets unless SECRET_KEY and PUZZLE_BANK_SECRET are set (DEBUG stays off, as deployed)."""
 
 import os
+import resource
 import secrets
 import sys
 import tempfile
@@ -40,3 +41,9 @@ def planner_statistics() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its children that have ended and been reaped (pool workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime

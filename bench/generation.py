@@ -8,12 +8,11 @@ Usage: python bench/generation.py [--per-type N] [--stored-per-type M] [--worker
 
 import argparse
 import os
-import resource
 import secrets
 import statistics
 import time
 
-from _setup import django_for_bench
+from _setup import cpu_seconds, django_for_bench
 
 django_for_bench()
 
@@ -45,11 +44,11 @@ def main() -> None:
     # A fresh bank every run: on a database kept between runs a fixed seed would find its puzzles
     # stored, skip them all and report the skipping as speed.
     seed = secrets.randbelow(2**31)
-    cpu_before = _cpu_s()
+    cpu_before = cpu_seconds()
     started = time.perf_counter()
     result = bank_generate(split="train", per_type=args.stored_per_type, bank_seed=seed, workers=args.workers)
     elapsed = time.perf_counter() - started
-    cpu_ms = 1000 * (_cpu_s() - cpu_before) / max(result.created, 1)
+    cpu_ms = 1000 * (cpu_seconds() - cpu_before) / max(result.created, 1)
     if result.skipped:
         print(f"  note: {result.skipped} puzzles of bank {seed} were stored already and are not counted")
     rate = result.created / elapsed
@@ -63,12 +62,6 @@ def main() -> None:
         f"{50000 * cpu_ms / 1000 / 60 / args.workers:.1f} min on {args.workers} idle cores"
     )
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-
-
-def _cpu_s() -> float:
-    """CPU seconds of this process and of its finished worker processes (reaped when the pool closes)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":

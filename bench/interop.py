@@ -22,13 +22,12 @@ the export and the media go to a scratch folder, removed at the end unless --kee
 
 import argparse
 import os
-import resource
 import shutil
 import sys
 import time
 from pathlib import Path
 
-from _setup import django_for_bench
+from _setup import cpu_seconds, django_for_bench
 
 scratch = django_for_bench()
 
@@ -62,12 +61,6 @@ def export(root: str, dataset: str, splits: list[str], workers: int) -> float:
     for split in splits:
         export_captchaarena(root, split=split, dataset=dataset, workers=workers)
     return time.perf_counter() - started
-
-
-def cpu_seconds() -> float:
-    """CPU time of this process and of its children that have ended and been reaped (pool workers)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def server_cpu_seconds() -> float | None:
