@@ -53,6 +53,11 @@ def preview_plan(study: Study) -> list[tuple[int, str]]:
     return practice + run
 
 
+def _counted(plan: list[list]) -> int:
+    """The puzzles of a plan the study bar counts: all but practice."""
+    return sum(1 for _, purpose in plan if purpose != PRACTICE)
+
+
 def preview_start(session: SessionBase, study: Study) -> None:
     """Begin (or begin again) a preview: the plan drawn, nothing attempted yet."""
     plan = preview_plan(study)
@@ -67,7 +72,7 @@ def preview_next(session: SessionBase, study: Study, *, user: User) -> Step:
         return Step("consent")
     participant = participant_for_user(user=user)
     plan, uids = state["plan"], state["uids"]
-    total = sum(1 for _, purpose in plan if purpose != PRACTICE)
+    total = _counted(plan)
     done = 0
     for index, (puzzle_id, purpose) in enumerate(plan):
         attempt = _attempt(participant, uids[index])
@@ -108,7 +113,7 @@ def preview_bar(session: SessionBase, study: Study, attempt: Attempt) -> StudyBa
         "practice": purpose == PRACTICE,
         "practice_left": sum(1 for _, p in plan[index + 1 :] if p == PRACTICE) if purpose == PRACTICE else 0,
         "done": done,
-        "total": sum(1 for _, p in plan if p != PRACTICE),
+        "total": _counted(plan),
         "time_limit_s": study.time_limit_s,
         "elapsed_ms": max(0, round(timezone.now().timestamp() * 1000 - attempt_opened_ms(attempt=attempt))),
         "next_url": reverse("annotation:study-preview-next", args=[study.pk]),
