@@ -28,12 +28,8 @@ def test_a_replay_job_survives_a_killed_worker_and_verifies_each_puzzle_once(wor
     workers.start(2)
     job = replay_job_start(ids, label="replay test: 40 puzzles", pages=2, started_by="shell:test", chunk_size=5)
 
-    killed, chunk = kill_a_worker_mid_chunk(job, workers)
-    chunk.refresh_from_db()
-    assert killed.process.returncode == -9 and chunk.state == Chunk.State.RUNNING  # killed mid-chunk
-    seen = follow(job)
+    chunk, seen = killed_mid_chunk_then_done(job, workers)
 
-    assert job.state == Job.State.DONE, _why(job, workers)
     assert (job.done, job.total, job.failed) == (40, 40, 0)
     assert seen[-1] == 40 and seen == sorted(seen)  # the progress only grew, up to 40/40
     chunk.refresh_from_db()
@@ -58,12 +54,8 @@ def test_a_generation_job_survives_a_killed_worker_and_stores_each_puzzle_once(w
     )
     assert job.total == 120
 
-    killed, chunk = kill_a_worker_mid_chunk(job, workers)
-    chunk.refresh_from_db()
-    assert killed.process.returncode == -9 and chunk.state == Chunk.State.RUNNING
-    seen = follow(job)
+    chunk, seen = killed_mid_chunk_then_done(job, workers)
 
-    assert job.state == Job.State.DONE, _why(job, workers)
     assert (job.done, job.total, job.failed) == (120, 120, 0)
     assert seen[-1] == 120 and seen == sorted(seen)
     chunk.refresh_from_db()
@@ -91,12 +83,8 @@ def test_a_trajectory_export_survives_a_killed_worker_and_writes_each_attempt_on
     job = trajectories_job_start(study, "exports/exported", pages=2, started_by="shell:test", chunk_size=4)
     assert job.total == 16
 
-    killed, chunk = kill_a_worker_mid_chunk(job, workers)
-    chunk.refresh_from_db()
-    assert killed.process.returncode == -9 and chunk.state == Chunk.State.RUNNING
-    seen = follow(job)
+    chunk, seen = killed_mid_chunk_then_done(job, workers)
 
-    assert job.state == Job.State.DONE, _why(job, workers)
     assert (job.done, job.total, job.failed) == (16, 16, 0), _why(job, workers)
     assert seen[-1] == 16 and seen == sorted(seen)
     chunk.refresh_from_db()
@@ -113,6 +101,17 @@ def test_a_trajectory_export_survives_a_killed_worker_and_writes_each_attempt_on
     assert sorted(p["arena_attempt"] for p in summary["puzzles"]) == sorted(a.uid for a in attempts)
     assert json.loads((out / "arena_export.json").read_text())["written"] == 16
     assert not Attempt.objects.filter(participant=render_participant()).exists()  # the renders, gone
+
+
+def killed_mid_chunk_then_done(job: Job, workers) -> tuple[Chunk, list[int]]:
+    """SIGKILL the worker of a chunk part done, then follow the job until it ends, done: the
+    killed chunk and each count of done items seen on the way."""
+    killed, chunk = kill_a_worker_mid_chunk(job, workers)
+    chunk.refresh_from_db()
+    assert killed.process.returncode == -9 and chunk.state == Chunk.State.RUNNING  # killed mid-chunk
+    seen = follow(job)
+    assert job.state == Job.State.DONE, _why(job, workers)
+    return chunk, seen
 
 
 def _why(job: Job, workers) -> str:
