@@ -632,9 +632,7 @@ def fmt_half_pass1(half: HalfFigures) -> str:
 
 def fmt_change(change: float | None) -> str:
     """A change of Pass@1 in percentage points, signed ("+4.2 pts", "−3.0 pts"); "–" when missing."""
-    if not is_number(change):
-        return DASH
-    return f"{change * 100:+.1f} pts".replace("-", "−")
+    return f"{fmt_points(change)} pts" if is_number(change) else DASH
 
 
 def position_row_cells(row: PositionRow) -> list[str]:
