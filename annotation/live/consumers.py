@@ -88,8 +88,8 @@ _gap_resolve = database_sync_to_async(gap_resolve, thread_sensitive=False)
 _attempt_for = database_sync_to_async(partial(_on_a_live_connection, attempt_for), thread_sensitive=False)
 
 
-def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+def _digest(raw: str | bytes) -> bytes:
+    return hashlib.blake2b(raw.encode() if isinstance(raw, str) else raw, digest_size=16).digest()
 
 
 class _Coalesced:
@@ -224,9 +224,9 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         current ack, and the verdict once sent, without a write or a place in the inbox. Anything
         else at that number (other events: two tabs; a batch another socket stored) takes the
         usual path, which compares it with what is stored and sees whether the attempt is open."""
-        data = raw.encode() if isinstance(raw, str) else raw
-        found = _SEQ_AT_START.match(data, 0, 64)
-        if found is None or int(found[1]) > self.acked or self.stored.get(int(found[1])) != _digest(data):
+        head = raw[:64].encode() if isinstance(raw, str) else raw  # a new batch is not encoded whole here
+        found = _SEQ_AT_START.match(head, 0, 64)
+        if found is None or int(found[1]) > self.acked or self.stored.get(int(found[1])) != _digest(raw):
             return False
         await self._send(ack_frame(self.acked))
         if self.submitted is not None:
@@ -264,7 +264,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             self.gap_task = asyncio.create_task(self._resolve_gap_later())
 
     def _remember(self, seq: int, raw: str | bytes) -> None:
-        self.stored[seq] = _digest(raw.encode() if isinstance(raw, str) else raw)
+        self.stored[seq] = _digest(raw)
         if len(self.stored) > REMEMBERED:
             del self.stored[next(iter(self.stored))]  # the oldest: a resend of it takes the usual path
 
