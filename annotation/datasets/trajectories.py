@@ -385,9 +385,14 @@ def export_summary_write(
 
 
 def _entry(summary_file: Path) -> dict:
-    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    """The run_summary.json entry of an attempt's folder, from its summary.json."""
+    return _summary_entry(summary_file.parent.parent.name, json.loads(summary_file.read_text(encoding="utf-8")))
+
+
+def _summary_entry(task_id: str, summary: dict) -> dict:
+    """An attempt's run_summary.json entry from its summary (as summary.json holds it)."""
     return {
-        "task_id": summary_file.parent.parent.name,
+        "task_id": task_id,
         **{key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")},
         "arena_attempt": summary["arena_attempt"],
         "arena_replay": summary["arena_replay"],
@@ -618,12 +623,7 @@ def _files_into(
     _pointer_file(place / "arena_pointer.npz", prepared, t0)
     if reasons:
         write_json(place / "arena_reasoning.json", {"steps": reasons})
-    return {
-        "task_id": task_id,
-        **{key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")},
-        "arena_attempt": attempt.uid,
-        "arena_replay": replay,
-    }
+    return _summary_entry(task_id, summary)
 
 
 def _t0(events: list[tuple[str, float, dict]]) -> float:
