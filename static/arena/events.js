@@ -101,13 +101,22 @@ export function capture(stage, push, fit, { beat_ms: beatMs, key_max: keyMax }) 
   return () => stop.abort();
 }
 
+/** The keys of the attempts' saved copies (throws when storage is disabled). */
+function savedKeys() {
+  const keys = [];
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (key?.startsWith("arena:")) keys.push(key);
+  }
+  return keys;
+}
+
 /** Drop other attempts' copies older than SAVED_DAYS: a copy lives until its batches are
  *  acknowledged, and an attempt never opened again would hold its share of the quota for good. */
 function dropStale(keep) {
   const oldest = Date.now() - SAVED_DAYS * 86_400_000;
-  for (let i = localStorage.length - 1; i >= 0; i--) {
-    const key = localStorage.key(i);
-    if (!key?.startsWith("arena:") || key === keep) continue;
+  for (const key of savedKeys()) {
+    if (key === keep) continue;
     try {
       if (!(JSON.parse(localStorage.getItem(key))?.at > oldest)) localStorage.removeItem(key);
     } catch {
@@ -120,10 +129,7 @@ function dropStale(keep) {
  *  input it holds do not outlive the person on a shared browser (static/arena/forget.js). */
 export function forgetAll() {
   try {
-    for (let i = localStorage.length - 1; i >= 0; i--) {
-      const key = localStorage.key(i);
-      if (key?.startsWith("arena:")) localStorage.removeItem(key);
-    }
+    savedKeys().forEach((key) => localStorage.removeItem(key));
   } catch {
     // storage disabled: nothing was kept
   }
