@@ -408,8 +408,7 @@ def enrollment_include(*, enrollment: Enrollment, by: User) -> int:
     theirs again. Returns how many."""
     with transaction.atomic():
         Enrollment.objects.filter(pk=enrollment.pk).update(excluded=False, excluded_reason="")
-        excluded = AuditLog.objects.filter(enrollment=enrollment, action=AuditLog.Action.ANNOTATOR_EXCLUDED).first()
-        done = excluded.details.get("done", []) if excluded and enrollment.excluded else []
+        done = _exclusion_places(enrollment)["done"] if enrollment.excluded else []
         given_back = enrollment_places_restore(enrollment=enrollment, done=done, now=timezone.now())
         AuditLog.objects.create(
             action=AuditLog.Action.ANNOTATOR_INCLUDED,
