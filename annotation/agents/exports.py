@@ -154,9 +154,7 @@ def _write_rollout(
         rollout, turns, readings, page=page, model=run.model, max_steps=run.settings.get("max_steps", MAX_STEPS)
     )
     write_text(place / "trajectory.jsonl", trajectory_jsonl(events))
-    return {key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")} | {
-        "task_id": task_id
-    }
+    return summary_entry(task_id, summary)
 
 
 def write_published(
@@ -304,6 +302,11 @@ def _write_summaries(run: AgentRun, out: Path, entries: list[dict]) -> None:
 
 
 SUMMARY_KEYS = ("task_id", "puzzle_type", "submitted", "correct", "reward", "status")
+
+
+def summary_entry(task_id: str, summary: dict) -> dict:
+    """A rollout's run_summary entry (SUMMARY_KEYS) from its summary (as summary.json holds it)."""
+    return {"task_id": task_id} | {key: summary[key] for key in SUMMARY_KEYS if key != "task_id"}
 
 
 def run_summary(

@@ -57,7 +57,7 @@ from django.db.models import QuerySet
 from playwright.async_api import Page
 
 from annotation.agents.browser import NotSubmitted, on_pages, open_attempt, wait_submitted
-from annotation.agents.exports import action_string, run_summary, sft_user, write_json, write_published
+from annotation.agents.exports import action_string, run_summary, sft_user, summary_entry, write_json, write_published
 from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.agents.protocols.base import first_text
 from annotation.agents.published import id_stem, puzzle_file_id, type_folder
@@ -390,13 +390,9 @@ def _entry(summary_file: Path) -> dict:
 
 
 def _summary_entry(task_id: str, summary: dict) -> dict:
-    """An attempt's run_summary.json entry from its summary (as summary.json holds it)."""
-    return {
-        "task_id": task_id,
-        **{key: summary[key] for key in ("puzzle_type", "submitted", "correct", "reward", "status")},
-        "arena_attempt": summary["arena_attempt"],
-        "arena_replay": summary["arena_replay"],
-    }
+    """An attempt's run_summary.json entry from its summary (as summary.json holds it): the
+    rollout's, with the attempt and how its replay went."""
+    return summary_entry(task_id, summary) | {key: summary[key] for key in ("arena_attempt", "arena_replay")}
 
 
 def attempt_place(out: Path, attempt: Attempt) -> Path:
