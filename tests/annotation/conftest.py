@@ -1,4 +1,5 @@
 import json
+import time
 from datetime import UTC
 
 import pytest
@@ -7,6 +8,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.live.attempts import attempt_start, participant_for_user
+from annotation.live.frames import Batch
+from annotation.live.intake import Appended, events_append
 from arena_site.asgi import application
 from puzzles.models import Puzzle
 from puzzles.services import bank_generate
@@ -78,6 +81,21 @@ def socket_for(uid: str, session: str | None) -> WebsocketCommunicator:
 
 def batch(seq: int, *events: dict) -> str:
     return json.dumps({"type": "batch", "seq": seq, "events": list(events)})
+
+
+def ev(kind: str, t: float | None = None, **fields) -> dict:
+    """A raw event as the page logs it, at t (epoch ms; now when not given)."""
+    return {"k": kind, "t": t if t is not None else time.time() * 1000, **fields}
+
+
+def load(t: float | None = None) -> dict:
+    """The page's load event: a 1280x1080 window, visible."""
+    return ev("load", t, w=1280, h=1080, scale=1, state="visible")
+
+
+def send(attempt, seq: int, *events: dict, at: float) -> Appended:
+    """A batch stored through intake as received at `at` (epoch ms)."""
+    return events_append(attempt_id=attempt.pk, batch=Batch(seq, list(events)), received_ms=at)
 
 
 class Hand:

@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 
 from annotation.models import Attempt, Event
 
-from .conftest import batch, socket_for
+from .conftest import batch, ev, load, socket_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -32,14 +32,6 @@ def _every_frame_sent_as_declared(monkeypatch):
         return frame
 
     monkeypatch.setattr(WebsocketCommunicator, "receive_json_from", checked)
-
-
-def ev(kind: str, t: float | None = None, **fields) -> dict:
-    return {"k": kind, "t": t if t is not None else time.time() * 1000, **fields}
-
-
-def load() -> dict:
-    return ev("load", w=1280, h=1080, scale=1, state="visible")
 
 
 async def connected(uid, session):

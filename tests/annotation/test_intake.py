@@ -9,13 +9,9 @@ from django.test.utils import CaptureQueriesContext
 from annotation.live.intake import Decision, batch_receive, frames_store_next
 from annotation.models import Attempt, Event
 
-from .conftest import batch
+from .conftest import batch, ev
 
 pytestmark = pytest.mark.django_db
-
-
-def ev(kind: str, t: float, **fields) -> dict:
-    return {"k": kind, "t": t, **fields}
 
 
 def receive(attempt: Attempt, raw: str, at: float):

@@ -4,24 +4,13 @@ import time
 
 import pytest
 
-from annotation.live.frames import Batch
-from annotation.live.intake import GAP_WAIT_S, attempt_resolve_gap, events_append
+from annotation.live.intake import GAP_WAIT_S, attempt_resolve_gap
 from annotation.live.scoring import attempt_rescore
 from annotation.models import Attempt
 
+from .conftest import ev, load, send
+
 pytestmark = pytest.mark.django_db
-
-
-def ev(kind: str, t: float, **fields) -> dict:
-    return {"k": kind, "t": t, **fields}
-
-
-def load(t: float) -> dict:
-    return ev("load", t, w=1280, h=1080, scale=1, state="visible")
-
-
-def send(attempt, seq: int, *events: dict, at: float) -> None:
-    events_append(attempt_id=attempt.pk, batch=Batch(seq, list(events)), received_ms=at)
 
 
 def test_a_rescore_after_a_gap_keeps_to_the_submit_that_was_scored(open_attempt):

@@ -17,27 +17,14 @@ import yaml
 from django.core.management import call_command
 
 from annotation.live import intake
-from annotation.live.frames import Batch
-from annotation.live.intake import GAP_WAIT_S, attempt_resolve_gap, events_append
+from annotation.live.intake import GAP_WAIT_S, attempt_resolve_gap
 from annotation.models import Attempt
-from tests.annotation.conftest import batch, socket_for
+from tests.annotation.conftest import batch, ev, load, send, socket_for
 from tests.faults.harness import tally
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.django_db
-
-
-def ev(kind: str, t: float, **fields) -> dict:
-    return {"k": kind, "t": t, **fields}
-
-
-def load(t: float) -> dict:
-    return ev("load", t, w=1280, h=1080, scale=1, state="visible")
-
-
-def send(attempt, seq: int, *events: dict, at: float) -> intake.Appended:
-    return events_append(attempt_id=attempt.pk, batch=Batch(seq, list(events)), received_ms=at)
 
 
 def test_a_submit_behind_a_missing_batch_is_scored_after_the_wait(open_attempt):
