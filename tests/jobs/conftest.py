@@ -27,6 +27,7 @@ from puzzles.jobs.models import Chunk, Job
 VISIBILITY_S = 20
 LEASE_S = 10
 JOB_DEADLINE_S = 600  # a hung job fails the test instead of hanging it
+SHOTS = Path(os.environ.get("ARENA_SCREENSHOTS", "/tmp/arena-screens"))  # the pages' screenshots
 
 needs_redis = pytest.mark.skipif(not settings.REDIS_URL, reason="real workers need a broker: set REDIS_URL")
 

@@ -3,9 +3,6 @@ chunk by name, who started it, and cancel."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
@@ -14,9 +11,9 @@ from django.test import Client
 from annotation.agents.browser import chromium, signed_in_context
 from puzzles.jobs.models import Chunk, Job
 from tests.e2e.conftest import run, site  # noqa: F401  (fixture)
+from tests.jobs.conftest import SHOTS
 
 pytestmark = pytest.mark.browser
-SHOTS = Path(os.environ.get("ARENA_SCREENSHOTS", "/tmp/arena-screens"))
 
 
 def a_running_job_with_a_failed_chunk() -> Job:

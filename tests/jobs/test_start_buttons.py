@@ -4,9 +4,6 @@ where the job shows; with nothing to do they say so and start none."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 import redis
 from django.conf import settings
@@ -20,8 +17,7 @@ from puzzles.models import Puzzle
 from puzzles.services import bank_generate
 from tests.datasets.conftest import People
 from tests.e2e.conftest import run, site  # noqa: F401  (fixture)
-
-SHOTS = Path(os.environ.get("ARENA_SCREENSHOTS", "/tmp/arena-screens"))
+from tests.jobs.conftest import SHOTS
 
 
 @pytest.fixture
