@@ -6,7 +6,6 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session
 from django.test import Client
 from django.utils import timezone
@@ -55,9 +54,7 @@ def test_the_code_for_another_way_out_must_not_be_the_completion_code(one_place)
         study_details_update(one_place, failed_gold_code=" ")
 
 
-def test_the_staff_form_takes_a_code_per_way_out_and_shows_them_back(one_place):
-    staff = Client()
-    staff.force_login(get_user_model().objects.create_user("boss", is_staff=True))
+def test_the_staff_form_takes_a_code_per_way_out_and_shows_them_back(one_place, staff):
     edit = f"/studies/{one_place.pk}/edit/"
     form = staff.get(edit).content.decode()
     for name in CODES:
@@ -134,13 +131,11 @@ def test_a_finished_person_who_comes_back_sees_their_code_again(one_place):
     assert Session.objects.count() == sessions
 
 
-def test_a_person_excluded_as_failing_gold_is_given_the_failed_gold_code(verified):
+def test_a_person_excluded_as_failing_gold_is_given_the_failed_gold_code(verified, staff):
     pool = verified(types=("Dice_Count",), per_type=3)
     study = study_create(name="Gold", split="test", puzzles_per_annotator=1, gold=[pool[0]])
     browser = started(study, PID)
     enrollment = Enrollment.objects.get(crowd_id="late1")
-    staff = Client()
-    staff.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     qc = staff.get(f"/studies/{study.pk}/annotators/").content.decode()
     assert 'value="failed_gold"' not in qc  # no gold answered yet: nothing to fail
     staff.post(f"/studies/{study.pk}/annotators/{enrollment.pk}/", {"action": "failed_gold"})

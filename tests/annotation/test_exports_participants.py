@@ -224,14 +224,12 @@ def test_numbers_are_rounded(study, people):
     assert decimals and max(decimals) <= 4
 
 
-def test_staff_download_it_with_the_quality_marks_and_others_cannot(study, people):
+def test_staff_download_it_with_the_quality_marks_and_others_cannot(study, people, staff):
     url = reverse("annotation:study-participants", args=[study.pk])
     assert url == f"/studies/{study.pk}/participants.csv"
     visitor = Client()
     visitor.force_login(get_user_model().objects.create_user("nosy"))
     assert visitor.get(url).status_code == 302  # to the staff sign-in
-    staff = Client()
-    staff.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     response = staff.get(url)
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"] == f'attachment; filename="study-{study.pk}-participants.csv"'

@@ -20,9 +20,7 @@ import io
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.test import Client
 
 from annotation.environment.episodes import episode_begin
 from annotation.environment.protocol import reset_params
@@ -142,7 +140,7 @@ def test_training_checkpoints_beside_people_and_the_trained_on_puzzles_by_hand(t
     )
 
 
-def test_a_report_without_the_trained_on_puzzles(trained_study, tmp_path):
+def test_a_report_without_the_trained_on_puzzles(trained_study, tmp_path, staff):
     report = study_report(study=trained_study, exclude_trained=True)
     dice, match = report["types"]
     assert (dice["type"], dice["attempts"], dice["pass1"]) == ("Dice_Count", 2, 0.5)  # D2 alone
@@ -153,8 +151,6 @@ def test_a_report_without_the_trained_on_puzzles(trained_study, tmp_path):
     assert (agent["name"], agent["trained_on"], agent["pass_at"]) == ("eval", 0, {"1": 0.0})
     assert [t["people_pass1"] for t in report["training"]["clients"][0]["checkpoints"][0]["types"]] == [0.5, 0.25]
     assert "They are left out of this report" in render(report, "md")
-    staff = Client()
-    staff.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     downloaded = staff.get(f"/studies/{trained_study.pk}/report.json?exclude_trained=1").json()
     assert downloaded["contamination"]["excluded"] is True and downloaded["types"][0]["attempts"] == 2
     assert staff.get(f"/studies/{trained_study.pk}/report.json").json()["contamination"]["excluded"] is False

@@ -6,8 +6,6 @@ import re
 import time
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import Client
 from django.urls import reverse
 
 from annotation.live.frames import Batch
@@ -45,17 +43,15 @@ def test_on_a_5_s_limit_a_wrong_answer_at_3_s_is_wrong_and_one_at_4_6_s_timed_ou
     assert (row["wrong"], row["timed_out"]) == (1, 1)
 
 
-def test_the_qc_page_says_what_the_report_says(five_s):
+def test_the_qc_page_says_what_the_report_says(five_s, staff):
     study, first_puzzle = five_s
     early, late = first_puzzle("early"), first_puzzle("late")
     submit_answer(early, False, wall_ms=3_000)
     submit_answer(late, False, wall_ms=4_600)
-    client = Client()
-    client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     said = {}
     for attempt in (early, late):
         enrollment = Enrollment.objects.get(study=study, participant_id=attempt.participant_id)
-        page = client.get(reverse("annotation:annotator-attempts", args=[study.pk, enrollment.pk])).content.decode()
+        page = staff.get(reverse("annotation:annotator-attempts", args=[study.pk, enrollment.pk])).content.decode()
         said[attempt.pk] = re.findall(r'<span class="verdict verdict-[\w-]+">([^<]+)</span>', page)
     assert said == {early.pk: ["wrong"], late.pk: ["timed out"]}
 
