@@ -427,3 +427,34 @@ async def test_a_resend_is_answered_from_memory_only_when_it_is_what_this_socket
     await socket.disconnect()
     assert await stored_events(attempt) == [(1, 0, "load")]
     assert (await reload(attempt)).submitted_at is None
+
+
+async def test_an_exact_resend_is_answered_without_the_database(open_attempt):
+    """The resend of a batch this socket stored is answered from its memory: with the attempt's
+    row locked by another transaction (where a write through intake waits), the ack still comes."""
+    from django.db import connection, transaction
+
+    attempt, session = await database_sync_to_async(open_attempt)()
+    socket = await connected(attempt.uid, session)
+    first = batch(1, load())
+    await socket.send_to(text_data=first)
+    assert await socket.receive_json_from() == {"type": "ack", "seq": 1}
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_row() -> None:
+        with transaction.atomic():
+            Attempt.objects.select_for_update().get(pk=attempt.pk)
+            locked.set()
+            release.wait(30)
+        connection.close()
+
+    holder = threading.Thread(target=hold_the_row)
+    holder.start()
+    try:
+        assert await asyncio.to_thread(locked.wait, 10)
+        await socket.send_to(text_data=first)
+        assert await socket.receive_json_from(timeout=5) == {"type": "ack", "seq": 1}
+    finally:
+        release.set()
+        await asyncio.to_thread(holder.join)
+    await socket.disconnect()
