@@ -16,11 +16,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.agents.actions import HOLD_DEFAULT_MS, HOLD_MAX_MS
 from annotation.agents.protocols.base import Call
+from puzzles.layout import STAGE_H, STAGE_W
 
-STAGE_WIDTH, STAGE_HEIGHT = 1280, 1080
 MAX_STEPS_DEFAULT, MAX_STEPS_LIMIT = 30, 200
-HOLD_MAX_MS = 60_000
 TEXT_MAX = 1000
 LABEL_MAX = 200
 # The checkpoint names its run, "env <client>: <checkpoint>", within AgentRun.name's 200 characters
@@ -132,7 +132,7 @@ def action_call(data: Any) -> Call:
 
 def _check_argument(name: str, key: str, value: Any) -> None:
     if key in ("x", "start_x", "end_x", "y", "start_y", "end_y"):
-        limit = STAGE_WIDTH if key.endswith("x") else STAGE_HEIGHT
+        limit = STAGE_W if key.endswith("x") else STAGE_H
         if type(value) is not int or not 0 <= value < limit:
             raise BadRequest(f"{name} {key} must be a whole number of stage pixels, 0 to {limit - 1}, not {value!r}")
     elif key == "duration_ms":
@@ -171,10 +171,10 @@ ACTION_SCHEMA: dict[str, Any] = {
         "arguments": {
             "type": "object",
             "properties": {
-                **{key: _coordinate(key, STAGE_WIDTH) for key in ("x", "start_x", "end_x")},
-                **{key: _coordinate(key, STAGE_HEIGHT) for key in ("y", "start_y", "end_y")},
+                **{key: _coordinate(key, STAGE_W) for key in ("x", "start_x", "end_x")},
+                **{key: _coordinate(key, STAGE_H) for key in ("y", "start_y", "end_y")},
                 "text": {"type": "string", "minLength": 1, "maxLength": TEXT_MAX},
-                "duration_ms": {"type": "integer", "minimum": 0, "maximum": HOLD_MAX_MS, "default": 10_000},
+                "duration_ms": {"type": "integer", "minimum": 0, "maximum": HOLD_MAX_MS, "default": HOLD_DEFAULT_MS},
                 "button": {"type": "string", "enum": list(BUTTONS), "default": "left"},
             },
             "additionalProperties": False,
