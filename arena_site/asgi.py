@@ -16,8 +16,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
 from django.contrib import auth  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
-from django.db import InterfaceError, OperationalError, connection  # noqa: E402
 from django.http import Http404  # noqa: E402
+
+from annotation.live.consumers import on_a_live_connection  # noqa: E402
 
 from .bounds import BodyLimitMiddleware, bound_daphne_bodies  # noqa: E402
 from .origins import SameOriginWebSocketValidator  # noqa: E402
@@ -57,13 +58,8 @@ class CachedStaticFilesHandler(ASGIStaticFilesHandler):
 def _signed_in_user(session):
     """The session's user, or AnonymousUser: Django's own lookup and check (the session row, the
     user, the session's hash against the user's password). Once more on a fresh connection if the
-    database dropped the one this thread kept (a restart): a read, safe to repeat."""
-    request = SimpleNamespace(session=session)
-    try:
-        return auth.get_user(request)
-    except (OperationalError, InterfaceError):
-        connection.close()
-        return auth.get_user(request)
+    database dropped the one this thread kept (a restart), as the socket's own calls do."""
+    return on_a_live_connection(auth.get_user, SimpleNamespace(session=session))
 
 
 # In the pool of database threads, not channels' one shared sync thread: there every handshake's

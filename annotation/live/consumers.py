@@ -57,9 +57,10 @@ T = TypeVar("T")
 Frame = dict[str, Any]
 
 
-def _on_a_live_connection(write: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def on_a_live_connection(write: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """write(...), once more on a new connection if the database dropped the one this thread kept
-    (a restart, a failover): the failed try stored nothing, and storing is idempotent."""
+    (a restart, a failover): the failed try stored nothing, and storing is idempotent (a read, as
+    the handshake's lookups, is safe to repeat too)."""
     try:
         return write(*args, **kwargs)
     except (OperationalError, InterfaceError):
@@ -69,11 +70,11 @@ def _on_a_live_connection(write: Callable[..., T], *args: Any, **kwargs: Any) ->
 
 
 def _receive_on_a_live_connection(**frame: Any) -> Receipt:
-    return _on_a_live_connection(batch_receive, **frame)
+    return on_a_live_connection(batch_receive, **frame)
 
 
 def _store_next_on_a_live_connection(items: list[tuple[Attempt, str | bytes, float]]) -> list[Receipt | Parsed]:
-    return _on_a_live_connection(frames_store_next, items)
+    return on_a_live_connection(frames_store_next, items)
 
 
 # Writes run in a thread pool, not the single shared thread: sockets must not queue behind
@@ -85,7 +86,7 @@ _gap_resolve = database_sync_to_async(gap_resolve, thread_sensitive=False)
 # of every other handshake (channels' AuthMiddleware runs those there), and daphne drops a
 # handshake not accepted within 5 s.
 # Like the writes, once more on a fresh connection if the database dropped the one this thread kept.
-_attempt_for = database_sync_to_async(partial(_on_a_live_connection, attempt_for), thread_sensitive=False)
+_attempt_for = database_sync_to_async(partial(on_a_live_connection, attempt_for), thread_sensitive=False)
 
 
 def _digest(raw: str | bytes) -> bytes:
