@@ -12,10 +12,10 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from puzzles.jobs.models import Job
+from puzzles.jobs.views import SHOWN  # the jobs the page shows
 
 logger = logging.getLogger(__name__)
 INTERVAL_S = 1.0
-SHOWN = 50  # as the page (puzzles/jobs/views.py)
 
 
 def jobs_progress() -> dict:
