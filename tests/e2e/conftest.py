@@ -40,6 +40,14 @@ def annotator(transactional_db):
     return make
 
 
+def verified_puzzles(types: list[str], *, per_type: int, seed: int) -> list[Puzzle]:
+    """Generated test puzzles marked replay-verified (a study takes only those), by type and index."""
+    bank_generate(split="test", per_type=per_type, types=types, bank_seed=seed, workers=1)
+    made = Puzzle.objects.filter(dataset=f"generated:{seed}")
+    made.update(status=Puzzle.Status.VERIFIED)
+    return list(made.order_by("type", "index"))
+
+
 def run(coroutine):
     return asyncio.run(coroutine)
 
@@ -56,4 +64,4 @@ async def page_for(browser, site, user, puzzle, *, init_script: str | None = Non
     return page, attempt
 
 
-__all__ = ["chromium", "page_for", "run"]
+__all__ = ["chromium", "page_for", "run", "verified_puzzles"]

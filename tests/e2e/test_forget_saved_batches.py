@@ -9,11 +9,9 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from annotation.agents.browser import signed_in_context
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
-from puzzles.models import Puzzle
-from puzzles.services import bank_generate
 from tests.annotation.conftest import submit_answer
 
-from .conftest import chromium, run
+from .conftest import chromium, run, verified_puzzles
 
 SAVE = "() => { localStorage.setItem('arena:abc', '{\"unacked\": []}'); localStorage.setItem('theirs', '1'); }"
 GONE = "() => localStorage.getItem('arena:abc') === null"
@@ -49,8 +47,7 @@ def test_signing_out_drops_the_saved_batches(site, annotator):
 
 
 def test_a_finished_studys_end_page_drops_the_saved_batches(site, annotator):
-    bank_generate(split="test", per_type=1, types=["Dice_Count"], bank_seed=31, workers=1)
-    Puzzle.objects.filter(dataset="generated:31").update(status=Puzzle.Status.VERIFIED)
+    verified_puzzles(["Dice_Count"], per_type=1, seed=31)
     study = study_create(name="Done", split="test", puzzles_per_annotator=1)
     user, _ = annotator()
     enrollment = enrollment_join(study=study, user=user, external_ids={})

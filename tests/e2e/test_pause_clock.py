@@ -15,10 +15,8 @@ from asgiref.sync import sync_to_async
 from annotation.agents.browser import VIEWPORT, perform, wait_submitted
 from annotation.models import Attempt, Study
 from annotation.studies.setup import study_create
-from puzzles.models import Puzzle
-from puzzles.services import bank_generate
 
-from .conftest import chromium, run
+from .conftest import chromium, run, verified_puzzles
 from .test_live_page import reference_actions
 
 pytestmark = pytest.mark.browser
@@ -33,8 +31,7 @@ async def seconds_left(page) -> int:
 
 def timed_study(name: str) -> Study:
     """A study of one verified puzzle with a LIMIT_S limit."""
-    bank_generate(split="test", per_type=1, types=["Dice_Count"], bank_seed=31, workers=1)
-    Puzzle.objects.filter(dataset="generated:31").update(status=Puzzle.Status.VERIFIED)
+    verified_puzzles(["Dice_Count"], per_type=1, seed=31)
     return study_create(name=name, split="test", puzzles_per_annotator=1, time_limit_s=LIMIT_S)
 
 

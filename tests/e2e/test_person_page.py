@@ -10,10 +10,8 @@ from annotation.agents.browser import TO_VIEWPORT, VIEWPORT, open_attempt, perfo
 from annotation.live.attempts import attempt_start, participant_for_user
 from annotation.models import Attempt
 from annotation.studies.setup import study_create
-from puzzles.models import Puzzle
-from puzzles.services import bank_generate
 
-from .conftest import chromium, page_for, run
+from .conftest import chromium, page_for, run, verified_puzzles
 from .test_live_page import reference_actions
 
 pytestmark = pytest.mark.browser
@@ -27,8 +25,7 @@ async def attempt_on(page) -> Attempt:
 
 
 def verified_study(types: list[str], **options):
-    bank_generate(split="test", per_type=3, types=types, bank_seed=31, workers=1)
-    Puzzle.objects.filter(dataset="generated:31").update(status=Puzzle.Status.VERIFIED)
+    verified_puzzles(types, per_type=3, seed=31)
     return study_create(name="Person page", split="test", **options)
 
 
@@ -198,9 +195,8 @@ def test_the_puzzle_fits_every_window_below_the_chrome(site, puzzles_of, annotat
 
 
 def test_a_phone_held_upright_does_practice_and_two_puzzles_by_touch(site, transactional_db):
-    bank_generate(split="test", per_type=4, types=["Image_Recognition", "Geometry_Click"], bank_seed=32, workers=1)
-    Puzzle.objects.filter(dataset="generated:32").update(status=Puzzle.Status.VERIFIED)
-    practice = Puzzle.objects.filter(dataset="generated:32", type="Geometry_Click").order_by("index").first()
+    pool = verified_puzzles(["Image_Recognition", "Geometry_Click"], per_type=4, seed=32)
+    practice = next(puzzle for puzzle in pool if puzzle.type == "Geometry_Click")  # its first by index
     study = study_create(name="Phones", split="test", puzzles_per_annotator=2, practice=[practice])
 
     async def scenario():

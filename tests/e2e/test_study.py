@@ -12,9 +12,8 @@ from annotation.agents.browser import VIEWPORT, perform, wait_submitted
 from annotation.models import Attempt, Enrollment, Flag
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
-from puzzles.services import bank_generate
 
-from .conftest import chromium, run
+from .conftest import chromium, run, verified_puzzles
 from .test_live_page import reference_actions
 
 pytestmark = pytest.mark.browser
@@ -52,8 +51,7 @@ async def work_through(browser, site: str, token: str, pid: str, flag_first: boo
 
 
 def test_a_small_study_with_several_annotators_a_flag_and_a_retirement(site, transactional_db):
-    bank_generate(split="test", per_type=3, types=["Dice_Count"], bank_seed=21, workers=1)
-    Puzzle.objects.filter(dataset="generated:21").update(status=Puzzle.Status.VERIFIED)
+    verified_puzzles(["Dice_Count"], per_type=3, seed=21)
     study = study_create(name="Browser pilot", split="test", puzzles_per_annotator=2, overlap=2)
 
     async def everyone():
@@ -102,8 +100,7 @@ def test_a_small_study_with_several_annotators_a_flag_and_a_retirement(site, tra
 
 
 def test_the_device_check_shows_the_screened_out_code_only_when_the_window_is_too_small(site, transactional_db):
-    bank_generate(split="test", per_type=1, types=["Dice_Count"], bank_seed=23, workers=1)
-    Puzzle.objects.filter(dataset="generated:23").update(status=Puzzle.Status.VERIFIED)
+    verified_puzzles(["Dice_Count"], per_type=1, seed=23)
     study = study_create(name="Screens", split="test", puzzles_per_annotator=1)
 
     async def at(viewport: dict) -> tuple[bool, bool]:

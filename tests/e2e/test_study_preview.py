@@ -11,10 +11,8 @@ from django.contrib.auth import get_user_model
 from annotation.agents.browser import perform, signed_in_context, wait_submitted
 from annotation.models import Attempt, Enrollment, Slot, Study
 from annotation.studies.setup import study_create
-from puzzles.models import Puzzle
-from puzzles.services import bank_generate
 
-from .conftest import chromium, run
+from .conftest import chromium, run, verified_puzzles
 from .test_live_page import reference_actions
 
 pytestmark = pytest.mark.browser
@@ -41,9 +39,7 @@ async def go_on(page) -> None:
 
 
 def test_a_draft_is_previewed_end_to_end_without_an_enrolment(site, transactional_db):
-    bank_generate(split="test", per_type=4, types=["Dice_Count"], bank_seed=41, workers=1)
-    Puzzle.objects.filter(dataset="generated:41").update(status=Puzzle.Status.VERIFIED)
-    pool = list(Puzzle.objects.filter(dataset="generated:41").order_by("index"))
+    pool = verified_puzzles(["Dice_Count"], per_type=4, seed=41)
     study = study_create(
         name="Preview pilot",
         split="test",
