@@ -526,9 +526,9 @@ def _left_out(agent: AgentSummary) -> str | None:
     parts = []
     if failed:
         by_type = ", ".join(f"{name} {fmt_count(n)}" for name, n in failed.items())
-        parts.append(f"{fmt_count(sum(failed.values()))} failed rollouts left out ({by_type})")
+        parts.append(f"{plural(sum(failed.values()), 'failed rollout')} left out ({by_type})")
     if short:
-        parts.append(f"{fmt_count(short)} puzzles with fewer than k rollouts left out")
+        parts.append(f"{plural(short, 'puzzle')} with fewer than k rollouts left out")
     return "; ".join(parts) or None
 
 
@@ -707,7 +707,10 @@ def versus_headers(versus: Versus, index: int) -> list[str]:
 
 def fmt_points(value: float | None) -> str:
     """A difference of proportions in percentage points, signed ("+8.3", "−66.7"); "–" when missing."""
-    return f"{value * 100:+.1f}".replace("-", "−") if is_number(value) else DASH
+    if not is_number(value):
+        return DASH
+    points = round(value * 100, 1) + 0.0  # + 0.0 turns a -0.0 into 0.0: no "−0.0"
+    return f"{points:+.1f}".replace("-", "−")
 
 
 def fmt_difference(value: float | None, low: float | None, high: float | None) -> str:
