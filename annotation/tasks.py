@@ -3,6 +3,7 @@ the replay job's chunks."""
 
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,18 @@ from annotation.datasets.trajectories import (
     study_attempts,
 )
 from annotation.live.attempts import system_participant
+from annotation.live.intake import attempts_resolve_gaps
 from annotation.models import Attempt, Participant, Study
 from puzzles.jobs.models import Chunk, Job
 from puzzles.jobs.runs import Report, chunk_run, job_start
 from puzzles.models import Puzzle, ReplayCheck
 from puzzles.selectors import puzzle_selection
+
+
+@shared_task(name="annotation.resolve_gaps", ignore_result=True)
+def resolve_gaps_task() -> int:
+    """The sweep of `python manage.py resolve_gaps`, sent by beat (settings.CELERY_BEAT_SCHEDULE)."""
+    return attempts_resolve_gaps(now_ms=time.time() * 1000)
 
 
 @shared_task(bind=True)

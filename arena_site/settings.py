@@ -143,6 +143,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("ARENA_TASK_VISIBILITY_TIMEOUT_S", 300)}
 # A worker silent this long on a chunk it holds is taken for dead: another delivery takes the chunk over.
 ARENA_JOB_LEASE_S = env_int("ARENA_JOB_LEASE_S", 60)
+# The periodic work, sent by the `beat` service (docker-compose.yml: one beat, any number of
+# workers). A submit that waits behind batches that never came is scored by the socket that
+# carried it, by any later request for its attempt, and by this sweep (annotation/tasks.py), which
+# scores those whose page is gone: within GAP_WAIT_S + GAP_SWEEP_S and a worker's turn. A sweep not
+# started within GAP_SWEEP_S is dropped (expires): the next does the same work. With tasks run
+# inline (no broker, so no beat) the web process sweeps on its own (annotation/live/intake.py).
+GAP_SWEEP_S = 5.0
+CELERY_BEAT_SCHEDULE = {
+    "resolve-gaps": {"task": "annotation.resolve_gaps", "schedule": GAP_SWEEP_S, "options": {"expires": GAP_SWEEP_S}},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

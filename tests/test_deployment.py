@@ -123,15 +123,16 @@ def test_every_service_built_here_runs_a_command_the_tests_run():
 def test_the_beat_service_schedules_the_gap_sweep_a_worker_runs(open_attempt):  # noqa: F811
     """One beat (its command: celery beat on this project's app) and the schedule's entry is a task
     the workers know; run as the entry names it, it scores a submit that waited out its gap."""
+    import annotation.tasks  # noqa: F401  (a worker finds it by autodiscovery)
     from annotation.live.frames import Batch
     from annotation.live.intake import GAP_WAIT_S, events_append
-    from arena_site.celery import GAP_SWEEP_S, app
+    from arena_site.celery import app
 
     command = SERVICES["beat"]["command"]
     assert command[:4] == ["celery", "-A", "arena_site", "beat"] and "--schedule" in command
     assert not {"container_name", "ports"} & set(SERVICES["beat"])
     entry = app.conf.beat_schedule["resolve-gaps"]
-    assert entry["schedule"] == GAP_SWEEP_S and entry["task"] in app.tasks
+    assert entry["schedule"] == settings.GAP_SWEEP_S and entry["task"] in app.tasks
     attempt, _ = open_attempt("Dice_Count")
     then = time.time() * 1000 - (GAP_WAIT_S + 1) * 1000
     events_append(attempt_id=attempt.pk, batch=Batch(1, [{"k": "beat", "t": then}]), received_ms=then)

@@ -41,7 +41,6 @@ from annotation.live.frames import (
 from annotation.live.frames import hold_frame as progress_frame
 from annotation.live.scoring import attempt_score, hold_progress
 from annotation.models import Attempt, Event
-from arena_site.celery import GAP_SWEEP_S  # how often the system sweeps for gapped submits
 
 logger = logging.getLogger(__name__)
 
@@ -519,15 +518,15 @@ _sweep_lock = threading.Lock()
 
 def sweep_if_due() -> None:
     """With tasks run inline (the embedded default: no broker, so no beat) the web process sweeps
-    itself: every GAP_SWEEP_S at most, on the next frame any page sends; a failed sweep never fails
-    that frame's store. With a broker, Celery beat's entry does it (arena_site/celery.py) and this
+    itself: every settings.GAP_SWEEP_S at most, on the next frame any page sends; a failed sweep never fails
+    that frame's store. With a broker, Celery beat's entry does it (settings.CELERY_BEAT_SCHEDULE) and this
     does nothing."""
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         return
     with _sweep_lock:
         if time.monotonic() < _sweep["due"]:
             return
-        _sweep["due"] = time.monotonic() + GAP_SWEEP_S
+        _sweep["due"] = time.monotonic() + settings.GAP_SWEEP_S
     try:
         attempts_resolve_gaps(now_ms=time.time() * 1000)
     except Exception:  # the frame that happened to sweep is stored all the same
