@@ -84,9 +84,11 @@ def test_a_30_s_puzzle_paused_for_60_s_is_solved_in_time_and_the_pause_is_not_ac
     assert attempt.correct and attempt.reward == 1.0 and attempt.input_ok, attempt.reason
     assert "Time is up" not in seen["status"]
     # The page's countdown stood still through the pause (had it run, nothing would be left) and
-    # runs again after it.
+    # runs again after it. It may stand a second or two off the paused one on a loaded machine:
+    # each page counts from when it asked for its data, a moment before the server served it, and
+    # resumes from the server's on-screen time, which starts at serving.
     assert 0 < seen["before"] <= LIMIT_S
-    assert seen["before"] - LIMIT_S / 2 < seen["after"] <= seen["before"]
+    assert abs(seen["after"] - seen["before"]) < LIMIT_S / 4
     assert seen["ticking"] < seen["after"]
     assert "clock is stopped" in seen["stopped"]
     [(start, end)] = attempt.pauses
