@@ -45,8 +45,11 @@ superuser: setup
 	$(BIN)/python manage.py createsuperuser
 
 # The suite makes a throwaway SECRET_KEY of its own (settings.py, when run by pytest); DEBUG stays off.
+# Two processes (pytest-xdist), each with its own test database and Redis database (tests/parallel.py):
+# much of the suite waits on browsers, servers and outages, so two overlap well on two cores.
+TEST_PROCESSES ?= 2
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES)
 
 lint: setup
 	$(BIN)/ruff check .
