@@ -1,6 +1,6 @@
 """Statistics for the reports.
 
-Pure: Python and numpy only, no Django and no database.
+Pure: Python, numpy and scipy.stats only, no Django and no database.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import beta
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -55,52 +56,6 @@ def mean_pass_at_k(counts: list[tuple[int, int]], k: int) -> float:
 # --- exact intervals for few people ---------------------------------------------------------
 
 
-def regularized_beta(x: float, a: float, b: float) -> float:
-    """The regularized incomplete beta function I_x(a, b), a, b > 0, by its continued fraction
-    (modified Lentz; Numerical Recipes 6.4): the beta distribution's CDF at x."""
-    if a <= 0 or b <= 0 or not 0.0 <= x <= 1.0:
-        raise ValueError(f"need a, b > 0 and 0 <= x <= 1, got a={a}, b={b}, x={x}")
-    if x in (0.0, 1.0):
-        return x
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1) / (a + b + 2):
-        return front * _beta_fraction(x, a, b) / a
-    return 1.0 - front * _beta_fraction(1.0 - x, b, a) / b
-
-
-def _beta_fraction(x: float, a: float, b: float) -> float:
-    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    result = d
-    for m in range(1, 1000):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            result *= c * d
-        if abs(c * d - 1.0) < 1e-15:
-            break
-    return result
-
-
-def beta_quantile(q: float, a: float, b: float) -> float:
-    """The q-quantile of the Beta(a, b) distribution, by bisection on regularized_beta (to 1e-12)."""
-    if not 0.0 <= q <= 1.0:
-        raise ValueError(f"need 0 <= q <= 1, got {q}")
-    low, high = 0.0, 1.0
-    while high - low > 1e-12:
-        middle = (low + high) / 2
-        if regularized_beta(middle, a, b) < q:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2
-
-
 def clopper_pearson(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
     """The Clopper-Pearson (exact binomial) interval of successes out of n, through the beta
     quantiles, so that both may be effective (non-integer) counts as in Korn and Graubard (1998);
@@ -110,8 +65,8 @@ def clopper_pearson(successes: float, n: float, level: float = 0.95) -> tuple[fl
     if n == 0:
         return 0.0, 1.0
     tail = (1 - level) / 2
-    low = 0.0 if successes == 0 else beta_quantile(tail, successes, n - successes + 1)
-    high = 1.0 if successes == n else beta_quantile(1 - tail, successes + 1, n - successes)
+    low = 0.0 if successes == 0 else float(beta.ppf(tail, successes, n - successes + 1))
+    high = 1.0 if successes == n else float(beta.ppf(1 - tail, successes + 1, n - successes))
     return low, high
 
 

@@ -19,7 +19,6 @@ from annotation.reporting.stats import (
     effective_people,
     few_people_interval,
     people_interval,
-    regularized_beta,
 )
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
@@ -113,12 +112,6 @@ def test_clopper_pearson_matches_the_binomial_sums():
     assert clopper_pearson(0, 0) == (0.0, 1.0)
     with pytest.raises(ValueError):
         clopper_pearson(4, 3)
-
-
-def test_the_regularized_beta_is_the_beta_cdf():
-    assert regularized_beta(0.3, 1, 1) == pytest.approx(0.3)  # uniform
-    assert regularized_beta(0.3, 2, 1) == pytest.approx(0.09)  # x^2
-    assert regularized_beta(0.3, 0.5, 0.5) == pytest.approx(2 / math.pi * math.asin(math.sqrt(0.3)))  # arcsine
 
 
 def test_effective_people_weighs_people_by_their_answers():
