@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -44,6 +45,9 @@ from annotation.environment.tokens import token_for
 from annotation.models import EnvToken
 
 log = logging.getLogger(__name__)
+# ASGI's two callables, its events as plain dicts (asgiref.typing's TypedDicts would want every key).
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 HEALTHY = {"status": "healthy"}
 METADATA = {
     "name": "CaptchaArena",
@@ -56,14 +60,14 @@ IDLE_TIMEOUT_S = 300.0  # a session silent this long is closed (`env serve --idl
 
 
 class EnvServer:
-    def __init__(self, *, page_base: str, max_sessions: int, idle_timeout_s: float):
+    def __init__(self, *, page_base: str, max_sessions: int, idle_timeout_s: float) -> None:
         self.page_base, self.max_sessions, self.idle_timeout_s = page_base, max_sessions, idle_timeout_s
         self.active = 0  # places taken: open sessions, and HTTP resets under way
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._launching = asyncio.Lock()
 
-    async def __call__(self, scope: dict[str, Any], receive, send) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         key, _, endpoint = scope["path"].strip("/").partition("/")
         if scope["type"] == "websocket":
             await self._websocket(key, endpoint, receive, send)
@@ -96,7 +100,7 @@ class EnvServer:
         )
 
     # --- WebSocket ----------------------------------------------------------------------
-    async def _websocket(self, key: str, endpoint: str, receive, send) -> None:
+    async def _websocket(self, key: str, endpoint: str, receive: Receive, send: Send) -> None:
         await receive()  # websocket.connect
         token = await self._token(key)
         if token is None or endpoint != "ws":
@@ -114,7 +118,7 @@ class EnvServer:
             if session is not None:
                 await session.close(why)
 
-    async def _converse(self, session: Session, receive, send) -> str:
+    async def _converse(self, session: Session, receive: Receive, send: Send) -> str:
         """Answer the client's frames until it closes, goes away or falls idle; returns which."""
         while True:
             try:
@@ -158,7 +162,7 @@ class EnvServer:
             return frame("error", error_data(f"{kind} failed: {type(error).__name__}: {first}", EXECUTION_ERROR))
 
     # --- HTTP ---------------------------------------------------------------------------
-    async def _http(self, method: str, key: str, endpoint: str, receive, send) -> None:
+    async def _http(self, method: str, key: str, endpoint: str, receive: Receive, send: Send) -> None:
         if key == "health" and not endpoint:
             return await _respond(send, 200, HEALTHY)
         routes = {"health": "GET", "schema": "GET", "metadata": "GET", "state": "GET", "reset": "POST", "step": "POST"}
@@ -185,7 +189,7 @@ class EnvServer:
         except BadRequest as error:
             return await _respond(send, 422, {"detail": str(error)})
 
-    async def _http_reset(self, key: str, body: dict[str, Any], send) -> None:
+    async def _http_reset(self, key: str, body: dict[str, Any], send: Send) -> None:
         token = await self._token(key)
         if token is None:
             return await _respond(send, 403, {"detail": "unknown or revoked token"})
@@ -201,7 +205,7 @@ class EnvServer:
                 await session.close(STATELESS)
 
 
-async def _refuse(error: dict[str, Any], receive, send) -> None:
+async def _refuse(error: dict[str, Any], receive: Receive, send: Send) -> None:
     """Say why and close. The published client reads a frame only after sending one, so the socket
     stays open until the client's next frame (at most LINGER_S): it then raises with the message
     instead of failing on a socket already closed."""
@@ -211,7 +215,7 @@ async def _refuse(error: dict[str, Any], receive, send) -> None:
     await send({"type": "websocket.close", "code": 1000})
 
 
-async def _json_body(receive) -> dict[str, Any]:
+async def _json_body(receive: Receive) -> dict[str, Any]:
     body, more = b"", True
     while more:
         message = await receive()
@@ -228,7 +232,7 @@ async def _json_body(receive) -> dict[str, Any]:
     return parsed
 
 
-async def _respond(send, status: int, payload: dict[str, Any]) -> None:
+async def _respond(send: Send, status: int, payload: dict[str, Any]) -> None:
     body = json.dumps(payload).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -128,7 +128,9 @@ class Session:
         """Why the episode ends after this action ("" when it goes on)."""
         if action == "done":
             return "done"
-        if action != "screenshot" and await submitted(self.played.page):  # type: ignore[union-attr]
+        played = self.played
+        assert played is not None  # step() asks only with an episode under way
+        if action != "screenshot" and await submitted(played.page):
             return "submitted"
         return ""
 
