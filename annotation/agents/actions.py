@@ -14,7 +14,10 @@ button) raises BadCall: the published client crashes there; the protocol decides
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from playwright.async_api import Page
 
 COORDINATES = ("x", "y", "start_x", "start_y", "end_x", "end_y")
 PAIRS = (("x", "y"), ("start_x", "start_y"), ("end_x", "end_y"))
@@ -76,7 +79,7 @@ def _integer(key: str, value: Any) -> int:
         raise BadCall(f"{key} must be a number, not {value!r}") from None
 
 
-async def execute(page, name: str, args: dict[str, Any]) -> str:
+async def execute(page: Page, name: str, args: dict[str, Any]) -> str:
     """Do one call (arguments as `applied` gives them) and answer with the published result text."""
     handler = HANDLERS.get(name)
     if handler is None:
@@ -84,20 +87,20 @@ async def execute(page, name: str, args: dict[str, Any]) -> str:
     return await handler(page, args)
 
 
-async def _click(page, args):
+async def _click(page: Page, args: dict[str, Any]) -> str:
     x, y, button = args["x"], args["y"], args.get("button", "left")
     await page.mouse.click(x, y, button=button)
     await _wait(CLICK_WAIT_MS)
     return f"clicked ({x}, {y}) button={button}"
 
 
-async def _type_text(page, args):
+async def _type_text(page: Page, args: dict[str, Any]) -> str:
     await page.keyboard.type(args["text"], delay=TYPE_DELAY_MS)
     await _wait(KEY_WAIT_MS)
     return f'typed "{args["text"]}"'
 
 
-async def _press_key(page, args):
+async def _press_key(page: Page, args: dict[str, Any]) -> str:
     try:
         await page.keyboard.press(args["key"])
     except Exception as error:  # Playwright's own words on a key it does not know
@@ -106,7 +109,7 @@ async def _press_key(page, args):
     return f'pressed key "{args["key"]}"'
 
 
-async def _drag(page, args):
+async def _drag(page: Page, args: dict[str, Any]) -> str:
     sx, sy, ex, ey = args["start_x"], args["start_y"], args["end_x"], args["end_y"]
     await page.mouse.move(sx, sy)
     await page.mouse.down()
@@ -119,7 +122,7 @@ async def _drag(page, args):
     return f"dragged ({sx},{sy}) -> ({ex},{ey})"
 
 
-async def _mouse_down(page, args):
+async def _mouse_down(page: Page, args: dict[str, Any]) -> str:
     x, y, button = args["x"], args["y"], args.get("button", "left")
     await page.mouse.move(x, y)
     await page.mouse.down(button=button)
@@ -127,7 +130,7 @@ async def _mouse_down(page, args):
     return f"mouse_down ({x}, {y}) button={button}"
 
 
-async def _mouse_up(page, args):
+async def _mouse_up(page: Page, args: dict[str, Any]) -> str:
     x, y, button = args["x"], args["y"], args.get("button", "left")
     await page.mouse.move(x, y)
     await page.mouse.up(button=button)
@@ -135,13 +138,13 @@ async def _mouse_up(page, args):
     return f"mouse_up ({x}, {y}) button={button}"
 
 
-async def _mouse_move(page, args):
+async def _mouse_move(page: Page, args: dict[str, Any]) -> str:
     await page.mouse.move(args["x"], args["y"])
     await _wait(50)
     return f"mouse_moved ({args['x']}, {args['y']})"
 
 
-async def _hold(page, args):
+async def _hold(page: Page, args: dict[str, Any]) -> str:
     if "x" not in args or "y" not in args:
         return "hold error: x and y are required"
     x, y, button = args["x"], args["y"], args.get("button", "left")
@@ -153,7 +156,7 @@ async def _hold(page, args):
     return f"held mouse {button} at ({x}, {y}) for {duration}ms"
 
 
-async def _scroll(page, args):
+async def _scroll(page: Page, args: dict[str, Any]) -> str:
     direction = str(args.get("direction", "down")).lower()
     delta = {"down": (0, SCROLL_PX), "up": (0, -SCROLL_PX), "right": (SCROLL_PX, 0), "left": (-SCROLL_PX, 0)}
     if direction not in delta:
@@ -168,7 +171,7 @@ async def _wait(ms: int) -> None:
     await asyncio.sleep(ms / 1000)
 
 
-HANDLERS = {
+HANDLERS: dict[str, Callable[[Page, dict[str, Any]], Awaitable[str]]] = {
     "click": _click,
     "type_text": _type_text,
     "press_key": _press_key,

@@ -11,10 +11,12 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.models import User
 from django.contrib.sessions.backends.db import SessionStore
 from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -55,28 +57,42 @@ TO_VIEWPORT = """points => {
 }"""
 DRAG_STEPS = 12
 THREADS_BESIDE_PAGES = 4  # for the loop's other blocking work (a screenshot written to disk)
+Job = TypeVar("Job")
+Result = TypeVar("Result")
 
 
 def on_pages(
-    jobs: list, *, user, workers: int, act: Callable[[Page, object], Awaitable], on_result: Callable | None = None
-) -> list:
+    jobs: list[Job],
+    *,
+    user: User,
+    workers: int,
+    act: Callable[[Page, Job], Awaitable[Result]],
+    on_result: Callable[[Result], None] | None = None,
+) -> list[Result]:
     """act(page, job) for every job, in W pages of one Chromium signed in as `user`, against a
     live page server started for the run. Results come back in the order they finish."""
     with live_server() as base_url:
         return asyncio.run(_on_pages(list(jobs), user, base_url, workers, act, on_result))
 
 
-async def _on_pages(jobs, user, base_url, workers, act, on_result) -> list:
+async def _on_pages(
+    jobs: list[Job],
+    user: User,
+    base_url: str,
+    workers: int,
+    act: Callable[[Page, Job], Awaitable[Result]],
+    on_result: Callable[[Result], None] | None,
+) -> list[Result]:
     pending = list(reversed(jobs))  # popped from the end: jobs start in the order given
     pages = max(1, min(workers, len(jobs)))
     # A page's blocking calls (its model call above all) run in the loop's default executor, by
     # default min(32, CPUs + 4) threads: with more pages than that, model calls would queue behind
     # each other whatever --workers says. asyncio.run shuts this executor down with the loop.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(pages + THREADS_BESIDE_PAGES))
-    results = []
+    results: list[Result] = []
     async with chromium() as browser:
 
-        async def worker():
+        async def worker() -> None:
             context = await signed_in_context(browser, base_url, user)
             page = await context.new_page()
             while pending:
@@ -100,7 +116,7 @@ async def chromium() -> AsyncIterator[Browser]:
             await browser.close()
 
 
-def session_for(user) -> str:
+def session_for(user: User) -> str:
     """A signed-in session for a user, as the login view would create it."""
     store = SessionStore()
     store[SESSION_KEY] = str(user.pk)
@@ -111,7 +127,7 @@ def session_for(user) -> str:
     return store.session_key
 
 
-async def signed_in_context(browser: Browser, base_url: str, user) -> BrowserContext:
+async def signed_in_context(browser: Browser, base_url: str, user: User) -> BrowserContext:
     session = await sync_to_async(session_for)(user)
     context = await browser.new_context(viewport=VIEWPORT, base_url=base_url)
     await context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": base_url}])
@@ -144,7 +160,7 @@ async def wait_submitted(page: Page, timeout_s: float) -> None:
         raise NotSubmitted(f"no verdict within {timeout_s:g} s (page status {status}, transport {state})") from None
 
 
-async def perform(page: Page, action: dict) -> None:
+async def perform(page: Page, action: dict[str, Any]) -> None:
     """One computer-use action ({"action", "arguments"}, stage pixels) with real mouse and keyboard input."""
     kind, args = action["action"], action["arguments"]
     mouse = page.mouse

@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from playwright.async_api import Page
+
 from annotation.agents.actions import SETTLE_MS, BadCall, applied, execute
 from annotation.agents.browser import READY
 from annotation.agents.context import CONTEXTS
@@ -57,7 +59,7 @@ class Agent:
     recorder: Recorder
 
 
-async def open_page(page, attempt_uid: str) -> str:
+async def open_page(page: Page, attempt_uid: str) -> str:
     """Load the attempt's page as the published client loads one; returns the instruction."""
     await page.goto(f"/play/{attempt_uid}/", wait_until="domcontentloaded")
     await asyncio.sleep(LOAD_WAIT_S)
@@ -66,11 +68,13 @@ async def open_page(page, attempt_uid: str) -> str:
     return await page.evaluate(READ_INSTRUCTION)
 
 
-async def submitted(page) -> bool:
+async def submitted(page: Page) -> bool:
     return await page.locator("#status").get_attribute("data-state") in SUBMITTED_STATES
 
 
-async def run_episode(page, attempt_uid: str, agent: Agent, *, system_prompt: str, max_steps: int = MAX_STEPS):
+async def run_episode(
+    page: Page, attempt_uid: str, agent: Agent, *, system_prompt: str, max_steps: int = MAX_STEPS
+) -> Episode:
     """Play one rollout; returns its Episode. Raises ModelUnavailable when the model server fails."""
     episode = Episode()
     instruction = await open_page(page, attempt_uid)
@@ -111,7 +115,7 @@ async def run_episode(page, attempt_uid: str, agent: Agent, *, system_prompt: st
     return episode
 
 
-async def _act(page, agent: Agent, calls: list[Call], screenshots: dict[int, bytes]):
+async def _act(page: Page, agent: Agent, calls: list[Call], screenshots: dict[int, bytes]) -> tuple[list[Outcome], str]:
     """Do a reply's calls; returns their outcomes and why the episode ends ("" when it goes on)."""
     if not calls:
         return [], "no call"
@@ -133,7 +137,7 @@ async def _act(page, agent: Agent, calls: list[Call], screenshots: dict[int, byt
     return outcomes, ""
 
 
-async def do_call(page, call: Call, screenshots: dict[int, bytes], recorder: Recorder) -> Outcome:
+async def do_call(page: Page, call: Call, screenshots: dict[int, bytes], recorder: Recorder) -> Outcome:
     """One call: executed, waited for and followed by a screenshot; or answered as an error.
     A model's turn here and a training environment's step (annotation/environment) both act so."""
     if call.problem:
@@ -149,7 +153,7 @@ async def do_call(page, call: Call, screenshots: dict[int, bytes], recorder: Rec
     return Outcome(call, result, applied=arguments, screenshot=await _shoot(page, screenshots, recorder))
 
 
-async def _shoot(page, screenshots: dict[int, bytes], recorder: Recorder) -> int:
+async def _shoot(page: Page, screenshots: dict[int, bytes], recorder: Recorder) -> int:
     step = max(screenshots) + 1
     screenshots[step] = await page.screenshot(type="png")
     await recorder.screenshot(step, screenshots[step])

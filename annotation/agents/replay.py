@@ -9,8 +9,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from asgiref.sync import sync_to_async
+from playwright.async_api import Page
 
 from annotation.agents.browser import on_pages, open_attempt, perform, wait_submitted
 from annotation.live.attempts import attempt_start, system_participant
@@ -43,7 +45,7 @@ def replay_puzzles(
     )
 
 
-async def _replay_one(page, participant, puzzle_id: int) -> ReplayOutcome:
+async def _replay_one(page: Page, participant: Participant, puzzle_id: int) -> ReplayOutcome:
     started = time.monotonic()
     puzzle, attempt, actions = await sync_to_async(_prepare)(participant, puzzle_id)
     problem = None
@@ -57,14 +59,14 @@ async def _replay_one(page, participant, puzzle_id: int) -> ReplayOutcome:
     return await _record(page, puzzle, attempt, problem, time.monotonic() - started)
 
 
-def _prepare(participant, puzzle_id: int):
+def _prepare(participant: Participant, puzzle_id: int) -> tuple[Puzzle, Attempt, list[dict[str, Any]]]:
     puzzle = Puzzle.objects.get(pk=puzzle_id)
     puzzle_type = get_type(puzzle.type)
     actions = puzzle_type.compile_actions(puzzle.truth, puzzle_type.layout(puzzle.public))
     return puzzle, attempt_start(participant=participant, puzzle=puzzle), actions
 
 
-async def _record(page, puzzle, attempt, problem, seconds) -> ReplayOutcome:
+async def _record(page: Page, puzzle: Puzzle, attempt: Attempt, problem: str | None, seconds: float) -> ReplayOutcome:
     attempt = await sync_to_async(Attempt.objects.get)(pk=attempt.pk)
     verified = problem is None and attempt.correct is True
     if verified:
@@ -80,7 +82,7 @@ async def _record(page, puzzle, attempt, problem, seconds) -> ReplayOutcome:
     return ReplayOutcome(puzzle.pk, verified, reason)
 
 
-async def _screenshot(page) -> bytes | None:
+async def _screenshot(page: Page) -> bytes | None:
     try:
         return await page.screenshot()
     except Exception:  # the page may be gone; the reason is recorded anyway

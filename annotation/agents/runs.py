@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from playwright.async_api import Page
 
 from annotation.agents.browser import NotSubmitted, on_pages, wait_submitted
 from annotation.agents.episode import MAX_STEPS, Agent, Episode, run_episode, submitted
@@ -62,7 +64,7 @@ def run_create(
     split: str,
     puzzle_ids: list[int],
     rollouts: int,
-    settings: dict,
+    settings: dict[str, Any],
 ) -> AgentRun:
     """A new run with its rollouts pending; nothing is played yet."""
     with transaction.atomic():
@@ -133,6 +135,7 @@ def run_execute(
     if run.started_at is None:
         run.started_at = timezone.now()
         run.save(update_fields=["started_at"])
+    assert run.participant_id is not None  # run_create gives a harness run, the only kind played, its participant
     participant = Participant.objects.select_related("user").get(pk=run.participant_id)
     results = on_pages(
         jobs,
@@ -147,7 +150,7 @@ def run_execute(
     return results
 
 
-async def _rollout(page, player: _Player, rollout_id: int) -> RolloutResult:
+async def _rollout(page: Page, player: _Player, rollout_id: int) -> RolloutResult:
     attempt_uid, prompt = await sync_to_async(_begin)(player, rollout_id)
     episode, failure = Episode(), ""
     try:
@@ -175,7 +178,9 @@ def _begin(player: _Player, rollout_id: int) -> tuple[str, str]:
     forget(rollout)
     puzzle = rollout.puzzle
     prompt = player.prompt.for_puzzle(type_folder(puzzle), puzzle_file_id(puzzle))
-    attempt = attempt_start(participant=rollout.run.participant, puzzle=puzzle)
+    participant = rollout.run.participant
+    assert participant is not None  # as in run_execute
+    attempt = attempt_start(participant=participant, puzzle=puzzle)
     Rollout.objects.filter(pk=rollout_id).update(
         attempt=attempt,
         started_at=timezone.now(),

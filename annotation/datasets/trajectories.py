@@ -49,7 +49,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 from asgiref.sync import sync_to_async
@@ -340,7 +340,7 @@ def attempts_render(
             jobs,
             user=participant.user,
             workers=workers,
-            act=lambda page, job: _render_one(page, cast(Job, job), participant, folders, made),
+            act=lambda page, job: _render_one(page, job, participant, folders, made),
             on_result=on_result,
         )
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
@@ -31,7 +32,7 @@ class Begun:
 
     rollout_id: int
     attempt_uid: str
-    user: object  # the run's agent participant's user: the page is signed in as it
+    user: User  # the run's agent participant's user: the page is signed in as it
     puzzle_uid: str
     type: str
     dataset: str
