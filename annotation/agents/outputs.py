@@ -57,7 +57,16 @@ ROLLOUT_DIR = re.compile(r"rollout_(\d+)")
 SCREENSHOT = re.compile(r"screenshot_step_(\d+)\.png")
 MAX_ROLLOUT = 32768  # rollout_<n> is stored as index n - 1 in a small integer
 MAX_STEP = 32767  # a screenshot's step, as Turn.seen keeps it
-NAME_MAX = AgentRun._meta.get_field("name").max_length
+
+
+def _column_length(name: str) -> int:
+    """The length limit of one of AgentRun's text columns (each one filled here has one)."""
+    column = AgentRun._meta.get_field(name)
+    assert isinstance(column, models.CharField) and column.max_length is not None
+    return column.max_length
+
+
+NAME_MAX = _column_length("name")
 
 
 @dataclass
@@ -91,6 +100,7 @@ def read_agent_outputs(root: Path) -> AgentOutputs:
         if reason:
             problems.append((str(path), reason))
             continue
+        assert where is not None and summary is not None  # no reason: both were read
         found[where] = (summary["correct"], path)
         if summary["type"]:
             types.setdefault(where[0], summary["type"])
@@ -252,7 +262,7 @@ def _optional_object(root: Path, path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def agent_run_import(*, path, name: str, dataset: str | None = None) -> AgentImport:
+def agent_run_import(*, path: str | Path, name: str, dataset: str | None = None) -> AgentImport:
     """Import an output folder as a run named `name` (an earlier import of that name is replaced)."""
     root = Path(path)
     if len(name) > NAME_MAX:
@@ -265,7 +275,9 @@ def agent_run_import(*, path, name: str, dataset: str | None = None) -> AgentImp
     return _import_older(root, name, dataset)
 
 
-def _import_published(root: Path, name: str, dataset: str | None, entries: list[PublishedRollout], problems):
+def _import_published(
+    root: Path, name: str, dataset: str | None, entries: list[PublishedRollout], problems: list[tuple[str, str]]
+) -> AgentImport:
     matches, unmatched, ambiguous = match_published(entries, dataset)
     problems = problems + ambiguous
     record = _run_record(root, problems)
@@ -359,7 +371,7 @@ def _fresh_run(
 
 def _run_text(key: str, value: Any, problems: list[tuple[str, str]]) -> str:
     """A run's text as given, or "" (named) when it is not text that fits the column."""
-    limit = AgentRun._meta.get_field(key).max_length
+    limit = _column_length(key)
     if value is None or value == "":
         return ""
     if isinstance(value, str) and len(value) <= limit and storable_text(value):
@@ -395,7 +407,7 @@ def _store_rollout(root: Path, run: AgentRun, entry: PublishedRollout, puzzle_id
     Refused when a file may not be read or a field does not fit (the caller's savepoint undoes it)."""
     summary = entry.summary
     stored = _optional_object(root, entry.folder / "arena_turns.json")
-    saved = stored.get("rollout") if isinstance(stored.get("rollout"), dict) else {}
+    saved = stored["rollout"] if isinstance(stored.get("rollout"), dict) else {}
     rollout = Rollout(
         run=run,
         puzzle_id=puzzle_id,
@@ -433,13 +445,13 @@ def fits(instance: models.Model, what: str, *, exclude: list[str]) -> None:
     try:
         instance.full_clean(exclude=exclude + nulls, validate_unique=False, validate_constraints=False)
     except ValidationError as error:
-        field, messages = next(iter(error.message_dict.items()))
-        raise Refused(f"{what}: {field}: {' '.join(messages)[:200]}") from None
-    for field in instance._meta.concrete_fields:
-        value = getattr(instance, field.attname)
+        name, messages = next(iter(error.message_dict.items()))
+        raise Refused(f"{what}: {name}: {' '.join(messages)[:200]}") from None
+    for column in instance._meta.concrete_fields:
+        value = getattr(instance, column.attname)
         # psycopg cannot encode a lone surrogate, PostgreSQL keeps no NUL and jsonb no NaN
-        if (isinstance(field, models.JSONField) or isinstance(value, str)) and not storable(value):
-            raise Refused(f"{what}: {field.name}: not storable (NaN, infinity, NUL or a lone surrogate)")
+        if (isinstance(column, models.JSONField) or isinstance(value, str)) and not storable(value):
+            raise Refused(f"{what}: {column.name}: not storable (NaN, infinity, NUL or a lone surrogate)")
 
 
 def _save_screenshots(root: Path, rollout_id: int, folder: Path) -> None:
@@ -482,7 +494,7 @@ def _status(entry: PublishedRollout, saved: dict) -> str:
     return Rollout.Status.DONE
 
 
-def _count(value) -> int:
+def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
@@ -490,7 +502,7 @@ def _sft_system_prompt(root: Path, folder: Path) -> str:
     sft = _optional_object(root, folder / "sft_data.json")
     conversation = sft.get("conversations") if isinstance(sft.get("conversations"), list) else []
     first = conversation[0] if conversation and isinstance(conversation[0], dict) else {}
-    return first.get("content") if first.get("role") == "system" and isinstance(first.get("content"), str) else ""
+    return first["content"] if first.get("role") == "system" and isinstance(first.get("content"), str) else ""
 
 
 TURN_KEYS = ("number", "seen", "request", "reply", "calls", "tokens_in", "tokens_out", "latency_ms", "retries", "error")
@@ -512,7 +524,7 @@ def _metafile_turns(root: Path, rollout: Rollout, folder: Path) -> list[Turn]:
     """Turns from the published metafile.json: one executed call a step (its reply's text, the
     call, its result and the screenshot after it)."""
     meta = _optional_object(root, folder / "metafile.json")
-    steps = meta.get("steps") if isinstance(meta.get("steps"), list) else []
+    steps = meta["steps"] if isinstance(meta.get("steps"), list) else []
     turns = []
     for number, step in enumerate(s for s in steps if isinstance(s, dict)):
         name, arguments = _call_of(str(step.get("action") or ""))

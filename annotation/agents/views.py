@@ -5,26 +5,27 @@ Screenshots show solved pages: served to staff only, from PRIVATE_ROOT."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.agents.runs import run_tokens
 from annotation.agents.trajectories import readable, screenshot_path, screenshot_steps, stored_turns
-from annotation.models import AgentRun, Rollout
+from annotation.models import AgentRun, Rollout, Turn
 from arena_site.staff import staff_required
 
 VIEWBOX = (1280, 1080)
 
 
 @staff_required
-def runs(request):
+def runs(request: HttpRequest) -> HttpResponse:
     rows = [{"run": run, "counts": run.counts()} for run in AgentRun.objects.order_by("-created_at", "-pk")]
     return render(request, "agents/runs.html", {"rows": rows})
 
 
 @staff_required
-def run(request, run_id: int):
+def run(request: HttpRequest, run_id: int) -> HttpResponse:
     agent_run = get_object_or_404(AgentRun, pk=run_id)
     rollouts = agent_run.rollouts.select_related("puzzle").order_by("puzzle__type", "puzzle_id", "index")
     context = {
@@ -38,7 +39,7 @@ def run(request, run_id: int):
 
 
 @staff_required
-def rollout(request, rollout_id: int):
+def rollout(request: HttpRequest, rollout_id: int) -> HttpResponse:
     found = get_object_or_404(Rollout.objects.select_related("run", "puzzle", "attempt"), pk=rollout_id)
     steps = [_step(turn) for turn in stored_turns(found.pk)]
     shots = screenshot_steps(found.pk)
@@ -47,7 +48,7 @@ def rollout(request, rollout_id: int):
 
 
 @staff_required
-def screenshot(request, rollout_id: int, step: int):
+def screenshot(request: HttpRequest, rollout_id: int, step: int) -> FileResponse:
     """A rollout's screenshot (it may show a solved page): staff only, never a public file."""
     path = screenshot_path(rollout_id, step)
     if not path.is_file():
@@ -55,7 +56,7 @@ def screenshot(request, rollout_id: int, step: int):
     return FileResponse(path.open("rb"), content_type="image/png")
 
 
-def _step(turn) -> dict:
+def _step(turn: Turn) -> dict[str, Any]:
     """A turn as the page shows it; a stored turn not in the harness's shapes is one unreadable step."""
     reading = readable(turn)
     if reading is None:
@@ -73,7 +74,7 @@ def _step(turn) -> dict:
     }
 
 
-def marker(call: dict) -> dict | None:
+def marker(call: dict[str, Any]) -> dict[str, Any] | None:
     """Where a call acted on the stage, for the SVG over the screenshot; None when nowhere."""
     args = call.get("applied") or call.get("arguments") or {}
     name = call.get("name")
@@ -85,12 +86,14 @@ def marker(call: dict) -> dict | None:
         return None
     if point is None:
         return None
-    label = {"hold": f"hold {args.get('duration_ms', 10000)} ms"}.get(name, "")
+    label = f"hold {args.get('duration_ms', 10000)} ms" if name == "hold" else ""
     return {"kind": "point", "x": point[0], "y": point[1], "label": label, "error": bool(call.get("error"))}
 
 
-def _point(args: dict, x_key: str, y_key: str) -> tuple[float, float] | None:
-    x, y = args.get(x_key), args.get(y_key)
+def _point(args: dict[str, Any], x_key: str, y_key: str) -> tuple[float, float] | None:
+    # Whatever JSON the call held: float() below decides what is a coordinate.
+    x: Any = args.get(x_key)
+    y: Any = args.get(y_key)
     if isinstance(x, (list, tuple)) and x:
         x, y = x[0], (x[1] if y is None and len(x) > 1 else y)
     try:
