@@ -5,9 +5,13 @@ annotator's attempts with their answers drawn."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from django import forms
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.db.models import Count
+from django.forms.forms import DeclarativeFieldsMetaclass
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
@@ -62,25 +66,35 @@ PROLIFIC_QUERY = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSIO
 class PuzzleChoiceField(forms.ModelMultipleChoiceField):
     """Replay-verified puzzles by uid; empty values are ignored (an empty picker posts one)."""
 
-    def clean(self, value):
+    def clean(self, value: Any) -> Any:
         return super().clean([v for v in (value or []) if str(v).strip()])
 
 
 def settings_form(names: tuple[str, ...]) -> type[forms.Form]:
     """A form class whose fields are these plain settings' declared ones (study_settings)."""
-    return type(forms.Form)("SettingsForm", (forms.Form,), form_fields(names))
+    # Form's metaclass, as type(forms.Form) is; to mypy it makes some class, a Form by its base.
+    made = DeclarativeFieldsMetaclass("SettingsForm", (forms.Form,), form_fields(names))
+    return cast(type[forms.Form], made)
 
 
-class StudyDetailsForm(settings_form(ANY_TIME)):
+if TYPE_CHECKING:  # mypy takes no class made at run time as a base: to it these are plain forms
+    AnyTimeSettingsForm = forms.Form
+    RulesSettingsForm = forms.Form
+else:
+    AnyTimeSettingsForm = settings_form(ANY_TIME)
+    RulesSettingsForm = settings_form(RULES)
+
+
+class StudyDetailsForm(AnyTimeSettingsForm):
     """What a study says and where it sends people: editable whatever its status."""
 
-    def details(self) -> dict:
+    def details(self) -> dict[str, Any]:
         """DETAILS as set-up takes them (the text fields come stripped); an empty code gets a new one."""
         data = self.cleaned_data
         return {key: data[key] for key in DETAILS} | {key: data[key] or new_completion_code() for key in CODES}
 
 
-class StudyForm(StudyDetailsForm, settings_form(RULES)):
+class StudyForm(StudyDetailsForm, RulesSettingsForm):
     """A study's whole set-up: its pool (per-type quotas), order, rules, practice and gold, wording.
     The plain settings' fields are declared in study_settings; the ones below need the bank."""
 
@@ -107,20 +121,26 @@ class StudyForm(StudyDetailsForm, settings_form(RULES)):
     )
     field_order = FORM_ORDER
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.type_names = registry().names()
-        self.fields["types"].choices = [(n, n) for n in self.type_names]
+        # This form's copies of the fields declared above, of the kinds declared.
+        types, dataset = self.fields["types"], self.fields["dataset"]
+        practice, gold = self.fields["practice"], self.fields["gold"]
+        assert isinstance(types, forms.ChoiceField) and isinstance(dataset, forms.ChoiceField)
+        assert isinstance(practice, PuzzleChoiceField) and isinstance(gold, PuzzleChoiceField)
+        types.choices = [(n, n) for n in self.type_names]
         datasets = [(name, f"{name} ({counts})") for name, counts in _verified_datasets()]
-        self.fields["dataset"].choices = [("", "every dataset of the split"), *datasets]
+        dataset.choices = [("", "every dataset of the split"), *datasets]
         verified = Puzzle.objects.filter(status=Puzzle.Status.VERIFIED)
-        self.fields["practice"].queryset = verified
-        self.fields["gold"].queryset = verified
+        practice.queryset = verified
+        gold.queryset = verified
         for name in self.type_names:
             self.fields[f"quota_{name}"] = forms.IntegerField(min_value=0, required=False, label=f"{name} quota")
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         both = {p.uid for p in data.get("practice") or []} & {p.uid for p in data.get("gold") or []}
         if both:
             self.add_error("gold", f"a puzzle is either practice or gold, not both ({len(both)} ticked as both)")
@@ -138,7 +158,7 @@ class StudyForm(StudyDetailsForm, settings_form(RULES)):
         }
         return typed or None
 
-    def setup(self) -> dict:
+    def setup(self) -> dict[str, Any]:
         """The keyword arguments of study_create / study_update. Ticks choose the types (none: every
         type); a number typed beside a type includes it, and overrides N for it (0 leaves it out)."""
         data = self.cleaned_data
@@ -159,7 +179,7 @@ class StudyForm(StudyDetailsForm, settings_form(RULES)):
         }
 
     # --- what the template shows --------------------------------------------------------------
-    def type_rows(self) -> list[dict]:
+    def type_rows(self) -> list[dict[str, Any]]:
         """Per type: its tick box, quota input, instruction, an example image, and the
         replay-verified puzzles of each split."""
         counts: dict[str, dict[str, int]] = {}
@@ -182,12 +202,12 @@ class StudyForm(StudyDetailsForm, settings_form(RULES)):
             for name in self.type_names
         ]
 
-    def picker_groups(self) -> list[dict]:
+    def picker_groups(self) -> list[dict[str, Any]]:
         """Per type, candidate practice and gold puzzles with thumbnails; the ticked ones always."""
         ticked = {"practice": set(self._values("practice")), "gold": set(self._values("gold"))}
         chosen_uids = ticked["practice"] | ticked["gold"]
         verified = Puzzle.objects.filter(status=Puzzle.Status.VERIFIED)
-        groups = []
+        groups: list[dict[str, Any]] = []  # for the template: "puzzles" holds Puzzles, then their rows
         for name in self.type_names:
             of_type = verified.filter(type=name)
             shown: list[Puzzle] = list(of_type.filter(uid__in=chosen_uids))
@@ -221,18 +241,20 @@ class StudyForm(StudyDetailsForm, settings_form(RULES)):
 
 # --- the list and creating ------------------------------------------------------------------
 @staff_required
-def study_list(request):
+def study_list(request: HttpRequest) -> HttpResponse:
     studies = list(Study.objects.all())
     public_truth = public_truth_counts([s.pk for s in studies])
     progress = study_progress(studies)
     for study in studies:
-        study.public_truth = public_truth.get(study.pk, 0)  # marked in the list: answers a lookup away
-        study.progress = progress[study.pk]
+        # Set on the instances for the template; not Study fields, so unknown to mypy.
+        # The public-truth count is marked in the list: those answers are a lookup away.
+        study.public_truth = public_truth.get(study.pk, 0)  # type: ignore[attr-defined]
+        study.progress = progress[study.pk]  # type: ignore[attr-defined]
     return render(request, "annotation/study_list.html", {"studies": studies, "formats": list(REPORT_FORMATS)})
 
 
 @staff_required
-def study_new(request):
+def study_new(request: HttpRequest) -> HttpResponse:
     form = StudyForm(request.POST or None, initial=new_codes())
     if request.method == "POST" and form.is_valid():
         try:
@@ -254,13 +276,13 @@ def new_codes() -> dict[str, str]:
     return {key: new_completion_code() for key in CODES}
 
 
-def _warn(request, study: Study) -> None:
+def _warn(request: HttpRequest, study: Study) -> None:
     for warning in (public_truth_warning(study), mixed_datasets_warning(study)):
         if warning:
             messages.warning(request, f"Study “{study.name}”: {warning}")
 
 
-def _form_context(form, *, study: Study | None) -> dict:
+def _form_context(form: StudyDetailsForm, *, study: Study | None) -> dict[str, Any]:
     return {
         "form": form,
         "study": study,
@@ -273,7 +295,7 @@ def _form_context(form, *, study: Study | None) -> dict:
 
 
 @staff_required
-def study_edit(request, study_id: int):
+def study_edit(request: HttpRequest, study_id: int) -> HttpResponse:
     """A draft: every setting (its pool drawn again). After opening: what it says and where it sends people."""
     study = get_object_or_404(Study, pk=study_id)
     draft = study.status == Study.Status.DRAFT
@@ -282,7 +304,7 @@ def study_edit(request, study_id: int):
     form = form_class(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            if draft:
+            if isinstance(form, StudyForm):  # a draft: every setting
                 study = study_update(study, **form.setup())
             else:
                 study = study_details_update(study, name=form.cleaned_data["name"], **form.details())
@@ -295,7 +317,7 @@ def study_edit(request, study_id: int):
     return render(request, "annotation/study_form.html", _form_context(form, study=study))
 
 
-def _initial(study: Study) -> dict:
+def _initial(study: Study) -> dict[str, Any]:
     """The form as the study was set up: quotas as "N per type" when they are all equal."""
     quotas = study.quotas or {}
     values = set(quotas.values())
@@ -314,7 +336,7 @@ def _initial(study: Study) -> dict:
 
 # --- one study --------------------------------------------------------------------------------
 @staff_required
-def study_detail(request, study_id: int):
+def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
     join = request.build_absolute_uri(reverse("annotation:study-join", args=[study.token]))
     staffing = study_staffing(study)
@@ -350,14 +372,14 @@ def study_detail(request, study_id: int):
 
 
 # The buttons a study's page offers: (status it moves to, label, what it does).
-ACTION_WORDS = {
+ACTION_WORDS: dict[str, tuple[str, str]] = {
     Study.Status.OPEN: ("Open", "people can join by the invite link and work"),
     Study.Status.PAUSED: ("Pause", "nobody new joins and nobody gets a new puzzle until you open it again"),
     Study.Status.CLOSED: ("Close", "it ends: nobody joins or gets new work; you can reopen it"),
 }
 
 
-def _actions(study: Study) -> list[dict]:
+def _actions(study: Study) -> list[dict[str, str]]:
     found = []
     for status in TRANSITIONS.get(study.status, ()):
         label, means = ACTION_WORDS[status]
@@ -373,7 +395,7 @@ def _actions(study: Study) -> list[dict]:
 
 @staff_required
 @require_POST
-def study_trajectories_start(request, study_id: int):
+def study_trajectories_start(request: HttpRequest, study_id: int) -> HttpResponse:
     """The study page's Export trajectories: its submitted attempts rendered on the workers into a
     new folder under PRIVATE_ROOT (trajectories/study-<id>-<time>), followed on the Jobs page."""
     from django.utils import timezone
@@ -394,7 +416,7 @@ def study_trajectories_start(request, study_id: int):
 
 @staff_required
 @require_POST
-def bank_replay_start(request):
+def bank_replay_start(request: HttpRequest) -> HttpResponse:
     """The bank page's Replay-verify: the split's puzzles not yet verified, replayed on the workers
     (here, not in puzzles/jobs: the replay drives the live page, which is this side's)."""
     from annotation.tasks import replay_job_start
@@ -417,10 +439,11 @@ def bank_replay_start(request):
 
 @staff_required
 @require_POST
-def study_status(request, study_id: int):
+def study_status(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
+    staff = cast(User, request.user)  # staff_required let only a signed-in staff member this far
     try:
-        changed = study_set_status(study, request.POST.get("status", ""), by=request.user)
+        changed = study_set_status(study, request.POST.get("status", ""), by=staff)
     except StudySetupError as error:
         messages.error(request, f"Not changed: {error}.")
     else:
@@ -455,7 +478,7 @@ def _public_truth_by_split() -> list[tuple[str, int]]:
 
 # --- quality control --------------------------------------------------------------------------
 @staff_required
-def study_annotators(request, study_id: int):
+def study_annotators(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
     rows = annotator_table(study=study)
     context = {
@@ -469,7 +492,7 @@ def study_annotators(request, study_id: int):
 
 
 @staff_required
-def annotator_detail(request, study_id: int, enrollment_id: int):
+def annotator_detail(request: HttpRequest, study_id: int, enrollment_id: int) -> HttpResponse:
     """One annotator: who (crowd ids, device, times) and each of their attempts, answers drawn."""
     enrollment = get_object_or_404(
         Enrollment.objects.select_related("study", "participant__user"), pk=enrollment_id, study_id=study_id
@@ -486,12 +509,13 @@ def annotator_detail(request, study_id: int, enrollment_id: int):
 
 @staff_required
 @require_POST
-def annotator_exclusion(request, study_id: int, enrollment_id: int):
+def annotator_exclusion(request: HttpRequest, study_id: int, enrollment_id: int) -> HttpResponse:
     enrollment = get_object_or_404(Enrollment, pk=enrollment_id, study_id=study_id)
+    staff = cast(User, request.user)  # staff_required let only a signed-in staff member this far
     action = request.POST.get("action")
     if action in ("exclude", "failed_gold"):
         reason = FAILED_GOLD if action == "failed_gold" else request.POST.get("reason") or "excluded"
-        places = enrollment_exclude(enrollment=enrollment, by=request.user, reason=reason)
+        places = enrollment_exclude(enrollment=enrollment, by=staff, reason=reason)
         told = " They are shown the failed-gold code." if reason == FAILED_GOLD else ""
         reopened = len(places["reopened"])
         messages.success(
@@ -500,7 +524,7 @@ def annotator_exclusion(request, study_id: int, enrollment_id: int):
             f"place{pluralize(reopened)} went back to the queue for someone else.{told}",
         )
     else:
-        given_back = enrollment_include(enrollment=enrollment, by=request.user)
+        given_back = enrollment_include(enrollment=enrollment, by=staff)
         back = f" {given_back} answered place{pluralize(given_back)} nobody had taken since are theirs again."
         messages.success(request, "Included again." + (back if given_back else ""))
     back = request.POST.get("next", "")
