@@ -3,6 +3,8 @@ the record), participants, and read-only records of what the server scored."""
 
 from django.contrib import admin
 from django.db import models
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils import timezone
 
 from annotation.models import Attempt, Enrollment, EnvToken, Participant, Study
@@ -29,7 +31,7 @@ class StudyAdmin(admin.ModelAdmin):
         (SETUP, {"fields": SETUP_FIELDS}),
     )
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # made on /studies/new/, which draws its pool
 
 
@@ -40,7 +42,7 @@ class EnrollmentAdmin(admin.ModelAdmin):
     search_fields = ("crowd_id", "participant__user__username", "study__name")
     readonly_fields = [f.name for f in Enrollment._meta.fields]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
@@ -70,7 +72,7 @@ class AttemptAdmin(admin.ModelAdmin):
     search_fields = ("uid", "participant__user__username")
     readonly_fields = [f.name for f in Attempt._meta.fields]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
@@ -86,9 +88,9 @@ class EnvTokenAdmin(admin.ModelAdmin):
     actions = ("revoke",)
 
     @admin.action(description="Revoke the selected tokens")
-    def revoke(self, request, queryset):
+    def revoke(self, request: HttpRequest, queryset: QuerySet[EnvToken]) -> None:
         revoked = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"{revoked} token(s) revoked.")
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # `manage.py env token` makes them and shows the key once

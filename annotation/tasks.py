@@ -6,9 +6,9 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
@@ -32,6 +32,8 @@ from puzzles.jobs.runs import Report, chunk_run, job_start
 from puzzles.models import Puzzle, ReplayCheck
 from puzzles.selectors import puzzle_selection
 
+Outcome = TypeVar("Outcome")
+
 
 @shared_task(name="annotation.resolve_gaps", ignore_result=True)
 def resolve_gaps_task() -> int:
@@ -41,13 +43,13 @@ def resolve_gaps_task() -> int:
 
 @shared_task(bind=True)
 def replay_task(
-    self, *, split: str, types: list[str] | None = None, per_type: int | None = None, workers: int = 4
+    self: Task, *, split: str, types: list[str] | None = None, per_type: int | None = None, workers: int = 4
 ) -> dict:
     """Replay reference answers on the live page; progress as {done, verified, total}."""
     ids = puzzle_selection(split=split, types=types, per_type=per_type)
     done = verified = 0
 
-    def report(outcome) -> None:
+    def report(outcome: ReplayOutcome) -> None:
         nonlocal done, verified
         done += 1
         verified += outcome.verified
@@ -63,7 +65,7 @@ REPLAY_CHUNK = 10  # puzzles a chunk: each chunk starts a page server and a Chro
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def replay_chunk_task(self, chunk_id: int) -> dict:
+def replay_chunk_task(self: Task, chunk_id: int) -> dict:
     return chunk_run(self, chunk_id, _replay_chunk)
 
 
@@ -81,7 +83,7 @@ def replay_job_start(ids: list[int], *, label: str, pages: int, started_by: str,
     )
 
 
-def _replay_participant():
+def _replay_participant() -> Participant:
     return system_participant(kind=Participant.Kind.REPLAY, label="reference answers")
 
 
@@ -112,10 +114,10 @@ def _replay_chunk(chunk: Chunk, report: Report) -> None:
         replay_puzzles(todo, workers=min(chunk.job.params["pages"], len(todo)), on_result=_in_a_thread(count))
 
 
-def _in_a_thread(callback: Callable[[Any], None]) -> Callable[[Any], None]:
+def _in_a_thread(callback: Callable[[Outcome], None]) -> Callable[[Outcome], None]:
     """The callback run in a thread of its own, waited for; a Cancelled it raises comes back here."""
 
-    def call(outcome: Any) -> None:
+    def call(outcome: Outcome) -> None:
         raised: list[BaseException] = []
 
         def run() -> None:
@@ -145,7 +147,7 @@ TRAJECTORIES_CHUNK = 10  # attempts a chunk: a page server, a Chromium and 10 re
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def trajectories_chunk_task(self, chunk_id: int) -> dict:
+def trajectories_chunk_task(self: Task, chunk_id: int) -> dict:
     return chunk_run(self, chunk_id, _trajectories_chunk, finish=_trajectories_finish)
 
 

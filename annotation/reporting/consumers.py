@@ -7,6 +7,7 @@ import json
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -25,7 +26,7 @@ _summarise = database_sync_to_async(
 )
 # One summary serves every dashboard open in this process within half an interval, so five staff
 # watching cost about what one does.
-_shared: dict = {"at": float("-inf"), "summary": None}
+_shared: dict[str, Any] = {"at": float("-inf"), "summary": None}
 
 
 async def shared_summary(*, max_age_s: float) -> dict:
@@ -42,8 +43,8 @@ class DashboardConsumer(AsyncWebsocketConsumer):
     # Nothing is broadcast to it: it polls the database itself, so it needs no channel in Redis.
     channel_layer_alias = None
 
-    async def connect(self):
-        self.pusher: asyncio.Task | None = None
+    async def connect(self) -> None:
+        self.pusher: asyncio.Task[None] | None = None
         await self.accept()  # accepted first, so a refusal can say why before closing
         user = self.scope.get("user")
         if not (user and user.is_staff):
@@ -54,12 +55,12 @@ class DashboardConsumer(AsyncWebsocketConsumer):
         await self._push(summary)
         self.pusher = asyncio.create_task(self._push_changes(summary_key(summary)))
 
-    async def disconnect(self, code):
+    async def disconnect(self, code: int) -> None:
         if self.pusher is not None:
             self.pusher.cancel()
             self.pusher = None
 
-    async def receive(self, text_data=None, bytes_data=None):
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """The page only listens; anything it sends is ignored."""
 
     async def _push_changes(self, last_key: str) -> None:
