@@ -22,6 +22,7 @@ from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, as
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from annotation.agents.server import live_server
+from puzzles.layout import STAGE_H, STAGE_W
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -47,7 +48,7 @@ CHROMIUM_ARGS = [
     "--disable-renderer-accessibility",
     "--disable-ipc-flooding-protection",
 ]
-VIEWPORT: ViewportSize = {"width": 1280, "height": 1080}
+VIEWPORT: ViewportSize = {"width": STAGE_W, "height": STAGE_H}  # the page at the stage's own size
 # The page sets data-attempt on its stage last, once the attempt is built and listening.
 READY = '#stage[data-attempt="{uid}"]'
 TO_VIEWPORT = """points => {

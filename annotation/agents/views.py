@@ -14,8 +14,9 @@ from annotation.agents.runs import run_tokens
 from annotation.agents.trajectories import readable, screenshot_path, screenshot_steps, stored_turns
 from annotation.models import AgentRun, Rollout, Turn
 from arena_site.staff import staff_required
+from puzzles.layout import STAGE_H, STAGE_W
 
-VIEWBOX = (1280, 1080)
+VIEWBOX = (STAGE_W, STAGE_H)  # a screenshot is the stage at its own size
 
 
 @staff_required

@@ -75,6 +75,7 @@ class PageData(TypedDict):
     events_url: str
     flag_url: str
     flag_reasons: list[list[str]]  # [[value, label], ...]
+    flag_note_max: int  # the longest note a flag keeps
     text_max: int  # the longest text an act.type may carry
     key_max: int  # the longest key, code or input_type a raw event may carry
     batch_max: int  # the most events in one batch
@@ -119,6 +120,7 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
         "events_url": reverse("annotation:events", args=[attempt.uid]),
         "flag_url": reverse("annotation:flag", args=[attempt.uid]),
         "flag_reasons": [[value, label] for value, label in Flag.Reason.choices],
+        "flag_note_max": Flag.NOTE_MAX,
         "text_max": MAX_TEXT,
         "key_max": MAX_KEY_TEXT,
         "batch_max": MAX_EVENTS,

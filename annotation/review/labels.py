@@ -50,7 +50,7 @@ def flag_raise(*, attempt: Attempt, reason: str, note: str = "") -> Flag:
                 attempt=attempt,
                 participant_id=attempt.participant_id,
                 reason=reason,
-                note=note[:1000],
+                note=note[: Flag.NOTE_MAX],
             )
     except IntegrityError:  # raised at the same moment by another request
         return mine.get()

@@ -154,8 +154,9 @@ function flagButton(slot, data) {
   const dialog = document.createElement("dialog");
   dialog.className = "flag-dialog";
   dialog.innerHTML = `<form method="dialog"><h3>What is wrong with this puzzle?</h3><div class="reasons"></div>
-    <textarea name="note" maxlength="1000" placeholder="Anything we should know (optional)"></textarea>
+    <textarea name="note" placeholder="Anything we should know (optional)"></textarea>
     <div class="actions"><button value="cancel" formnovalidate>Cancel</button><button value="send" class="primary">Send</button></div></form>`;
+  dialog.querySelector("textarea").maxLength = data.flag_note_max;
   // The reasons come from the server: set as text, never parsed as HTML.
   const reasons = dialog.querySelector(".reasons");
   for (const [value, label] of data.flag_reasons) {
