@@ -262,6 +262,78 @@ def import_captchaarena(
     return import_run(plan, workers=workers, on_progress=on_progress, warn=warn)
 
 
+# --- an import as a job's chunks (puzzles/tasks.py) ------------------------------------------------
+# A chunk names its entries; the process that runs it (a worker on any machine that reads the same
+# folder) reads them again from their ground_truth.json, so no entry travels through the broker.
+ImportItem = list[str]  # [type, split, folder relative to the root, puzzle id]
+ItemFailure = dict[str, str]  # {"item": ..., "reason": ...}, as puzzles/jobs keeps them
+
+
+def import_items(plan: ImportPlan) -> list[ImportItem]:
+    """The plan's entries (those not stored yet) as job items, in the plan's order."""
+    return [[job.type, job.split, os.path.relpath(job.folder, job.root), job.puzzle_id] for job in plan.jobs]
+
+
+def import_chunk(
+    root: Path,
+    items: list[ImportItem],
+    *,
+    dataset: str,
+    truth_public: bool,
+    step: int,
+    on_progress: Callable[[int, list[ItemFailure]], None],
+) -> None:
+    """Import the named entries of root in this process, `step` a transaction; stored ones are
+    skipped (a chunk delivered again stores nothing twice), broken ones named. on_progress gets the
+    items handled so far (failed ones included) and the failures, after each step."""
+    target = _Target(dataset, truth_public, bank_key())
+    handled, failures = 0, list[ItemFailure]()
+    for folder, group in _by_folder(items):
+        entries, refused = _entries_of(root, folder, group)
+        stored = _stored_ids(target, group)
+        for batch in batched(group, step):
+            ready = []
+            for item in batch:
+                read = _read_item(root, target, item, entries, refused) if item[3] not in stored else None
+                if isinstance(read, str):
+                    failures.append({"item": "/".join(item[2:]), "reason": read})
+                elif read is not None:
+                    ready.append(read)
+            _store(ready, target)
+            handled += len(batch)
+            on_progress(handled, failures)
+
+
+def _by_folder(items: list[ImportItem]) -> list[tuple[str, list[ImportItem]]]:
+    groups: dict[str, list[ImportItem]] = {}
+    for item in items:
+        groups.setdefault(item[2], []).append(item)
+    return list(groups.items())
+
+
+def _entries_of(root: Path, folder: str, group: list[ImportItem]) -> tuple[dict[str, Any], dict[str, str]]:
+    try:
+        return read_entries(root, root / folder / "ground_truth.json")
+    except Refused as error:  # the file changed since the plan: each of its items fails by name
+        return {}, {item[3]: str(error) for item in group}
+
+
+def _stored_ids(target: _Target, group: list[ImportItem]) -> set[str]:
+    type_name, split = group[0][0], group[0][1]  # one folder: one type of one split
+    ids = [item[3] for item in group]
+    found = Puzzle.objects.filter(dataset=target.dataset, type=type_name, split=split, source_id__in=ids)
+    return set(found.values_list("source_id", flat=True))
+
+
+def _read_item(
+    root: Path, target: _Target, item: ImportItem, entries: dict[str, Any], refused: dict[str, str]
+) -> _Read | str:
+    type_name, split, folder, puzzle_id = item
+    if puzzle_id not in entries:
+        return refused.get(puzzle_id, "no longer in its ground_truth.json")
+    return _read_task((_Job(type_name, split, str(root), str(root / folder), puzzle_id, entries[puzzle_id]), target))
+
+
 @dataclass
 class _StoredAsset:
     key: str

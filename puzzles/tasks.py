@@ -8,6 +8,7 @@ from celery import shared_task
 from django.conf import settings
 
 from puzzles.bank import SPLIT_SIZES, bank_key, split_code
+from puzzles.interop_import import ImportPlan, import_chunk, import_items
 from puzzles.jobs.models import Chunk, Job
 from puzzles.jobs.runs import Report, chunk_run, job_start, lease_s
 from puzzles.models import Asset
@@ -39,7 +40,7 @@ ASSET_FOLDER = "a"  # where puzzles.models.asset_upload_to puts images: a/<2 hex
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
 def generate_chunk_task(self, chunk_id: int) -> dict:
-    return chunk_run(self, chunk_id, _generate_chunk, finish=_generate_finish)
+    return chunk_run(self, chunk_id, _generate_chunk, finish=remove_orphan_images)
 
 
 def generate_job_start(
@@ -92,10 +93,11 @@ def _generate_chunk(chunk: Chunk, report: Report) -> None:
         )
 
 
-def _generate_finish(job: Job) -> None:
-    """A puzzle's images are written to MEDIA_ROOT inside the transaction that stores it, so a
-    worker killed before the commit leaves files no puzzle names. The job's last step removes the
-    image files written while it ran that no asset holds, older than a lease: by then any
+def remove_orphan_images(job: Job) -> None:
+    """The last step of a job that stores puzzles (generation, import). A puzzle's images are
+    written to MEDIA_ROOT inside the transaction that stores it, so a worker killed before the
+    commit leaves files no puzzle names. This removes the image files written while the job ran
+    that no asset holds, older than a lease: by then any
     transaction writing them has committed or died (a live one stores 5 puzzles in well under a
     second), so a file written for a store still in flight (another job's) is never taken."""
     written_before = time.time() - lease_s()
@@ -124,3 +126,39 @@ def _runs(items: list[list], longest: int) -> list[tuple[str, list[int]]]:
         else:
             runs.append((name, [index]))
     return runs
+
+
+# --- an import as a job: chunks of named entries of a folder every worker reads -------------------
+IMPORT_CHUNK = 100  # entries a chunk: a few seconds of one worker process
+IMPORT_STEP = 20  # entries stored (one transaction) and reported at a time within a chunk
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def import_chunk_task(self, chunk_id: int) -> dict:
+    return chunk_run(self, chunk_id, _import_chunk, finish=remove_orphan_images)
+
+
+def import_job_start(plan: ImportPlan, *, started_by: str, chunk_size: int = IMPORT_CHUNK) -> Job:
+    """The plan's entries as one job. Its folder is read again where each chunk runs: it must be
+    at the same path on every worker's machine (a shared folder), as MEDIA_ROOT must."""
+    return job_start(
+        kind="import",
+        label=f"import {plan.dataset} from {plan.root}",
+        items=import_items(plan),
+        chunk_size=chunk_size,
+        task=import_chunk_task,
+        started_by=started_by,
+        params={"root": str(plan.root.resolve()), "dataset": plan.dataset, "truth_public": plan.target.truth_public},
+    )
+
+
+def _import_chunk(chunk: Chunk, report: Report) -> None:
+    params = chunk.job.params
+    import_chunk(
+        Path(params["root"]),
+        chunk.items,
+        dataset=params["dataset"],
+        truth_public=params["truth_public"],
+        step=IMPORT_STEP,
+        on_progress=report,
+    )

@@ -4,6 +4,7 @@ without a broker, the same chunks run in the command's own process."""
 from __future__ import annotations
 
 import io
+import json
 import os
 
 import pytest
@@ -12,9 +13,12 @@ from django.core.management.base import CommandError
 
 from annotation.models import Study
 from arena_site.celery import app
+from puzzles.interop import export_captchaarena
+from puzzles.interop_import import import_chunk
 from puzzles.jobs.models import Job
 from puzzles.models import Asset, Puzzle
-from puzzles.tasks import _generate_finish
+from puzzles.services import bank_generate
+from puzzles.tasks import remove_orphan_images
 from tests.jobs.conftest import needs_redis
 
 
@@ -90,7 +94,32 @@ def test_a_generation_job_removes_the_image_files_a_killed_store_left(transactio
     os.utime(before, (written - 60, written - 60))
     settings.ARENA_JOB_LEASE_S = 0  # as if a lease had passed since the kill
 
-    _generate_finish(job)  # the job's last step, as the last chunk runs it
+    remove_orphan_images(job)  # the job's last step, as the last chunk runs it
 
     assert not orphan.exists() and before.is_file()
     assert all(path.is_file() for path in kept)
+
+
+def test_an_import_on_the_workers_names_a_broken_entry_and_stores_nothing_twice(transactional_db, no_broker, tmp_path):
+    bank_generate(split="val", per_type=3, types=["Dice_Count", "Bingo"], bank_seed=54, workers=1)
+    root = tmp_path / "published"
+    export_captchaarena(root, split="val", dataset="generated:54")
+    truth_file = sorted(root.glob("**/ground_truth.json"))[0]
+    entries = json.loads(truth_file.read_text())
+    entries["gone"] = {}  # planned like the others (an object), broken once read: no field at all
+    truth_file.write_text(json.dumps(entries))
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "puzzles", "import-captchaarena", str(root), "--name", "w", "--on-workers", "--chunk-size", "2",
+        stdout=out, stderr=err,
+    )  # fmt: skip
+    job = Job.objects.get()
+    assert (job.kind, job.state, job.total, job.done, job.failed) == ("import", Job.State.DONE, 7, 7, 1)
+    assert job.chunks.count() == 4
+    assert f"import: job {job.pk} done, 6 imported, 0 already there, 1 broken" in out.getvalue()
+    assert "skipped: " in err.getvalue() and "'gone'" in err.getvalue()
+    assert Puzzle.objects.filter(dataset="import:w").count() == 6
+    # A chunk delivered again (its worker lost after the store) stores nothing twice.
+    chunk = job.chunks.get(number=1)
+    import_chunk(root, chunk.items, dataset="import:w", truth_public=True, step=1, on_progress=lambda *_: None)
+    assert Puzzle.objects.filter(dataset="import:w").count() == 6

@@ -78,6 +78,10 @@ class Command(BaseCommand):
             "captcha_data); by default the folder is Train, Val, Validation or Test, or holds them",
         )
         imp.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
+        imp.add_argument(
+            "--on-workers", action="store_true", help=ON_WORKERS_HELP + "; the folder must be at the same path there"
+        )
+        imp.add_argument("--chunk-size", type=int, help="entries a chunk with --on-workers (default: 100)")
         truth = imp.add_mutually_exclusive_group()
         truth.add_argument(
             "--public-truth",
@@ -158,6 +162,29 @@ class Command(BaseCommand):
         self.stdout.write(f"dataset: {bank_key(seed).label}")
         job_ended_done(job)
 
+    def _import_on_workers(self, plan, chunk_size):
+        """The plan's entries as a job: what the plan found broken is named here, what the workers
+        find broken on the job's chunks."""
+        from puzzles.jobs.runs import job_ended_done, job_failures, job_watch, started_by_shell
+        from puzzles.tasks import IMPORT_CHUNK, import_job_start
+
+        for message in plan.broken:
+            self.stderr.write(f"skipped: {message}")
+        if not plan.total:
+            self.stdout.write(f"import: 0 imported, {plan.skipped} already there, {len(plan.broken)} broken")
+            return
+        job = import_job_start(plan, started_by=started_by_shell(), chunk_size=chunk_size or IMPORT_CHUNK)
+        job = job_watch(job, "import", self.stdout, self.stderr)
+        failures = job_failures(job)
+        for line in failures:
+            self.stderr.write(f"skipped: {line}")
+        imported = job.done - job.failed  # entries another delivery had stored count here too
+        self.stdout.write(
+            f"import: job {job.pk} {job.state}, {imported} imported, {plan.skipped} already there, "
+            f"{len(plan.broken) + job.failed} broken"
+        )
+        job_ended_done(job)
+
     def do_selfcheck(self, *, per_type, types, seed, workers, **_):
         names = type_names(types)
         bank = bank_key(seed)
@@ -208,7 +235,7 @@ class Command(BaseCommand):
             "box accepts and the mask rejects (exact areas, not sampled)."
         )
 
-    def do_import_captchaarena(self, *, path, name, truth_public, workers, split, **_):
+    def do_import_captchaarena(self, *, path, name, truth_public, workers, split, on_workers, chunk_size, **_):
         from puzzles.interop import NoSplitFolder, import_plan, import_run
 
         try:
@@ -216,12 +243,15 @@ class Command(BaseCommand):
         except (FileNotFoundError, NoSplitFolder) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"dataset: {plan.dataset} ({plan.total} to import, {plan.skipped} already stored)")
-        progress = Progress(plan.total, "import", stream=_unwrapped(self.stderr))
-        result = import_run(plan, workers=workers, on_progress=progress.advance, warn=self.stderr.write)
-        progress.close()
-        self.stdout.write(
-            f"import: {result.imported} imported, {result.skipped} already there, {len(result.broken)} broken"
-        )
+        if on_workers:
+            self._import_on_workers(plan, chunk_size)
+        else:
+            progress = Progress(plan.total, "import", stream=_unwrapped(self.stderr))
+            result = import_run(plan, workers=workers, on_progress=progress.advance, warn=self.stderr.write)
+            progress.close()
+            self.stdout.write(
+                f"import: {result.imported} imported, {result.skipped} already there, {len(result.broken)} broken"
+            )
         if truth_public:
             self.stdout.write(
                 "truth: public (anyone can look these answers up; studies on them warn). "
