@@ -1,6 +1,7 @@
 """Celery tasks of the annotation side: thin wrappers that report progress and call one runner, and
-the replay job's chunks."""
+the chunks of the replay, trajectory-export and agent-run jobs."""
 
+import os
 import shutil
 import threading
 import time
@@ -15,6 +16,7 @@ from django.utils import timezone
 
 from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.agents.replay import ReplayOutcome, replay_puzzles
+from annotation.agents.runs import RolloutResult, run_execute
 from annotation.datasets.trajectories import (
     Rendered,
     attempt_place,
@@ -26,7 +28,7 @@ from annotation.datasets.trajectories import (
 )
 from annotation.live.attempts import system_participant
 from annotation.live.intake import attempts_resolve_gaps
-from annotation.models import Attempt, Participant, Study
+from annotation.models import AgentRun, Attempt, Participant, Rollout, Study
 from puzzles.jobs.models import Chunk, Job
 from puzzles.jobs.runs import Report, chunk_run, job_start
 from puzzles.models import Puzzle, ReplayCheck
@@ -258,3 +260,68 @@ def _trajectories_finish(job: Job) -> None:
         seconds=((job.finished_at or timezone.now()) - job.created_at).total_seconds(),
         workers=params["pages"],
     )
+
+
+# --- an agent run as a job: chunks of rollout ids on the workers (puzzles/jobs) --------------------
+AGENT_CHUNK = 10  # rollouts a chunk: a page server, a Chromium and `pages` model conversations at once
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def agent_chunk_task(self: Task, chunk_id: int) -> dict:
+    return chunk_run(self, chunk_id, _agent_chunk)
+
+
+def agent_job_start(
+    run: AgentRun, *, pages: int, started_by: str, retry_failed: bool = False, chunk_size: int = AGENT_CHUNK
+) -> Job:
+    """The run's pending rollouts (and its failed ones, with retry_failed) as one job. Each worker
+    calls the model server itself, with the key it finds in its own environment under the run's
+    api_key_env: the key never goes through the broker or the database."""
+    if retry_failed:
+        run.rollouts.filter(status=Rollout.Status.FAILED).update(status=Rollout.Status.PENDING)
+    order = {puzzle: place for place, puzzle in enumerate(run.puzzles)}
+    pending = run.rollouts.filter(status=Rollout.Status.PENDING).values_list("pk", "puzzle_id", "index")
+    ids = [pk for pk, puzzle, index in sorted(pending, key=lambda r: (order.get(r[1], len(order)), r[2]))]
+    return job_start(
+        kind="agent",
+        label=f"agent run {run.name}",
+        items=ids,
+        chunk_size=chunk_size,
+        task=agent_chunk_task,
+        started_by=started_by,
+        params={"run": run.pk, "pages": pages},
+    )
+
+
+def _agent_chunk(chunk: Chunk, report: Report) -> None:
+    """Play the chunk's rollouts still pending; those a delivery before this one ended count as
+    done (failed ones among the failures). A rollout a lost worker left half played is still
+    pending, and is played again from a fresh attempt."""
+    run = AgentRun.objects.get(pk=chunk.job.params["run"])
+    ended = Rollout.objects.filter(pk__in=chunk.items).exclude(status=Rollout.Status.PENDING)
+    failures = [
+        _rollout_failure(pk, reason)
+        for pk, reason in ended.filter(status=Rollout.Status.FAILED).values_list("pk", "reason")
+    ]
+    done = ended.count()
+    report(done, failures)
+
+    def count(result: RolloutResult) -> None:
+        nonlocal done
+        done += 1
+        if result.status == Rollout.Status.FAILED:
+            failures.append(_rollout_failure(result.rollout_id, result.reason))
+        report(done, failures)
+
+    if done < len(chunk.items):  # the pages call back from their event loop, where Django refuses database calls
+        run_execute(
+            run,
+            api_key=os.environ.get(run.settings["api_key_env"], ""),
+            workers=min(chunk.job.params["pages"], len(chunk.items) - done),
+            rollout_ids=chunk.items,
+            on_result=_in_a_thread(count),
+        )
+
+
+def _rollout_failure(rollout_id: int, reason: str) -> dict:
+    return {"item": f"rollout {rollout_id}", "reason": reason}

@@ -11,7 +11,7 @@ done, no_action (the model never produced a usable action: counted as not submit
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,9 +116,11 @@ def run_execute(
     api_key: str = "",
     workers: int = 2,
     retry_failed: bool = False,
+    rollout_ids: Sequence[int] | None = None,
     on_result: Callable[[RolloutResult], None] | None = None,
 ) -> list[RolloutResult]:
-    """Play the run's pending rollouts (and its failed ones, with retry_failed); returns their results."""
+    """Play the run's pending rollouts (and its failed ones, with retry_failed), or those of
+    rollout_ids still pending (a job's chunk); returns their results."""
     if retry_failed:
         run.rollouts.filter(status=Rollout.Status.FAILED).update(status=Rollout.Status.PENDING)
     settings = run.settings
@@ -130,7 +132,10 @@ def run_execute(
         PromptSource.from_settings(settings["prompt"]),
     )
     order = {puzzle: place for place, puzzle in enumerate(run.puzzles)}
-    pending = run.rollouts.filter(status=Rollout.Status.PENDING).values_list("pk", "puzzle_id", "index")
+    pending_rollouts = run.rollouts.filter(status=Rollout.Status.PENDING)
+    if rollout_ids is not None:
+        pending_rollouts = pending_rollouts.filter(pk__in=rollout_ids)
+    pending = pending_rollouts.values_list("pk", "puzzle_id", "index")
     jobs = [pk for pk, puzzle, index in sorted(pending, key=lambda r: (order.get(r[1], len(order)), r[2]))]
     if run.started_at is None:
         run.started_at = timezone.now()

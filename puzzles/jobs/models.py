@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 # What a job's items are, where a bare item (an id) would not say it.
-ITEMS_ARE = {"replay": "puzzles ", "trajectories": "attempts "}
+ITEMS_ARE = {"replay": "puzzles ", "trajectories": "attempts ", "agent": "rollouts "}
 
 
 class Job(models.Model):

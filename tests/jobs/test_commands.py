@@ -11,14 +11,17 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Study
+from annotation.models import Rollout, Study
 from arena_site.celery import app
 from puzzles.interop import export_captchaarena
 from puzzles.interop_import import import_chunk
 from puzzles.jobs.models import Job
 from puzzles.models import Asset, Puzzle
+from puzzles.registry import get_type
 from puzzles.services import bank_generate
 from puzzles.tasks import remove_orphan_images
+from tests.agents.conftest import command
+from tests.agents.fakes import FakeChatServer, reply, tool_calls
 from tests.jobs.conftest import needs_redis
 
 
@@ -123,3 +126,21 @@ def test_an_import_on_the_workers_names_a_broken_entry_and_stores_nothing_twice(
     chunk = job.chunks.get(number=1)
     import_chunk(root, chunk.items, dataset="import:w", truth_public=True, step=1, on_progress=lambda *_: None)
     assert Puzzle.objects.filter(dataset="import:w").count() == 6
+
+
+@pytest.mark.browser
+def test_an_agent_run_on_the_workers_plays_each_rollout_once(transactional_db, no_broker):
+    bank_generate(split="test", per_type=1, types=["Geometry_Click"], bank_seed=55, workers=1)
+    puzzle = Puzzle.objects.get(dataset="generated:55")
+    x, y = get_type(puzzle.type).layout(puzzle.public).main.to_stage(*puzzle.truth["point"])
+    run = ["agent", "run", "--protocol", "openai-tools", "--model", "m", "--split", "test", "--dataset", "generated:55"]
+    with FakeChatServer(lambda body: reply(tool_calls(("click", {"x": round(x), "y": round(y)})))) as fake:
+        out = command(*run, "--base-url", fake.url, "--rollouts", "3", "--name", "spread", "--on-workers")
+    job = Job.objects.get()
+    assert f"job {job.pk}: 3 items in 1 chunks, run here (no broker" in out
+    assert (job.kind, job.state, job.total, job.done, job.failed) == ("agent", Job.State.DONE, 3, 3, 0)
+    rollouts = Rollout.objects.filter(run__name="spread")
+    assert [(r.status, r.correct) for r in rollouts] == [("done", True)] * 3
+    assert len(fake.requests) == 3  # one model call a rollout: none played twice
+    with pytest.raises(CommandError, match=r"nothing to do: the agent job has no items"):
+        command("agent", "run", "--resume", "spread", "--on-workers")

@@ -69,6 +69,12 @@ class Command(BaseCommand):
         )
         run.add_argument("--resume", metavar="RUN", help="continue a run (name or id): its pending rollouts")
         run.add_argument("--retry-failed", action="store_true", help="with --resume: its failed rollouts too")
+        run.add_argument(
+            "--on-workers",
+            action="store_true",
+            help="as a job split into chunks of 10 rollouts on the Celery workers (REDIS_URL), each chunk with "
+            "--workers pages; each worker needs the key in its own --api-key-env (docs/jobs.md)",
+        )
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
@@ -77,7 +83,7 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
 
     # --- run ------------------------------------------------------------------------------
-    def do_run(self, *, resume: str | None, retry_failed: bool, workers: int, **options: Any) -> None:
+    def do_run(self, *, resume: str | None, retry_failed: bool, workers: int, on_workers: bool, **options: Any) -> None:
         from annotation.agents.runs import run_execute
 
         run = find_run(resume) if resume else self._new_run(options)
@@ -89,6 +95,8 @@ class Command(BaseCommand):
         if retry_failed:
             pending += run.rollouts.filter(status=Rollout.Status.FAILED).count()
         self.stderr.write(f"run {run.pk} {run.name!r}: {len(run.puzzles)} puzzles x {run.rollouts_per_puzzle}")
+        if on_workers:
+            return self._run_on_workers(run, workers, retry_failed)
         progress = Progress(pending, f"agent {run.protocol}:{run.model}", stream=cast(TextIO, self.stderr._out))
         run_execute(
             run,
@@ -99,6 +107,17 @@ class Command(BaseCommand):
         )
         progress.close()
         self._summary(run)
+
+    def _run_on_workers(self, run: AgentRun, pages: int, retry_failed: bool) -> None:
+        from annotation.tasks import agent_job_start
+        from puzzles.jobs.runs import job_ended_done, job_failures, job_watch, started_by_shell
+
+        job = agent_job_start(run, pages=pages, started_by=started_by_shell(), retry_failed=retry_failed)
+        job = job_watch(job, f"agent {run.protocol}:{run.model}", self.stdout, self.stderr)
+        for line in job_failures(job):
+            self.stderr.write(line)
+        self._summary(run)
+        job_ended_done(job)
 
     def _new_run(self, options: dict[str, Any]) -> AgentRun:
         from annotation.agents.runs import run_create
