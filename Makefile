@@ -45,9 +45,9 @@ superuser: setup
 	$(BIN)/python manage.py createsuperuser
 
 # The suite makes a throwaway SECRET_KEY of its own (settings.py, when run by pytest); DEBUG stays off.
-# Two processes (pytest-xdist), each with its own test database and Redis database (tests/parallel.py):
-# much of the suite waits on browsers, servers and outages, so two overlap well on two cores.
-TEST_PROCESSES ?= 2
+# One process by default; `make test TEST_PROCESSES=2` runs two (pytest-xdist, each with its own test
+# database and Redis database: tests/parallel.py), which still has tests to make safe side by side.
+TEST_PROCESSES ?= 0
 test: setup
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES)
 
