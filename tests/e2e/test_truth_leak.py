@@ -20,6 +20,7 @@ PAGE_DATA_KEYS = {
     "layout",
     "images",
     "flag_reasons",
+    "flag_note_max",
     "text_max",
     "key_max",
     "batch_max",
