@@ -297,10 +297,11 @@ def _checked_members(members: list[tuple[str, Any]], depth: int) -> tuple[dict[s
 
 
 def read_image(
-    root: Path, path: Path, *, limit: int = IMAGE_MAX_BYTES, pixels: int = IMAGE_MAX_PIXELS
+    root: Path, path: Path, *, limit: int = IMAGE_MAX_BYTES, pixels: int = IMAGE_MAX_PIXELS, decode: bool = True
 ) -> tuple[Image.Image, bytes]:
     """An image decoded (and its bytes), refused before its pixels are read when its header says
-    it is larger than `pixels` (read_bytes' rules for the file)."""
+    it is larger than `pixels` (read_bytes' rules for the file). With decode=False its pixels are
+    read on first use (Pillow's lazy load), for a caller that may never need them."""
     data = read_bytes(root, path, limit=limit)
     try:
         with warnings.catch_warnings():  # Pillow warns between the cap and twice it: ours refuses below
@@ -312,7 +313,8 @@ def read_image(
     width, height = image.size
     if width * height > pixels:
         raise Refused(f"{_shown(root, path)} is {width}x{height}, over the {pixels:,} pixels read")
-    image.load()
+    if decode:
+        image.load()
     return image, data
 
 

@@ -8,7 +8,9 @@ indexes those by hash finds nothing), while everything a person or a verifier re
   moves only its luminance DC coefficient (the encoder's colour weights sum to one, its chroma
   weights to zero), so the encoded file changes while every decoded pixel moves by at most 2
   (the DC quantisation step at quality 92 is 3); per-pixel noise would flip AC coefficients and
-  move edges by 20 levels and more.
+  move edges by 20 levels and more. An imported JPEG file is imprinted the same way in its own
+  coefficients (`jpeg_file`: ±1 DC step of a keyed half of its luminance blocks, nothing decoded
+  or encoded again) when its DC step is at most JPEG_DC_STEP_MAX, which keeps the same bound.
 
 Sizes and modes stay; masks and truths are never touched (they are not images we serve). The
 randomness comes from the caller's keyed generator, so the same puzzle gives the same bytes.
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 from PIL import Image
+
+from puzzles import jpeg_coefficients
 
 BLOCK = 8  # the JPEG block, aligned to the image's top left corner as the encoder's blocks are
 LOSSLESS_MODES = ("RGB", "RGBA", "L", "LA", "P")
@@ -165,3 +169,34 @@ def servable(image: Image.Image) -> Image.Image:
 def _like(original: Image.Image, made: Image.Image) -> Image.Image:
     made.info.update({k: v for k, v in original.info.items() if k in ("icc_profile", "dpi", "gamma")})
     return made
+
+
+# A DC step of q moves every pixel of its block by q/8 levels: 16 (quality 50 and better) keeps the
+# move within 2 levels, as the pixel imprint; a coarser file is decoded and imprinted in its pixels.
+JPEG_DC_STEP_MAX = 16
+# The luminance DC of a black and of a white block, dequantized: 8 x (level - 128).
+DC_RANGE = (-1024, 1016)
+
+
+def jpeg_file(data: bytes, dc_step: int, rng: np.random.Generator) -> bytes:
+    """A YCbCr JPEG file with a keyed half of its 8x8 luminance blocks one DC step lighter or darker,
+    every other coefficient kept (no decode, no re-encode: jpeg_coefficients). A DC step of q moves
+    each pixel of its block by q/8 levels (0.375 at quality 92, 1 at quality 75); a move past a
+    black or a white block's DC goes the other way. The same key and file give the same bytes."""
+    lowest, highest = (round(bound / dc_step) for bound in DC_RANGE)
+    signs: list[np.ndarray] = []
+
+    def shift(dc: np.ndarray, row: int, rows: int) -> None:
+        if not signs:
+            drawn = _signs(rng, (rows, len(dc)))
+            if not drawn.any():  # a tiny image could draw no move at all and keep its public bytes
+                drawn[0, 0] = 1
+            signs.append(drawn)
+        if row >= rows:  # the padding row of a last MCU two blocks high: never shown
+            return
+        step = signs[0][row]
+        moved = dc + step
+        outside = (moved > highest) | (moved < lowest)
+        dc += np.where(outside, -step, step) if outside.any() else step
+
+    return jpeg_coefficients.edit_luma_dc(data, shift)

@@ -43,7 +43,7 @@ from django.core.files.storage import FileSystemStorage
 from django.db import transaction
 from PIL import Image
 
-from puzzles import imprint
+from puzzles import imprint, jpeg_coefficients
 from puzzles.bank import BankKey, bank_key
 from puzzles.contained import IMAGE_MAX_PIXELS, Refused, name_problem, read_entries, read_image, safe_name, storable
 from puzzles.drawing import masks as mask_io
@@ -409,6 +409,7 @@ class _Source:
     image: Image.Image
     jpeg: bool
     digest: str
+    file: bytes | None = None  # a JPEG's own bytes, when the image is that one file as it came
 
 
 class _Files:
@@ -427,10 +428,11 @@ class _Files:
 
     def image(self, relative: str) -> _Source:
         if relative not in self._images:
-            image, data = read_image(self.root, self._path(relative))
+            # Pixels decoded on first use: a JPEG served as it came (imprinted losslessly) never is.
+            image, data = read_image(self.root, self._path(relative), decode=False)
             self._count(relative, image)
             jpeg = image.format == "JPEG" and image.mode == "RGB"
-            self._images[relative] = _Source(image, jpeg, hashlib.sha256(data).hexdigest())
+            self._images[relative] = _Source(image, jpeg, hashlib.sha256(data).hexdigest(), data if jpeg else None)
         return self._images[relative]
 
     def _path(self, relative: str) -> Path:
@@ -524,15 +526,35 @@ def _check_solution(puzzle_type: PuzzleType[Any], truth: dict[str, Any], masks: 
 
 def _stored(key: str, source: _Source, noise: np.random.Generator) -> _StoredAsset:
     """The image as served, imprinted, written to the asset storage."""
-    buffer = io.BytesIO()
     if source.jpeg:
-        imprint.jpeg_blocks(source.image, noise).save(buffer, "JPEG", quality=JPEG_QUALITY, subsampling=0)
-        ext = ".jpg"
+        name = _save_asset(memoryview(_imprinted_jpeg(source, noise)), ".jpg")
     else:
+        buffer = io.BytesIO()
         imprint.lossless(imprint.servable(source.image), noise).save(buffer, "PNG", compress_level=PNG_LEVEL)
-        ext = ".png"
-    name = _save_asset(buffer.getbuffer(), ext)
+        name = _save_asset(buffer.getbuffer(), ".png")
     return _StoredAsset(key, name, source.image.width, source.image.height)
+
+
+def _imprinted_jpeg(source: _Source, noise: np.random.Generator) -> bytes:
+    """A JPEG file imprinted in its coefficients, as it came otherwise (no generation loss, a third
+    of the CPU), when it is one YCbCr file whose DC step keeps the imprint within 2 levels;
+    else decoded, imprinted and encoded again."""
+    step = _luma_dc_step(source.image)
+    if source.file is not None and step is not None and step <= imprint.JPEG_DC_STEP_MAX:
+        with contextlib.suppress(jpeg_coefficients.Unsupported):
+            return imprint.jpeg_file(source.file, step, noise)
+    buffer = io.BytesIO()
+    imprint.jpeg_blocks(source.image, noise).save(buffer, "JPEG", quality=JPEG_QUALITY, subsampling=0)
+    return buffer.getvalue()
+
+
+def _luma_dc_step(image: Image.Image) -> int | None:
+    """The quantisation step of the first component's DC coefficient, from the JPEG's header."""
+    try:
+        table = image.quantization[image.layer[0][3]]  # type: ignore[attr-defined]
+        return int(table[0]) or None
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
 
 
 def _save_asset(data: memoryview, ext: str) -> str:

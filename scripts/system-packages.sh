@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Debian packages the platform needs: fonts the puzzles are drawn with, and Chromium for
+# Debian packages the platform needs: fonts the puzzles are drawn with, libjpeg-turbo's TurboJPEG
+# (imported JPEGs imprinted without re-encoding: puzzles/jpeg_coefficients.py), and Chromium for
 # browser tests and replay (Playwright cannot download its own browsers on these machines).
 set -euo pipefail
-packages=(chromium fonts-noto-color-emoji fonts-dejavu-core)
+packages=(chromium fonts-noto-color-emoji fonts-dejavu-core libturbojpeg0)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

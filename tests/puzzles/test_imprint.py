@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from puzzles import imprint
+from puzzles import imprint, jpeg_coefficients
 
 
 def _rng(n: int = 0) -> np.random.Generator:
@@ -164,3 +164,74 @@ def test_jpeg_blocks_move_exactly_the_keyed_blocks_their_definition_names(size, 
     for seed in range(5):
         moved = np.asarray(imprint.jpeg_blocks(Image.fromarray(values, "RGB"), _rng(seed)))
         assert np.array_equal(moved, _jpeg_moved_by_definition(values, _rng(seed)))
+
+
+# --- an imported JPEG, imprinted in its coefficients (jpeg_file) -------------------------------------
+
+
+def _jpeg_file(values: np.ndarray, **options) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(values, "RGB").save(buffer, "JPEG", **options)
+    return buffer.getvalue()
+
+
+def _luma_dc(data: bytes) -> np.ndarray:
+    """The file's luminance DC coefficients, one row of blocks a row (read through the same transform)."""
+    rows: dict[int, np.ndarray] = {}
+    jpeg_coefficients.edit_luma_dc(data, lambda dc, row, count: rows.setdefault(row, dc.copy()) if row < count else 0)
+    return np.stack([rows[row] for row in sorted(rows)])
+
+
+def _step(data: bytes) -> int:
+    image = Image.open(io.BytesIO(data))
+    return image.quantization[image.layer[0][3]][0]
+
+
+@pytest.mark.parametrize("subsampling", [0, 2])  # 4:4:4 as we export, 4:2:0 as most cameras and sites write
+def test_jpeg_file_moves_a_keyed_half_of_the_luminance_dc_by_one_step_and_nothing_else(subsampling):
+    values = _rng(7).integers(0, 256, (101, 163, 3), dtype=np.uint8)  # sizes not multiples of 8 or 16
+    values[:16, :16] = 255  # a white corner: its blocks can only go darker
+    source = _jpeg_file(values, quality=92, subsampling=subsampling)
+    step = _step(source)
+    moved = imprint.jpeg_file(source, step, _rng(8))
+
+    before, after = _luma_dc(source), _luma_dc(moved)
+    assert before.shape == after.shape == (13, 21)
+    signs = _signs_drawn(_rng(8), before.shape)
+    lowest, highest = (round(bound / step) for bound in imprint.DC_RANGE)
+    outside = (before + signs > highest) | (before + signs < lowest)
+    expected = before + np.where(outside, -signs, signs)
+    assert np.array_equal(after, expected)
+    assert (after != before).mean() == pytest.approx(0.5, abs=0.1)
+    white = before[:2, :2]
+    assert np.all(white == highest) and set(np.unique(after[:2, :2] - white)) <= {-1, 0}  # darker, or kept
+
+    decoded = np.asarray(Image.open(io.BytesIO(moved)).convert("RGB"), dtype=np.int16)
+    plain = np.asarray(Image.open(io.BytesIO(source)).convert("RGB"), dtype=np.int16)
+    assert 0 < np.abs(decoded - plain).max() <= 2
+    assert imprint.jpeg_file(source, step, _rng(8)) == moved  # the same key, the same bytes
+    assert imprint.jpeg_file(source, step, _rng(9)) != moved
+
+
+def _signs_drawn(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """The imprint's draw as its docstring names it: 0 of 0..3 is a step down, 1 a step up."""
+    draw = rng.integers(0, 4, size=shape, dtype=np.int8)
+    return np.where(draw == 0, -1, np.where(draw == 1, 1, 0))
+
+
+def test_jpeg_file_moves_a_single_block_image_even_when_the_draw_moves_nothing():
+    source = _jpeg_file(np.full((8, 8, 3), 120, np.uint8), quality=92)
+    seeds = [seed for seed in range(40) if not _signs_drawn(_rng(seed), (1, 1)).any()]
+    moved = imprint.jpeg_file(source, _step(source), _rng(seeds[0]))
+    assert moved != source and _luma_dc(moved)[0, 0] == _luma_dc(source)[0, 0] + 1
+
+
+def test_jpeg_file_refuses_what_it_cannot_edit_and_a_truncated_file():
+    grey = io.BytesIO()
+    Image.new("L", (16, 16), 90).save(grey, "JPEG")
+    cmyk = io.BytesIO()
+    Image.new("CMYK", (16, 16), (1, 2, 3, 4)).save(cmyk, "JPEG")
+    whole = _jpeg_file(_rng(3).integers(0, 256, (64, 64, 3), dtype=np.uint8), quality=92)
+    for broken in (grey.getvalue(), cmyk.getvalue(), whole[: len(whole) // 2], b"not a jpeg"):
+        with pytest.raises(jpeg_coefficients.Unsupported):
+            imprint.jpeg_file(broken, 3, _rng(1))

@@ -1,5 +1,6 @@
 """The published CaptchaArena layout: export then import gives the same verdicts; old and broken files."""
 
+import io
 import json
 from pathlib import Path
 
@@ -293,3 +294,33 @@ def test_one_type_folder_imports_as_the_split_given(tmp_path):
     root = _captcha_data(tmp_path / "captcha_data") / "Dice_Count"
     assert import_captchaarena(root, name="one", split="test").imported == 1
     assert Puzzle.objects.get().split == "test"
+
+
+def _dice_jpeg(root: Path, name: str, quality: int) -> bytes:
+    values = np.random.default_rng(quality).integers(0, 256, (120, 200, 3), dtype=np.uint8)
+    path = root / "Test" / "Dice_Count" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(values, "RGB").save(path, "JPEG", quality=quality)  # 4:2:0, as most sites write
+    return path.read_bytes()
+
+
+def _quantization(data: bytes) -> dict:
+    return Image.open(io.BytesIO(data)).quantization
+
+
+def test_an_imported_jpeg_is_imprinted_in_its_coefficients_and_a_coarse_one_encoded_again(tmp_path):
+    fine, coarse = _dice_jpeg(tmp_path, "fine.jpg", 75), _dice_jpeg(tmp_path, "coarse.jpg", 20)
+    (tmp_path / "Test" / "Dice_Count" / "ground_truth.json").write_text(
+        json.dumps({"fine.jpg": {"sum": 4}, "coarse.jpg": {"sum": 5}})
+    )
+    assert import_captchaarena(tmp_path, name="jpegs").imported == 2
+    served = {p.source_id: p.assets.get(key=p.public["image"]).file.read() for p in Puzzle.objects.all()}
+
+    # Quality 75 (a DC step of 8): its own tables and coefficients, a keyed half of its blocks one step off.
+    assert served["fine.jpg"] != fine and _quantization(served["fine.jpg"]) == _quantization(fine)
+    decoded = np.asarray(Image.open(io.BytesIO(served["fine.jpg"])), dtype=np.int16)
+    plain = np.asarray(Image.open(io.BytesIO(fine)), dtype=np.int16)
+    assert 0 < np.abs(decoded - plain).max() <= 2
+    # Quality 20 (a step of 40 would move a block by 5 levels): decoded, imprinted and written at 92.
+    assert _quantization(served["coarse.jpg"]) != _quantization(coarse)
+    assert _quantization(served["coarse.jpg"])[0][0] == 3
