@@ -140,7 +140,14 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A task taken by a worker that dies without a word (killed, its machine gone) goes back on the
 # Redis queue after this long; every delivery of a job's chunk finishes well within it (docs/jobs.md).
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("ARENA_TASK_VISIBILITY_TIMEOUT_S", 300)}
+TASK_VISIBILITY_TIMEOUT_S = env_int("ARENA_TASK_VISIBILITY_TIMEOUT_S", 300)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": TASK_VISIBILITY_TIMEOUT_S,
+    # Each worker looks for such tasks every tenth of the timeout, so one is back within 1.1 times
+    # it. kombu's own default looks every 100 s (every 10th tick of 10 s), however short the timeout.
+    "unacked_restore_interval": max(1, TASK_VISIBILITY_TIMEOUT_S // 10),
+    "unacked_restore_throttle": 1,
+}
 # A worker silent this long on a chunk it holds is taken for dead: another delivery takes the chunk over.
 ARENA_JOB_LEASE_S = env_int("ARENA_JOB_LEASE_S", 60)
 # The periodic work, sent by the `beat` service (docker-compose.yml: one beat, any number of
