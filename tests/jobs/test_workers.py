@@ -26,7 +26,8 @@ def test_a_replay_job_survives_a_killed_worker_and_verifies_each_puzzle_once(wor
     ids = list(Puzzle.objects.filter(dataset="generated:31").order_by("pk").values_list("pk", flat=True))
     assert len(ids) == 40
     workers.start(2)
-    job = replay_job_start(ids, label="replay test: 40 puzzles", pages=2, started_by="shell:test", chunk_size=5)
+    # Two chunks, one a worker: a replay chunk starts its own page server and Chromium, most of its time.
+    job = replay_job_start(ids, label="replay test: 40 puzzles", pages=2, started_by="shell:test", chunk_size=20)
 
     chunk, seen = killed_mid_chunk_then_done(job, workers)
 
@@ -80,7 +81,7 @@ def test_a_trajectory_export_survives_a_killed_worker_and_writes_each_attempt_on
     people = People(study)
     attempts = [people.answer(name, puzzle, True) for name in ("ann", "bob") for puzzle in puzzles]
     workers.start(2)
-    job = trajectories_job_start(study, "exports/exported", pages=2, started_by="shell:test", chunk_size=4)
+    job = trajectories_job_start(study, "exports/exported", pages=2, started_by="shell:test", chunk_size=8)
     assert job.total == 16
 
     chunk, seen = killed_mid_chunk_then_done(job, workers)
