@@ -5,6 +5,7 @@ the attempt's own signed-in participant is accepted; anyone else, or no one, is 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 
@@ -32,7 +33,10 @@ async def _first_frames(base: str, uid: str, session: str | None) -> tuple[list[
     frames: list[dict] = []
     async with websockets.connect(url, additional_headers=headers) as socket:
         try:
-            await socket.send(_load_batch())
+            # A refusal is sent the moment the socket opens: its frame and close may arrive before
+            # batch 1 goes out, and then send() raises. What came before the close is still read.
+            with contextlib.suppress(websockets.ConnectionClosed):
+                await socket.send(_load_batch())
             while not frames or frames[-1]["type"] != "ack":
                 frames.append(json.loads(await asyncio.wait_for(socket.recv(), 10)))
         except websockets.ConnectionClosed as closed:
