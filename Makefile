@@ -45,11 +45,14 @@ superuser: setup
 	$(BIN)/python manage.py createsuperuser
 
 # The suite makes a throwaway SECRET_KEY of its own (settings.py, when run by pytest); DEBUG stays off.
-# One process by default; `make test TEST_PROCESSES=2` runs two (pytest-xdist, each with its own test
-# database and Redis database: tests/parallel.py), which still has tests to make safe side by side.
-TEST_PROCESSES ?= 0
+# Two processes (pytest-xdist), each with its own test database and Redis database (tests/parallel.py):
+# much of the suite waits on browsers, servers, workers and outages, so two overlap well on two cores.
+# Work stealing: a process that runs out of tests takes half of what the other still has queued, so
+# the slow files (faults, killed workers, the environment server) never leave one process alone at the
+# end. `make test TEST_PROCESSES=0` runs the suite in one process.
+TEST_PROCESSES ?= 2
 test: setup
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES)
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal
 
 lint: setup
 	$(BIN)/ruff check .
