@@ -89,7 +89,7 @@ def quiet_autobahn_debug_lines() -> None:
     (no level check guards them, and none is offered): roughly a tenth of a busy web process's CPU
     per batch by one cProfile run of bench/event_path.py --cprofile (commit 27fe850; an estimate,
     the figure was not recorded). Here its colouring is replaced by plain names and values, which its debug lines,
-    when on, print uncoloured. Once per process, at ASGI start. tests/annotation/test_consumer.py
+    when on, print uncoloured. Once per process, at ASGI start. tests/live/test_consumer.py
     fails if the pinned autobahn no longer calls these names in its frame path (the replacement
     would then save nothing)."""
     from autobahn.websocket import protocol

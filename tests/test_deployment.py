@@ -20,7 +20,6 @@ from django.conf import settings
 from annotation.agents.server import WEBSOCKET_MAX_BYTES
 from annotation.environment.server import IDLE_TIMEOUT_S
 from annotation.live.frames import MAX_FRAME_BYTES
-from tests.annotation.conftest import open_attempt, person, stored_puzzle  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -120,7 +119,7 @@ def test_every_service_built_here_runs_a_command_the_tests_run():
 
 
 @pytest.mark.django_db
-def test_the_beat_service_schedules_the_gap_sweep_a_worker_runs(open_attempt):  # noqa: F811
+def test_the_beat_service_schedules_the_gap_sweep_a_worker_runs(open_attempt):
     """One beat (its command: celery beat on this project's app) and the schedule's entry is a task
     the workers know; run as the entry names it, it scores a submit that waited out its gap."""
     import annotation.tasks  # noqa: F401  (a worker finds it by autodiscovery)

@@ -3,7 +3,7 @@ whether it may change after opening, and the staff form's field for it (label, h
 
 From STUDY_SETTINGS come the staff form's fields and their order, set-up's keywords (RULES and
 DETAILS; a rule left out takes the Study field's default), the edit form's values read back from
-a study, and the admin's sections. tests/annotation/test_study_settings.py fails when a Study
+a study, and the admin's sections. tests/studies/test_study_settings.py fails when a Study
 field is declared nowhere or a list disagrees.
 
 A setting without a form field is not plain: the staff form builds its own (dataset, types,

@@ -12,7 +12,7 @@ from annotation.live.intake import events_append
 from annotation.models import Attempt, Enrollment
 from puzzles.models import Puzzle
 from puzzles.services import bank_generate
-from tests.annotation.conftest import Hand, submit_answer
+from tests.live_stream import Hand, submit_answer
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ from annotation.models import AgentRun, Attempt, Enrollment, Participant, Rollou
 from annotation.reporting.render import render
 from annotation.reporting.reports import study_report
 from annotation.studies.setup import study_create
-from tests.annotation.conftest import deliver, served_at
+from tests.live_stream import deliver, served_at
 
 
 def hand(start=(200.0, 900.0), end=(700.0, 400.0), t0=1000.0) -> list[tuple[str, float, dict]]:

@@ -9,7 +9,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from annotation.agents.browser import signed_in_context
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
-from tests.annotation.conftest import submit_answer
+from tests.live_stream import submit_answer
 
 from .conftest import chromium, run, verified_puzzles
 

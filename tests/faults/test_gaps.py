@@ -19,8 +19,8 @@ from django.core.management import call_command
 from annotation.live import intake
 from annotation.live.intake import GAP_WAIT_S, attempt_resolve_gap
 from annotation.models import Attempt
-from tests.annotation.conftest import batch, ev, load, send, socket_for
 from tests.faults.harness import tally
+from tests.live_stream import batch, ev, load, send, socket_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

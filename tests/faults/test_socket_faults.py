@@ -8,7 +8,7 @@ from channels.db import database_sync_to_async
 from django.db import connection
 
 from annotation.live import consumers
-from tests.annotation.conftest import batch, socket_for
+from tests.live_stream import batch, socket_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

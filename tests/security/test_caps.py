@@ -14,7 +14,7 @@ from django.test import Client
 from annotation.live.frames import ACTIONS_PAST_LIMIT, MAX_ATTEMPT_BYTES, MAX_ATTEMPT_EVENTS, MAX_FRAME_BYTES
 from annotation.models import Attempt, Event, Flag
 from annotation.review.labels import flag_raise
-from tests.annotation.conftest import Hand, batch, socket_for
+from tests.live_stream import Hand, batch, socket_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

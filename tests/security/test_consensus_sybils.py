@@ -17,7 +17,7 @@ from annotation.review.labels import consensus_suspects
 from annotation.studies.access import client_address
 from annotation.studies.quality import enrollment_exclude
 from annotation.studies.setup import study_create
-from tests.annotation.conftest import Hand, submit_answer
+from tests.live_stream import Hand, submit_answer
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from PIL import Image
 from annotation.reporting.render import to_csv, to_summary_csv
 from annotation.studies.setup import study_create
 from puzzles.interop import import_captchaarena
-from tests.annotation.report_factory import complete
+from tests.reporting.report_factory import complete
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,7 @@ from annotation.studies.quality import annotator_table, attempt_marks
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from puzzles.registry import get_type
-from tests.annotation.conftest import Hand, batch, served_at, socket_for, submit_answer
+from tests.live_stream import Hand, batch, served_at, socket_for, submit_answer
 
 T0 = 1.8e12  # a page clock, epoch ms
 

@@ -10,7 +10,7 @@ from django.test import override_settings
 from annotation.models import Attempt, Enrollment, Study
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next, gold_plan
 from annotation.studies.setup import study_create
-from tests.annotation.conftest import submit_answer
+from tests.live_stream import submit_answer
 
 PEOPLE = 20
 PER_PERSON = 8

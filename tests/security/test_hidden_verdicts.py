@@ -10,7 +10,7 @@ from django.test import Client
 from annotation.models import Attempt, Study
 from annotation.reporting.reports import study_report
 from annotation.studies.setup import StudySetupError, study_create, study_update
-from tests.annotation.conftest import submit_answer
+from tests.live_stream import submit_answer
 
 
 def stored_with_retries(*, show_verdict: bool) -> Study:

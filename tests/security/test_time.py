@@ -14,7 +14,7 @@ from annotation.models import Attempt
 from annotation.studies.quality import attempt_marks
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
-from tests.annotation.conftest import Hand, deliver, served_at
+from tests.live_stream import Hand, deliver, served_at
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,7 @@ from django.test import Client
 
 from annotation.models import Attempt, Enrollment, Slot, Study
 from annotation.studies.setup import study_create, study_update
-
-from .conftest import submit_answer
+from tests.live_stream import submit_answer
 
 pytestmark = pytest.mark.django_db
 

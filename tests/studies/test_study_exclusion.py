@@ -13,8 +13,7 @@ from annotation.live.intake import AttemptClosed
 from annotation.models import Attempt, Enrollment, Slot, Study
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create, study_progress
-
-from .conftest import submit_answer
+from tests.live_stream import submit_answer
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,7 @@ import pytest
 from annotation.models import Attempt, Slot, Study
 from annotation.studies.queue import balanced_latin_square, enrollment_next, run_plan
 from annotation.studies.setup import study_create
-
-from .test_studies import annotator, submit
+from tests.studies.test_studies import annotator, submit
 
 pytestmark = pytest.mark.django_db
 TYPES = ("Dice_Count", "Object_Match", "Bingo")

@@ -13,8 +13,7 @@ from django.utils import timezone
 from annotation.models import Enrollment, Study
 from annotation.studies.setup import StudySetupError, study_create, study_details_update
 from annotation.studies.study_settings import CODES
-
-from .conftest import submit_answer
+from tests.live_stream import submit_answer
 
 pytestmark = pytest.mark.django_db
 PID = "?PROLIFIC_PID=late1&STUDY_ID=s1&SESSION_ID=x1"

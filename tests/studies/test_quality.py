@@ -15,8 +15,7 @@ from annotation.studies.quality import annotator_table, attempt_marks, times_hid
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
-
-from .conftest import Hand, deliver, served_at, submit_answer
+from tests.live_stream import Hand, deliver, served_at, submit_answer
 
 pytestmark = pytest.mark.django_db
 

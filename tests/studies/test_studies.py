@@ -39,7 +39,7 @@ def annotator(person, study, name):
 def submit(attempt, correct=True):
     """Submit an attempt through the real path as a person's page would: a right or a wrong typed
     answer (Dice_Count), or just the submit button (the other types: wrong)."""
-    from .conftest import submit_answer
+    from tests.live_stream import submit_answer
 
     return submit_answer(attempt, correct)
 
@@ -262,8 +262,7 @@ def test_a_person_has_one_participant_however_often_asked(person):
 
 def test_a_study_time_limit_and_its_verdict_setting_apply_on_the_server(verified, person):
     from annotation.live.intake import batch_receive
-
-    from .conftest import submit_answer
+    from tests.live_stream import submit_answer
 
     verified(types=("Dice_Count",), per_type=2)
     study = study_create(name="timed", split="test", puzzles_per_annotator=2, time_limit_s=2, show_verdict=True)
@@ -276,7 +275,7 @@ def test_a_study_time_limit_and_its_verdict_setting_apply_on_the_server(verified
     import json
     import time
 
-    from .conftest import Hand
+    from tests.live_stream import Hand
 
     now = time.time() * 1000
     hand = Hand(prompt.puzzle, now - 500).press_control("text").type(str(prompt.puzzle.truth["sum"]))
@@ -352,7 +351,7 @@ def test_retired_puzzles_leave_the_queue(verified, person):
 
 
 def test_re_scoring_after_a_truth_correction_keeps_the_time_limit(verified, person):
-    from .conftest import submit_answer
+    from tests.live_stream import submit_answer
 
     verified(types=("Dice_Count",), per_type=1)
     study = study_create(name="s", split="test", puzzles_per_annotator=1, time_limit_s=2)

@@ -11,8 +11,7 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 
 from annotation.models import Attempt, Event
-
-from .conftest import batch, ev, load, socket_for
+from tests.live_stream import batch, ev, load, socket_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

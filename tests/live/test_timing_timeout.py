@@ -14,8 +14,7 @@ from annotation.models import Attempt, Enrollment
 from annotation.reporting.reports import study_report
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
-
-from .conftest import Hand, served_at, submit_answer
+from tests.live_stream import Hand, served_at, submit_answer
 
 pytestmark = pytest.mark.django_db
 

@@ -13,9 +13,8 @@ from annotation.models import Attempt
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from puzzles.layout import STAGE_H, STAGE_W
+from tests.live_stream import submit_answer
 from tests.puzzles.test_contract import shape_problems
-
-from .conftest import submit_answer
 
 
 @pytest.mark.parametrize("type_name", ["Slide_Puzzle", "Rotation_Match", "Connect_icon", "Bingo", "Hold_Button"])

@@ -7,8 +7,7 @@ import pytest
 from annotation.live.intake import GAP_WAIT_S, attempt_resolve_gap
 from annotation.live.scoring import attempt_rescore
 from annotation.models import Attempt
-
-from .conftest import ev, load, send
+from tests.live_stream import ev, load, send
 
 pytestmark = pytest.mark.django_db
 

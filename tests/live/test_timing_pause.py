@@ -15,8 +15,7 @@ from annotation.models import Attempt
 from annotation.reporting.reports import study_report
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
-
-from .conftest import Hand, deliver, served_at
+from tests.live_stream import Hand, deliver, served_at
 
 pytestmark = pytest.mark.django_db
 LIMIT_S = 30

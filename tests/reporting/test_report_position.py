@@ -12,8 +12,7 @@ from annotation.reporting.render import render
 from annotation.reporting.reports import study_report
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
-
-from .test_report_clustered import R, W, answer, enrol
+from tests.reporting.test_report_clustered import R, W, answer, enrol
 
 pytestmark = pytest.mark.django_db
 

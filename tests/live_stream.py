@@ -1,75 +1,16 @@
+"""What a live page sends, for tests: frames and events, the real WebSocket, a person's hand
+(Hand: raw input and the actions it makes, docs/events.md), batches delivered through intake, and
+answers submitted through the real path."""
+
 import json
 import time
 from datetime import UTC
 
-import pytest
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
-from django.test import Client
 
-from annotation.live.attempts import attempt_start, participant_for_user
 from annotation.live.frames import Batch
 from annotation.live.intake import Appended, events_append
 from arena_site.asgi import application
-from puzzles.models import Puzzle
-from puzzles.services import bank_generate
-
-
-@pytest.fixture
-def stored_puzzle(db):
-    """make(type_name, index=0) -> a generated, stored puzzle."""
-
-    def make(type_name: str, index: int = 0) -> Puzzle:
-        bank_generate(split="test", per_type=1, start=index, types=[type_name], bank_seed=7, workers=1)
-        return Puzzle.objects.get(type=type_name, index=index, dataset="generated:7")
-
-    return make
-
-
-@pytest.fixture
-def verified(db):
-    """make(types, per_type) -> stored test puzzles, marked replay-verified (studies need that)."""
-
-    def make(types=("Dice_Count", "Bingo"), per_type=3) -> list[Puzzle]:
-        bank_generate(split="test", per_type=per_type, types=list(types), bank_seed=5, workers=1)
-        Puzzle.objects.filter(dataset="generated:5").update(status=Puzzle.Status.VERIFIED)
-        return list(Puzzle.objects.filter(dataset="generated:5", type__in=types).order_by("type", "index"))
-
-    return make
-
-
-@pytest.fixture
-def person(db):
-    """make(name) -> (user, session cookie value)."""
-
-    def make(name: str = "ann"):
-        user = get_user_model().objects.create_user(username=name, password="pw")
-        client = Client()
-        client.force_login(user)
-        return user, client.cookies["sessionid"].value
-
-    return make
-
-
-@pytest.fixture
-def staff(db) -> Client:
-    """A client signed in as a staff user, "boss"."""
-    client = Client()
-    client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
-    return client
-
-
-@pytest.fixture
-def open_attempt(stored_puzzle, person):
-    """make(type_name) -> (attempt, session cookie) for a fresh person."""
-    counter = iter(range(1000))
-
-    def make(type_name: str = "Geometry_Click", *, who: str | None = None):
-        user, session = person(who or f"person{next(counter)}")
-        attempt = attempt_start(participant=participant_for_user(user=user), puzzle=stored_puzzle(type_name))
-        return attempt, session
-
-    return make
 
 
 def socket_for(uid: str, session: str | None) -> WebsocketCommunicator:

@@ -18,8 +18,7 @@ from annotation.reporting.reports import study_report
 from annotation.reporting.stats import PairedPuzzles, paired_bootstrap, percentile_interval
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
-
-from .test_report_clustered import R, W, answer, enrol
+from tests.reporting.test_report_clustered import R, W, answer, enrol
 
 # The worked example, Dice_Count: people's answers (a, b, c) and the agent's one rollout per puzzle.
 #          a  b  c   people   agent   difference

@@ -25,8 +25,7 @@ from annotation.reporting.reports import study_report
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
-
-from .conftest import submit_answer
+from tests.live_stream import submit_answer
 
 pytestmark = pytest.mark.django_db
 

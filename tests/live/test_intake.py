@@ -8,8 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.live.intake import Decision, batch_receive, frames_store_next
 from annotation.models import Attempt, Event
-
-from .conftest import batch, ev
+from tests.live_stream import batch, ev
 
 pytestmark = pytest.mark.django_db
 

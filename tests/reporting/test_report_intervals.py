@@ -22,8 +22,7 @@ from annotation.reporting.stats import (
 )
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
-
-from .test_report_clustered import answer, enrol
+from tests.reporting.test_report_clustered import answer, enrol
 
 
 @pytest.fixture

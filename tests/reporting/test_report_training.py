@@ -31,9 +31,8 @@ from annotation.reporting.reports import study_report
 from annotation.studies.setup import study_create
 from puzzles.models import Puzzle
 from puzzles.services import bank_generate
-
-from .test_report_clustered import R, W, answer, enrol
-from .test_report_versus import agent_run
+from tests.reporting.test_report_clustered import R, W, answer, enrol
+from tests.reporting.test_report_versus import agent_run
 
 pytestmark = pytest.mark.django_db
 

@@ -32,8 +32,7 @@ from annotation.studies.setup import (
     study_update,
 )
 from puzzles.models import Puzzle
-
-from .conftest import submit_answer
+from tests.live_stream import submit_answer
 
 pytestmark = pytest.mark.django_db
 TYPES = ("Dice_Count", "Bingo", "Object_Match")

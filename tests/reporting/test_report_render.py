@@ -22,8 +22,7 @@ from annotation.reporting.render import (
     to_markdown,
     to_summary_csv,
 )
-
-from .report_factory import complete
+from tests.reporting.report_factory import complete
 
 TYPE_NAMES = [
     "Bingo",

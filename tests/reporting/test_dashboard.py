@@ -23,8 +23,7 @@ from annotation.studies.queue import enrollment_consent, enrollment_join, enroll
 from annotation.studies.setup import study_create
 from arena_site.asgi import application
 from puzzles.models import Puzzle
-
-from .conftest import submit_answer
+from tests.live_stream import submit_answer
 
 # Transactions for all: the socket tests' consumer reads through its own database connections.
 pytestmark = [pytest.mark.django_db(transaction=True)]
