@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
@@ -21,7 +21,19 @@ THROUGHPUT_WINDOWS_S = (60, 600)
 LATEST_FLAGS = 5
 
 
-def dashboard_summary(*, since_s: int = 300, now: datetime | None = None) -> dict:
+class DashboardSummary(TypedDict):
+    """What the dashboard shows, and its socket's "summary" frame (consumers.py) carries."""
+
+    generated_at: str
+    active_annotators: int
+    studies: list[dict]
+    pass1_by_type: list[dict]
+    throughput: dict
+    new_flags: dict
+    latest_submit_ms: float | None
+
+
+def dashboard_summary(*, since_s: int = 300, now: datetime | None = None) -> DashboardSummary:
     """Where the open studies stand right now (JSON-ready).
 
     since_s: how far back a flag counts as new (`new_flags.recent`).
@@ -189,6 +201,6 @@ def latest_submit_ms() -> float | None:
     return newest.timestamp() * 1000 if newest else None
 
 
-def summary_key(summary: dict) -> str:
+def summary_key(summary: Mapping[str, Any]) -> str:
     """What the summary says, without when it was made: equal keys mean nothing changed."""
     return json.dumps({k: v for k, v in summary.items() if k != "generated_at"}, sort_keys=True)
