@@ -12,6 +12,15 @@ from puzzles.models import Puzzle
 from puzzles.services import bank_generate
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _quick_password_hashes():
+    """Passwords hashed at one PBKDF2 iteration in the test process (tests/passwords.py)."""
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["tests.passwords.OneIterationPBKDF2PasswordHasher"]):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _media_in_tmp(settings, tmp_path):
     """Every test writes puzzle assets to its own folder."""

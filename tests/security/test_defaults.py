@@ -346,6 +346,7 @@ def test_behind_the_https_proxy_a_socket_is_from_https_pages(open_attempt, setti
 # --- the pages and the admin in Chromium, under the policy ------------------------------------
 @pytest.mark.browser
 def test_the_pages_and_the_admin_work_under_the_policy(transactional_db, verified):
+    from asgiref.sync import sync_to_async
     from playwright.async_api import async_playwright
 
     from annotation.agents.browser import CHROMIUM, CHROMIUM_ARGS, READY, signed_in_context
@@ -394,6 +395,9 @@ def test_the_pages_and_the_admin_work_under_the_policy(transactional_db, verifie
             await page.goto("/no/such/page/")
             await page.wait_for_selector("text=Page not found")
 
+            # Signing in above re-hashed the password at the server's own cost (tests/passwords.py):
+            # the staff session is made for the user as stored now.
+            await sync_to_async(staff.refresh_from_db)()
             context = await signed_in_context(browser, site, staff)
             await context.route("**/*", with_policy)
             page = await context.new_page()
