@@ -1,9 +1,12 @@
 """The page's own faults in real Chromium: what a page could not deliver is not lost."""
 
+import asyncio
+import contextlib
 import time
 
 import pytest
 from django.conf import settings
+from playwright.async_api import Error as PlaywrightError
 
 from annotation.agents.browser import open_attempt, perform, wait_submitted
 from annotation.live.attempts import attempt_start
@@ -107,6 +110,65 @@ def test_a_closed_browser_leaves_its_batches_for_the_next_visit_of_the_attempt(s
             await context.close()  # the whole browser: its tab and its sessionStorage are gone
             context, page = await browser_on_profile(playwright, GENERATOR)
             reopened = time.monotonic()
+            await page.wait_for_function(f"{STATE}.acked >= {made}", timeout=30000)
+            waited = time.monotonic() - reopened
+            await context.close()
+            return made, generated, waited
+
+    made, generated, waited = run(scenario())
+    attempt = Attempt.objects.get(pk=attempt.pk)
+    counted = tally(attempt, generated)
+    row.add(counted, scored=False, recovery_s=waited)
+    assert made >= 10 and generated >= 10 * PER_TICK
+    assert (counted["lost"], counted["duplicated"], counted["strangers"]) == (0, 0, []), counted
+    assert set(range(1, made + 1)) <= set(Event.objects.filter(attempt=attempt).values_list("seq", flat=True))
+
+
+def test_a_crashed_tab_leaves_its_batches_for_a_new_tab(site, puzzles_of, annotator, tmp_path):
+    """The tab's renderer crashes (Chromium's own Page.crash) during an outage with batches
+    unacknowledged; the attempt opened in a new tab of the same browser resends them: nothing is lost."""
+    from playwright.async_api import async_playwright
+
+    from annotation.agents.browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, session_for
+
+    puzzle = puzzles_of("Object_Match")[0]
+    user, participant = annotator()
+    attempt = attempt_start(participant=participant, puzzle=puzzle)
+    session = session_for(user)
+    row = report.row("tab's renderer crashed in an outage, new tab", "the wait: from the new tab to the last ack")
+
+    async def tab(context, init_script: str):
+        page = await context.new_page()
+        await page.add_init_script(init_script)  # this tab only
+        await open_attempt(page, attempt.uid)
+        return page
+
+    async def scenario():
+        async with async_playwright() as playwright:
+            context = await playwright.chromium.launch_persistent_context(
+                tmp_path / "profile", executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport=VIEWPORT, base_url=site
+            )
+            await context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": site}])
+            page = await tab(context, OUTAGE + GENERATOR)
+            await page.evaluate(f"window.__gen.start({PER_TICK})")  # numbered events, none delivered
+            await page.wait_for_timeout(1500)
+            generated = await page.evaluate("window.__gen.stop()")
+            await page.wait_for_timeout(300)  # the last events cut into a batch: no unsent tail
+            made = await page.evaluate(f"{STATE}.nextSeq - 1")
+            assert (await page.evaluate(STATE))["acked"] == 0
+            crashed = []
+            page.on("crash", lambda _: crashed.append(True))
+            cdp = await context.new_cdp_session(page)
+            # The renderer dies before it answers: the call is not awaited to its end.
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(cdp.send("Page.crash"), 5)
+            for _ in range(50):
+                if crashed:
+                    break
+                await asyncio.sleep(0.1)
+            assert crashed, "the renderer did not crash"
+            reopened = time.monotonic()
+            page = await tab(context, GENERATOR)
             await page.wait_for_function(f"{STATE}.acked >= {made}", timeout=30000)
             waited = time.monotonic() - reopened
             await context.close()
