@@ -23,7 +23,8 @@ ALLOWED = {
     "reporting": {"live"},  # read-only: the scoring's windows and measures
     "agents": {"live"},
     "datasets": {"live", "review", "agents", "reporting"},  # read-only: labels, trajectories
-    "environment": {"live", "agents"},  # an episode is an agent rollout, played by the same engine
+    # An episode is an agent rollout, played by the same engine; its curriculum reads the labels.
+    "environment": {"live", "agents", "datasets"},
 }
 ENTRY_POINTS = {"views", "staff_views", "consumers"}  # wired by urls.py and routing.py only
 

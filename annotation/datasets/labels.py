@@ -336,21 +336,36 @@ def difficulty(rate: float | None, answers: int) -> str:
     return _bucket(rate)
 
 
+def valid_puzzles(ids: list[int]) -> set[int]:
+    """The puzzles of ids that are valid by the rule above (replay-verified and not suspect), over
+    every study's answers, as the labels export of their dataset labels them."""
+    verified = list(Puzzle.objects.filter(pk__in=ids, status=Puzzle.Status.VERIFIED).values_list("pk", flat=True))
+    people = _human_answers(verified, None)
+    _, open_flags = _flags(verified)
+    return {
+        pk
+        for pk in verified
+        if not _suspect_reasons(Puzzle.Status.VERIFIED, _people(people.get(pk, [])), open_flags.get(pk, 0))
+    }
+
+
+def _suspect_reasons(status: str, people: dict[str, Any], open_flags: int) -> list[str]:
+    if status == Puzzle.Status.RETIRED:
+        return []
+    reasons = []
+    if people["wrong_top_count"] >= SUSPECT_CONSENSUS_PEOPLE and people["wrong_top_share"] >= SUSPECT_CONSENSUS_SHARE:
+        reasons.append("consensus")
+    if open_flags >= SUSPECT_OPEN_FLAGS:
+        reasons.append("flags")
+    if people["human_answers"] >= SUSPECT_FAIL_MIN_ANSWERS and people["solve_ci_high"] < SUSPECT_FAIL_HIGH:
+        reasons.append("people_fail")
+    return reasons
+
+
 def _row(p: dict, first: list[tuple], flags: dict, open_flags: int, audit: dict, agents: dict) -> dict[str, Any]:
     people = _people(first)
     entries = audit.get(p["pk"], [])
-    retired = p["status"] == Puzzle.Status.RETIRED
-    suspect_reasons = []
-    if not retired:
-        if (
-            people["wrong_top_count"] >= SUSPECT_CONSENSUS_PEOPLE
-            and people["wrong_top_share"] >= SUSPECT_CONSENSUS_SHARE
-        ):
-            suspect_reasons.append("consensus")
-        if open_flags >= SUSPECT_OPEN_FLAGS:
-            suspect_reasons.append("flags")
-        if people["human_answers"] >= SUSPECT_FAIL_MIN_ANSWERS and people["solve_ci_high"] < SUSPECT_FAIL_HIGH:
-            suspect_reasons.append("people_fail")
+    suspect_reasons = _suspect_reasons(p["status"], people, open_flags)
     invalid = {
         Puzzle.Status.RETIRED: ["retired"],
         Puzzle.Status.FAILED: ["replay failed"],

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from annotation.datasets.labels import valid_puzzles
 from annotation.environment.protocol import BadRequest, ResetParams
 from annotation.live.attempts import attempt_start, system_participant
 from annotation.models import AgentRun, Attempt, EnvGroup, EnvToken, Participant, Rollout
@@ -103,6 +104,9 @@ def _curriculum(token: EnvToken, ids: list[int], params: ResetParams) -> list[in
     if params.mined_from:
         kept = mined(token, params.mined_from, params.mined_last)
         ids = [pk for pk in ids if pk in kept]
+    if params.valid_only:
+        valid = valid_puzzles(ids)
+        ids = [pk for pk in ids if pk in valid]
     return ids
 
 

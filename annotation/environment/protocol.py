@@ -47,7 +47,7 @@ ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 BUTTONS = ("left", "right", "middle")
 RESET_TEXT = ("type", "dataset", "split", "puzzle", "group", "checkpoint", "episode_id", "mined_from")
 RESET_NUMBERS = ("seed", "max_steps", "mined_last")
-RESET_FLAGS = ("verified_only",)
+RESET_FLAGS = ("verified_only", "valid_only")
 RESET_RATES = ("human_pass_min", "human_pass_max")
 RESET_KEYS = RESET_TEXT + RESET_NUMBERS + RESET_FLAGS + RESET_RATES
 MINED_LAST_DEFAULT = 8  # Qwen-CUA's rule: solved at least once, but not 8 times in the last 8
@@ -72,6 +72,7 @@ class ResetParams:
     max_steps: int = MAX_STEPS_DEFAULT
     # The curriculum: filters on the pool a reset draws from.
     verified_only: bool = False
+    valid_only: bool = False  # replay-verified and not suspect, as the puzzle labels say (docs/datasets.md)
     human_pass_min: float | None = None
     human_pass_max: float | None = None
     mined_from: str = ""  # a run's name: its puzzles solved at least once but not every time...

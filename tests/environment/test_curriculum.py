@@ -7,10 +7,11 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.utils import timezone
 
+from annotation.datasets.labels import puzzle_labels
 from annotation.environment.episodes import episode_begin
 from annotation.environment.protocol import BadRequest, reset_params
 from annotation.live.attempts import participant_for_user
-from annotation.models import AgentRun, Attempt, EnvToken, Rollout
+from annotation.models import AgentRun, Attempt, EnvToken, Flag, Rollout
 from puzzles.models import Puzzle
 
 
@@ -99,3 +100,15 @@ def test_env_trained_names_an_evaluation_s_puzzles_that_a_trainer_played(three, 
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{three['Bingo'].uid}  trained on since ") and out[0].endswith("by env trainer: step-5")
     assert out[-1] == "trained: 1 of 2 puzzles of 'eval' were trained on"
+
+
+def test_valid_only_draws_verified_puzzles_people_do_not_find_suspect(three):
+    Puzzle.objects.filter(pk__in=[p.pk for p in three.values()]).update(status=Puzzle.Status.VERIFIED)
+    for number in range(2):  # two people's open flags: "flags", a suspect puzzle
+        user = get_user_model().objects.create_user(f"flagger-{number}")
+        Flag.objects.create(puzzle=three["Dice_Count"], participant=participant_for_user(user=user), reason="other")
+    Puzzle.objects.filter(pk=three["Bingo"].pk).update(status=Puzzle.Status.DRAFT)
+    assert drawn(valid_only=True) == {"Geometry_Click"}
+    assert drawn(verified_only=True) == {"Geometry_Click", "Dice_Count"}
+    labels = puzzle_labels(dataset=three["Dice_Count"].dataset, split=three["Dice_Count"].split)
+    assert {row["type"] for row in labels.rows if row["valid"]} == {"Geometry_Click"}  # the labels agree
