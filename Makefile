@@ -45,12 +45,11 @@ superuser: setup
 	$(BIN)/python manage.py createsuperuser
 
 # The suite makes a throwaway SECRET_KEY of its own (settings.py, when run by pytest); DEBUG stays off.
-# Two processes (pytest-xdist), each with its own test database and Redis database (tests/parallel.py):
-# much of the suite waits on browsers, servers, workers and outages, so two overlap well on two cores.
-# Work stealing: a process that runs out of tests takes half of what the other still has queued, so
-# the slow files (faults, killed workers, the environment server) never leave one process alone at the
-# end. `make test TEST_PROCESSES=0` runs the suite in one process.
-TEST_PROCESSES ?= 2
+# One process by default; `make test TEST_PROCESSES=2` runs two (pytest-xdist, each with its own test
+# database and Redis database: tests/parallel.py) with work stealing (an idle process takes half of
+# what the other has queued). Not the default yet: one two-process run hung in
+# tests/jobs/test_commands.py (a no-broker job's chunks went to Redis; job_follow waits forever).
+TEST_PROCESSES ?= 0
 test: setup
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal
 
