@@ -43,9 +43,10 @@ class StaffSocket(AsyncWebsocketConsumer):
         """What two states must share to count as the same (by default all of it)."""
         return state
 
-    def frame_problem(self, frame: Any) -> str | None:
+    @classmethod
+    def frame_problem(cls, frame: Any) -> str | None:
         """Why a frame this socket sends does not match its declaration, or None when it does."""
-        declared = {self.frame_type: self.frame_fields, "error": ERROR_FIELDS}
+        declared = {cls.frame_type: cls.frame_fields, "error": ERROR_FIELDS}
         if not isinstance(frame, dict) or frame.get("type") not in declared:
             return f"undeclared frame {frame!r}"
         fields = set(frame) - {"type"}

@@ -7,17 +7,31 @@ import time
 from datetime import UTC
 
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import Client
 
 from annotation.live.frames import Batch
 from annotation.live.intake import Appended, events_append
 from arena_site.asgi import application
 
 
-def socket_for(uid: str, session: str | None) -> WebsocketCommunicator:
+def socket_at(path: str, session: str | None) -> WebsocketCommunicator:
+    """One of the site's sockets through the full ASGI app, opened as the test server's page would."""
     headers = [(b"origin", b"http://testserver")]
     if session:
         headers.append((b"cookie", f"sessionid={session}".encode()))
-    return WebsocketCommunicator(application, f"/ws/attempts/{uid}/", headers=headers)
+    return WebsocketCommunicator(application, path, headers=headers)
+
+
+def socket_for(uid: str, session: str | None) -> WebsocketCommunicator:
+    return socket_at(f"/ws/attempts/{uid}/", session)
+
+
+def session_of(username: str, *, staff: bool) -> str:
+    """The session cookie of a new signed-in user."""
+    client = Client()
+    client.force_login(get_user_model().objects.create_user(username, is_staff=staff))
+    return client.cookies["sessionid"].value
 
 
 def batch(seq: int, *events: dict) -> str:

@@ -8,15 +8,12 @@ from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from annotation.reporting.consumers import DashboardConsumer
-from arena_site.asgi import application
 from arena_site.staff_sockets import StaffSocket
 from puzzles.jobs.consumers import JobsConsumer
 from puzzles.jobs.models import Job
+from tests.live_stream import session_of, socket_at
 
 ROOT = Path(__file__).resolve().parent.parent
 SOCKETS = [
@@ -25,35 +22,22 @@ SOCKETS = [
 ]
 
 
-def _socket(path: str, session: str | None) -> WebsocketCommunicator:
-    headers = [(b"origin", b"http://testserver")]
-    if session:
-        headers.append((b"cookie", f"sessionid={session}".encode()))
-    return WebsocketCommunicator(application, path, headers=headers)
-
-
-def _session(username: str, *, staff: bool) -> str:
-    client = Client()
-    client.force_login(get_user_model().objects.create_user(username, is_staff=staff))
-    return client.cookies["sessionid"].value
-
-
 @pytest.mark.asyncio
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("path", "consumer", "page"), SOCKETS)
 async def test_each_staff_socket_sends_its_declared_frames(path, consumer, page):
     await database_sync_to_async(Job.objects.create)(kind="generate", label="x", started_by="grace", total=4)
-    staff = _socket(path, await database_sync_to_async(_session)("grace", staff=True))
+    staff = socket_at(path, await database_sync_to_async(session_of)("grace", staff=True))
     assert (await staff.connect())[0]
     state = await staff.receive_json_from(timeout=10)
     assert state["type"] == consumer.frame_type
-    assert consumer().frame_problem(state) is None
+    assert consumer.frame_problem(state) is None
     await staff.disconnect()
 
-    refused = _socket(path, await database_sync_to_async(_session)("ann", staff=False))
+    refused = socket_at(path, await database_sync_to_async(session_of)("ann", staff=False))
     await refused.connect()
     error = await refused.receive_json_from(timeout=5)
-    assert consumer().frame_problem(error) is None and error["code"] == "not_allowed"
+    assert consumer.frame_problem(error) is None and error["code"] == "not_allowed"
     assert await refused.receive_output() == {"type": "websocket.close", "code": 4403}
     await refused.disconnect()
 
@@ -63,10 +47,9 @@ async def test_each_staff_socket_sends_its_declared_frames(path, consumer, page)
 
 @pytest.mark.parametrize("consumer", [DashboardConsumer, JobsConsumer])
 def test_a_frame_off_its_declaration_is_named(consumer: type[StaffSocket]):
-    socket = consumer()
     fields = dict.fromkeys(consumer.frame_fields, 0)
-    assert socket.frame_problem({"type": consumer.frame_type, **fields}) is None
-    assert "fields" in socket.frame_problem({"type": consumer.frame_type, **fields, "extra": 1})
-    assert "fields" in socket.frame_problem({"type": consumer.frame_type})
-    assert "undeclared" in socket.frame_problem({"type": "progress", **fields})
-    assert "error code" in socket.frame_problem({"type": "error", "code": "closed", "message": "x"})
+    assert consumer.frame_problem({"type": consumer.frame_type, **fields}) is None
+    assert "fields" in consumer.frame_problem({"type": consumer.frame_type, **fields, "extra": 1})
+    assert "fields" in consumer.frame_problem({"type": consumer.frame_type})
+    assert "undeclared" in consumer.frame_problem({"type": "progress", **fields})
+    assert "error code" in consumer.frame_problem({"type": "error", "code": "closed", "message": "x"})

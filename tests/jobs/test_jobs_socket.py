@@ -6,24 +6,13 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
-from django.test import Client
 
-from arena_site.asgi import application
 from puzzles.jobs.models import Job
+from tests.live_stream import session_of, socket_at
 
 
 def jobs_socket(session: str | None) -> WebsocketCommunicator:
-    headers = [(b"origin", b"http://testserver")]
-    if session:
-        headers.append((b"cookie", f"sessionid={session}".encode()))
-    return WebsocketCommunicator(application, "/ws/jobs/", headers=headers)
-
-
-def session_of(username: str, *, staff: bool) -> str:
-    client = Client()
-    client.force_login(get_user_model().objects.create_user(username, is_staff=staff))
-    return client.cookies["sessionid"].value
+    return socket_at("/ws/jobs/", session)
 
 
 @pytest.mark.asyncio

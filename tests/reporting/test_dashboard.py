@@ -21,9 +21,8 @@ from annotation.models import Attempt, Enrollment, Flag, Participant
 from annotation.reporting.dashboard import dashboard_summary
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
 from annotation.studies.setup import study_create
-from arena_site.asgi import application
 from puzzles.models import Puzzle
-from tests.live_stream import submit_answer
+from tests.live_stream import socket_at, submit_answer
 
 # Transactions for all: the socket tests' consumer reads through its own database connections.
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -238,10 +237,7 @@ async def _drive_dashboard(base: str, boss, study, attempt) -> None:
 
 # --- the socket -------------------------------------------------------------------------------
 def dashboard_socket(session: str | None) -> WebsocketCommunicator:
-    headers = [(b"origin", b"http://testserver")]
-    if session:
-        headers.append((b"cookie", f"sessionid={session}".encode()))
-    return WebsocketCommunicator(application, "/ws/dashboard/", headers=headers)
+    return socket_at("/ws/dashboard/", session)
 
 
 def session_of(user) -> str:
