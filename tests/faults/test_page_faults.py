@@ -74,48 +74,36 @@ navigator.sendBeacon = () => false;
 """
 
 
-def test_a_closed_browser_leaves_its_batches_for_the_next_visit_of_the_attempt(site, puzzles_of, annotator, tmp_path):
-    """The browser is closed during an outage with batches unacknowledged; the attempt opened in a
-    new browser on the same profile (a new tab, a later visit) resends them: nothing is lost."""
-    from playwright.async_api import async_playwright
+async def _profile_browser(playwright, profile, site: str, session: str):
+    """Chromium on a profile of its own (kept on disk between browsers), signed in."""
+    from annotation.agents.browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 
-    from annotation.agents.browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, session_for
+    context = await playwright.chromium.launch_persistent_context(
+        profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport=VIEWPORT, base_url=site
+    )
+    await context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": site}])
+    return context
 
-    puzzle = puzzles_of("Object_Match")[0]
-    user, participant = annotator()
-    attempt = attempt_start(participant=participant, puzzle=puzzle)
-    session = session_for(user)
-    profile = tmp_path / "profile"
-    row = report.row("browser closed in an outage, attempt reopened", "the wait: from the reopening to the last ack")
 
-    async def browser_on_profile(playwright, init_script: str):
-        context = await playwright.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport=VIEWPORT, base_url=site
-        )
-        await context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": site}])
-        await context.add_init_script(init_script)
-        page = context.pages[0] if context.pages else await context.new_page()
-        await open_attempt(page, attempt.uid)
-        return context, page
+async def _batches_left_unacknowledged(page) -> tuple[int, int]:
+    """Numbered events for 1.5 s on a page in an outage, cut into batches none of which is
+    acknowledged; (batches made, events generated)."""
+    await page.evaluate(f"window.__gen.start({PER_TICK})")
+    await page.wait_for_timeout(1500)
+    generated = await page.evaluate("window.__gen.stop()")
+    await page.wait_for_timeout(300)  # the last events cut into a batch: no unsent tail
+    made = await page.evaluate(f"{STATE}.nextSeq - 1")
+    assert (await page.evaluate(STATE))["acked"] == 0
+    return made, generated
 
-    async def scenario():
-        async with async_playwright() as playwright:
-            context, page = await browser_on_profile(playwright, OUTAGE + GENERATOR)
-            await page.evaluate(f"window.__gen.start({PER_TICK})")  # numbered events, none delivered
-            await page.wait_for_timeout(1500)
-            generated = await page.evaluate("window.__gen.stop()")
-            await page.wait_for_timeout(300)  # the last events cut into a batch: no unsent tail
-            made = await page.evaluate(f"{STATE}.nextSeq - 1")
-            assert (await page.evaluate(STATE))["acked"] == 0
-            await context.close()  # the whole browser: its tab and its sessionStorage are gone
-            context, page = await browser_on_profile(playwright, GENERATOR)
-            reopened = time.monotonic()
-            await page.wait_for_function(f"{STATE}.acked >= {made}", timeout=30000)
-            waited = time.monotonic() - reopened
-            await context.close()
-            return made, generated, waited
 
-    made, generated, waited = run(scenario())
+async def _acknowledged_after(page, made: int, since: float) -> float:
+    """Seconds from `since` until the page has every one of the first `made` batches acknowledged."""
+    await page.wait_for_function(f"{STATE}.acked >= {made}", timeout=30000)
+    return time.monotonic() - since
+
+
+def _nothing_lost(attempt, row, made: int, generated: int, waited: float) -> None:
     attempt = Attempt.objects.get(pk=attempt.pk)
     counted = tally(attempt, generated)
     row.add(counted, scored=False, recovery_s=waited)
@@ -124,16 +112,47 @@ def test_a_closed_browser_leaves_its_batches_for_the_next_visit_of_the_attempt(s
     assert set(range(1, made + 1)) <= set(Event.objects.filter(attempt=attempt).values_list("seq", flat=True))
 
 
+def test_a_closed_browser_leaves_its_batches_for_the_next_visit_of_the_attempt(site, puzzles_of, annotator, tmp_path):
+    """The browser is closed during an outage with batches unacknowledged; the attempt opened in a
+    new browser on the same profile (a new tab, a later visit) resends them: nothing is lost."""
+    from playwright.async_api import async_playwright
+
+    from annotation.agents.browser import session_for
+
+    user, participant = annotator()
+    attempt = attempt_start(participant=participant, puzzle=puzzles_of("Object_Match")[0])
+    session = session_for(user)
+    row = report.row("browser closed in an outage, attempt reopened", "the wait: from the reopening to the last ack")
+
+    async def browser_on_profile(playwright, init_script: str):
+        context = await _profile_browser(playwright, tmp_path / "profile", site, session)
+        await context.add_init_script(init_script)
+        page = context.pages[0] if context.pages else await context.new_page()
+        await open_attempt(page, attempt.uid)
+        return context, page
+
+    async def scenario():
+        async with async_playwright() as playwright:
+            context, page = await browser_on_profile(playwright, OUTAGE + GENERATOR)
+            made, generated = await _batches_left_unacknowledged(page)
+            await context.close()  # the whole browser: its tab and its sessionStorage are gone
+            context, page = await browser_on_profile(playwright, GENERATOR)
+            waited = await _acknowledged_after(page, made, since=time.monotonic())
+            await context.close()
+            return made, generated, waited
+
+    _nothing_lost(attempt, row, *run(scenario()))
+
+
 def test_a_crashed_tab_leaves_its_batches_for_a_new_tab(site, puzzles_of, annotator, tmp_path):
     """The tab's renderer crashes (Chromium's own Page.crash) during an outage with batches
     unacknowledged; the attempt opened in a new tab of the same browser resends them: nothing is lost."""
     from playwright.async_api import async_playwright
 
-    from annotation.agents.browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, session_for
+    from annotation.agents.browser import session_for
 
-    puzzle = puzzles_of("Object_Match")[0]
     user, participant = annotator()
-    attempt = attempt_start(participant=participant, puzzle=puzzle)
+    attempt = attempt_start(participant=participant, puzzle=puzzles_of("Object_Match")[0])
     session = session_for(user)
     row = report.row("tab's renderer crashed in an outage, new tab", "the wait: from the new tab to the last ack")
 
@@ -145,39 +164,17 @@ def test_a_crashed_tab_leaves_its_batches_for_a_new_tab(site, puzzles_of, annota
 
     async def scenario():
         async with async_playwright() as playwright:
-            context = await playwright.chromium.launch_persistent_context(
-                tmp_path / "profile", executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport=VIEWPORT, base_url=site
-            )
-            await context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": site}])
+            context = await _profile_browser(playwright, tmp_path / "profile", site, session)
             page = await tab(context, OUTAGE + GENERATOR)
-            await page.evaluate(f"window.__gen.start({PER_TICK})")  # numbered events, none delivered
-            await page.wait_for_timeout(1500)
-            generated = await page.evaluate("window.__gen.stop()")
-            await page.wait_for_timeout(300)  # the last events cut into a batch: no unsent tail
-            made = await page.evaluate(f"{STATE}.nextSeq - 1")
-            assert (await page.evaluate(STATE))["acked"] == 0
-            crashed = []
-            page.on("crash", lambda _: crashed.append(True))
+            made, generated = await _batches_left_unacknowledged(page)
             cdp = await context.new_cdp_session(page)
-            # The renderer dies before it answers: the call is not awaited to its end.
-            with contextlib.suppress(PlaywrightError, TimeoutError):
-                await asyncio.wait_for(cdp.send("Page.crash"), 5)
-            for _ in range(50):
-                if crashed:
-                    break
-                await asyncio.sleep(0.1)
-            assert crashed, "the renderer did not crash"
-            reopened = time.monotonic()
-            page = await tab(context, GENERATOR)
-            await page.wait_for_function(f"{STATE}.acked >= {made}", timeout=30000)
-            waited = time.monotonic() - reopened
+            async with page.expect_event("crash", timeout=5000):  # fails the test if it never crashes
+                # The renderer dies before it answers: the call is not awaited to its end.
+                with contextlib.suppress(PlaywrightError, TimeoutError):
+                    await asyncio.wait_for(cdp.send("Page.crash"), 5)
+            since = time.monotonic()
+            waited = await _acknowledged_after(await tab(context, GENERATOR), made, since=since)
             await context.close()
             return made, generated, waited
 
-    made, generated, waited = run(scenario())
-    attempt = Attempt.objects.get(pk=attempt.pk)
-    counted = tally(attempt, generated)
-    row.add(counted, scored=False, recovery_s=waited)
-    assert made >= 10 and generated >= 10 * PER_TICK
-    assert (counted["lost"], counted["duplicated"], counted["strangers"]) == (0, 0, []), counted
-    assert set(range(1, made + 1)) <= set(Event.objects.filter(attempt=attempt).values_list("seq", flat=True))
+    _nothing_lost(attempt, row, *run(scenario()))
