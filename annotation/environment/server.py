@@ -81,6 +81,17 @@ class EnvServer:
                 self._browser = await self._playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             return self._browser
 
+    async def close(self) -> None:
+        """Stop the shared Chromium and its driver: run as the server shuts down, so a stopped
+        server leaves no browser behind, and the page server it used has no page left to wait on."""
+        async with self._launching:
+            if self._browser is not None:
+                with contextlib.suppress(Exception):  # already gone with a crashed browser
+                    await self._browser.close()
+            if self._playwright is not None:
+                await self._playwright.stop()
+            self._browser = self._playwright = None
+
     async def _token(self, key: str) -> EnvToken | None:
         return await sync_to_async(token_for)(key) if key else None
 

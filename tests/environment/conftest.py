@@ -32,18 +32,23 @@ def env_server(transactional_db, private_root):
     with contextlib.ExitStack() as stack:
 
         def start(*, sessions: int = 2, idle_timeout: float = 300.0) -> str:
-            port = _free_port("127.0.0.1")
-            _, env = daphne_command("127.0.0.1", port)  # this test's database, folders and secret key
-            command = [sys.executable, "manage.py", "env", "serve", "--port", str(port)]
-            command += ["--sessions", str(sessions), "--idle-timeout", str(idle_timeout)]
-            log = stack.enter_context(tempfile.TemporaryFile("w+"))
-            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
-            stack.callback(_stop, process)
-            base = f"http://127.0.0.1:{port}"
-            _wait_healthy(base, process, log)
-            return base
+            return serve(stack, sessions=sessions, idle_timeout=idle_timeout)[0]
 
         yield start
+
+
+def serve(stack: contextlib.ExitStack, *, sessions: int = 2, idle_timeout: float = 300.0):
+    """`env serve` on a free port until the stack closes: (its base URL, its process)."""
+    port = _free_port("127.0.0.1")
+    _, env = daphne_command("127.0.0.1", port)  # this test's database, folders and secret key
+    command = [sys.executable, "manage.py", "env", "serve", "--port", str(port)]
+    command += ["--sessions", str(sessions), "--idle-timeout", str(idle_timeout)]
+    log = stack.enter_context(tempfile.TemporaryFile("w+"))  # noqa: SIM115  # the caller's stack closes it
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+    stack.callback(_stop, process)
+    base = f"http://127.0.0.1:{port}"
+    _wait_healthy(base, process, log)
+    return base, process
 
 
 def _wait_healthy(base: str, process: subprocess.Popen, log) -> None:

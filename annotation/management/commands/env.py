@@ -5,6 +5,7 @@ token  a new token for a client and the datasets it may use; prints the key, kee
 trained  which puzzles of an evaluation run were trained on (played by an environment episode)
 """
 
+import asyncio
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -67,11 +68,17 @@ class Command(BaseCommand):
 
     def _serve(self, host: str, port: int, sessions: int, idle_timeout: float) -> None:
         from daphne.server import Server  # type: ignore[import-untyped]  # installs Twisted's asyncio reactor: only when serving
+        from twisted.internet import defer, reactor
 
         from annotation.environment.server import EnvServer
 
         with live_server() as page_base:
             app = EnvServer(page_base=page_base, max_sessions=sessions, idle_timeout_s=idle_timeout)
+            # Chromium closed before the reactor stops (Twisted waits on the Deferred), and so
+            # before the page server behind it is stopped.
+            reactor.addSystemEventTrigger(
+                "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(app.close()))
+            )
             where = f"http://{host}:{port}/<token>/"
             self.stdout.write(f"env: serving on {where} (pages from {page_base}), {sessions} sessions at most")
             self.stdout.flush()
