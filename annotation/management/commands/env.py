@@ -74,11 +74,14 @@ class Command(BaseCommand):
 
         with live_server() as page_base:
             app = EnvServer(page_base=page_base, max_sessions=sessions, idle_timeout_s=idle_timeout)
+
+            def close_browser() -> defer.Deferred:
+                return defer.Deferred.fromFuture(asyncio.ensure_future(app.close()))
+
             # Chromium closed before the reactor stops (Twisted waits on the Deferred), and so
-            # before the page server behind it is stopped.
-            reactor.addSystemEventTrigger(
-                "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(app.close()))
-            )
+            # before the page server behind it is stopped. zope interface methods are declared
+            # without self, so mypy reads the arguments shifted.
+            reactor.addSystemEventTrigger("before", "shutdown", close_browser)  # type: ignore[arg-type]
             where = f"http://{host}:{port}/<token>/"
             self.stdout.write(f"env: serving on {where} (pages from {page_base}), {sessions} sessions at most")
             self.stdout.flush()
