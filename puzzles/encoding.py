@@ -53,9 +53,18 @@ def encode_image(key: str, image: Image.Image, noise: np.random.Generator | None
     return EncodedImage(key, buffer.getvalue(), ext, image.width, image.height)
 
 
+class GenerationFailed(RuntimeError):
+    """A type's generator raised: the message names the puzzle (type, split, index, bank), so the
+    failure can be replayed with the same secret (`puzzles generate` says it, not a traceback)."""
+
+
 def encode_puzzle(job: tuple[str, str, int, BankKey]) -> EncodedPuzzle:
     type_name, split, index, bank = job
-    generated = generate_puzzle(type_name, split, index, bank)
+    try:
+        generated = generate_puzzle(type_name, split, index, bank)
+    except Exception as error:
+        where = f"{type_name} {split} #{index} of {bank.label}"
+        raise GenerationFailed(f"generating {where} failed: {type(error).__name__}: {error}") from error
     # A JSON round trip here catches non-serialisable truth at generation time, not at save time.
     public, truth = json.loads(json.dumps(generated.public)), json.loads(json.dumps(generated.truth))
     images = [

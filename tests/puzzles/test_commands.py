@@ -9,6 +9,7 @@ from django.core.management.base import CommandError
 from puzzles.bank import bank_key, generate_puzzle
 from puzzles.models import Puzzle
 from puzzles.registry import registry
+from puzzles.types.dice_count import DiceCount
 
 pytestmark = pytest.mark.django_db
 
@@ -45,6 +46,35 @@ def test_generate_with_a_seed_fills_another_bank_of_this_deployment():
     assert "generate: 1 created" in out and "dataset: generated:3" in out
     stored = Puzzle.objects.get(dataset="generated:3")
     assert stored.truth == json.loads(json.dumps(generate_puzzle("Dice_Count", "val", 0, bank_key(3)).truth))
+
+
+@pytest.fixture
+def broken_type():
+    """A registered type whose generator fails on its third puzzle, as a generator bug would."""
+
+    class BrokenCount(DiceCount):
+        name = "Broken_Count"
+
+        def generate(self, rng):
+            if self.calls == 2:
+                raise ValueError("Cannot take a larger sample than population when replace is False")
+            self.calls += 1
+            return super().generate(rng)
+
+    broken = BrokenCount()
+    broken.calls = 0
+    registry().register(broken)
+    yield broken
+    del registry()._by_name[broken.name]
+
+
+def test_a_failing_generator_is_a_command_error_naming_the_puzzle(broken_type):
+    with pytest.raises(CommandError) as raised:
+        _run("generate", "--split", "val", "--per-type", "4", "--types", "Broken_Count", "--seed", "4")
+    assert str(raised.value) == (
+        "generating Broken_Count val #2 of generated:4 failed: ValueError: Cannot take a larger sample than "
+        "population when replace is False"
+    )
 
 
 def test_selfcheck_prints_a_table_and_the_final_line():

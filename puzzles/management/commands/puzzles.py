@@ -123,22 +123,27 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(rows)} types")
 
     def do_generate(self, *, split, per_type, types, start, seed, workers, on_workers, chunk_size, **_):
+        from puzzles.encoding import GenerationFailed
         from puzzles.services import bank_generate
 
         if on_workers:
             return self._generate_on_workers(split, per_type, types, start, seed, chunk_size)
         count = (per_type if per_type is not None else SPLIT_SIZES[split]) * len(type_names(types))
         progress = Progress(count, f"generate {split}", stream=_unwrapped(self.stderr))
-        result = bank_generate(
-            split=split,
-            per_type=per_type,
-            types=types,
-            bank_seed=seed,
-            start=start,
-            workers=workers,
-            on_progress=progress.advance,
-        )
-        progress.close()
+        try:
+            result = bank_generate(
+                split=split,
+                per_type=per_type,
+                types=types,
+                bank_seed=seed,
+                start=start,
+                workers=workers,
+                on_progress=progress.advance,
+            )
+        except GenerationFailed as error:
+            raise CommandError(str(error)) from error
+        finally:
+            progress.close()
         self.stdout.write(f"generate: {result.created} created, {result.skipped} already stored")
         self.stdout.write(f"dataset: {bank_key(seed).label}")
 
