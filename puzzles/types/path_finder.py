@@ -125,7 +125,9 @@ class PathFinder(OptionType):
         # Landmarks on about a third of the off-road tiles, drawn from a per-puzzle set of kinds.
         off_road = [(c, r) for r in range(rows) for c in range(cols) if (c, r) not in road_set]
         kinds = [LANDMARKS[i] for i in rng.choice(len(LANDMARKS), size=int(rng.integers(4, 7)), replace=False)]
-        landmark_count = max(4, round(len(off_road) * float(rng.uniform(0.42, 0.55))))
+        # At least 4, but never more than there are: a 5x3 road can leave fewer than 4 tiles off
+        # it (about 1 puzzle in 8,000), which made the draw below fail.
+        landmark_count = min(len(off_road), max(4, round(len(off_road) * float(rng.uniform(0.42, 0.55)))))
         landmark_tiles = [off_road[i] for i in rng.choice(len(off_road), size=landmark_count, replace=False)]
         for c, r in landmark_tiles:
             # Sizes in steps of 4 px: emoji_image caches every size it is asked for.
