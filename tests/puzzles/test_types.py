@@ -198,3 +198,26 @@ def test_a_path_finder_road_that_leaves_under_four_free_tiles_still_makes_a_puzz
     puzzle = path_finder.generate(np.random.default_rng(6179))
     verdict = path_finder.verify(puzzle.truth, path_finder.solution(puzzle.truth), puzzle.masks)
     assert verdict.correct and len(puzzle.public["options"]) >= 4
+
+
+def test_four_darts_in_a_small_bullseye_still_make_a_dart_count_puzzle(monkeypatch):
+    # Seed 354943 draws a 5-ring board with an option of four darts in the bullseye that 200 tries
+    # at the throw's lean could not place: the generator raised 'could not place the darts', about
+    # one Dart_Count puzzle in 1,600,000 (5 of the first 8,000,000 seeds). Checked here through the
+    # generator's own placements: one of them must have needed a body leaning off the throw.
+    from puzzles.types import dart_count
+
+    place, leaned_off = dart_count._place_darts, []
+
+    def placing(rng, rings_hit, edges, band, labels, throw):
+        darts = place(rng, rings_hit, edges, band, labels, throw)
+        if any(abs(angle - throw) > 30 for _, _, angle in darts):
+            leaned_off.append((list(rings_hit), len(edges)))
+        return darts
+
+    monkeypatch.setattr(dart_count, "_place_darts", placing)
+    dart_type = dart_count.DartCount()
+    puzzle = dart_type.generate(np.random.default_rng(354943))
+    assert leaned_off == [([0, 0, 0, 0], 5)]
+    verdict = dart_type.verify(puzzle.truth, dart_type.solution(puzzle.truth), puzzle.masks)
+    assert verdict.correct and len(puzzle.public["options"]) == puzzle.truth["option_count"]
