@@ -1,5 +1,5 @@
-"""A session's reset whose page fails to open: its rollout kept as failed, its browser context
-freed, the error said (Chromium real, the page server absent)."""
+"""A session's browser side, Chromium real: a reset whose page fails to open (its rollout kept as
+failed, its browser context freed, the error said), and the browser windows a context costs."""
 
 import asyncio
 
@@ -36,3 +36,21 @@ def test_a_page_that_fails_to_open_leaves_a_failed_rollout_and_no_browser_contex
     rollout = Rollout.objects.get()
     assert rollout.status == Rollout.Status.FAILED and rollout.reason.startswith("reset failed: Error: ")
     assert "ERR_CONNECTION_REFUSED" in rollout.reason
+
+
+def test_a_browser_context_opens_its_page_and_no_browser_ui_pages():
+    """Headless Chromium preloaded two omnibox popups (WebUI pages, a renderer of their own) for
+    every page's window, most of a reset's CPU; CHROMIUM_ARGS turns them off. A Chromium whose
+    features are named otherwise shows them again here."""
+
+    async def targets():
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            context = await browser.new_context()
+            await context.new_page()
+            devtools = await browser.new_browser_cdp_session()
+            found = (await devtools.send("Target.getTargets"))["targetInfos"]
+            await browser.close()
+            return [(target["type"], target["url"]) for target in found]
+
+    assert asyncio.run(targets()) == [("page", "about:blank")]
