@@ -8,7 +8,9 @@ viewport pixels; a person's page puts its chrome above a scaled stage, and `perf
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -18,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import User
 from django.contrib.sessions.backends.db import SessionStore
-from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, async_playwright
+from playwright.async_api import Browser, BrowserContext, CDPSession, Page, ViewportSize, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from annotation.agents.server import live_server
@@ -60,7 +62,26 @@ TO_VIEWPORT = """points => {
   return points.map(([x, y]) => [box.left + x * scale, box.top + y * scale]);
 }"""
 DRAG_STEPS = 12
+# What page.screenshot() does to the page first, as its Chromium code does (inPagePrepareForScreenshots):
+# every caret made transparent, inline and important, then the fonts awaited. Says whether any was
+# hidden: SHOW_CARETS puts them back.
+HIDE_CARETS = """async () => {
+  const editable = [...document.querySelectorAll("input,textarea,[contenteditable]")];
+  window[Symbol.for("arena.carets")] = editable.map((element) => {
+    const kept = [element.style.getPropertyValue("caret-color"), element.style.getPropertyPriority("caret-color")];
+    element.style.setProperty("caret-color", "transparent", "important");
+    return [element, kept];
+  });
+  await document.fonts.ready;
+  return editable.length > 0;
+}"""
+SHOW_CARETS = """() => {
+  (window[Symbol.for("arena.carets")] || []).forEach(([element, [value, priority]]) =>
+    element.style.setProperty("caret-color", value, priority));
+  delete window[Symbol.for("arena.carets")];
+}"""
 THREADS_BESIDE_PAGES = 4  # for the loop's other blocking work (a screenshot written to disk)
+_devtools: weakref.WeakKeyDictionary[Page, CDPSession] = weakref.WeakKeyDictionary()  # a page's own
 Job = TypeVar("Job")
 Result = TypeVar("Result")
 
@@ -118,6 +139,22 @@ async def chromium() -> AsyncIterator[Browser]:
             yield browser
         finally:
             await browser.close()
+
+
+async def screenshot_png(page: Page) -> bytes:
+    """The viewport as a PNG, the pixels page.screenshot(type="png") gives (carets hidden), encoded by
+    Chromium's fastest PNG setting: Playwright's default encoder took about 75 ms of the browser's
+    CPU for a 1280x1080 puzzle page, this one about 20 ms, for a file about 10% larger."""
+    devtools = _devtools.get(page)
+    if devtools is None:
+        devtools = _devtools[page] = await page.context.new_cdp_session(page)
+    carets = await page.evaluate(HIDE_CARETS)
+    try:
+        shot = await devtools.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
+    finally:
+        if carets:
+            await page.evaluate(SHOW_CARETS)
+    return base64.b64decode(shot["data"])
 
 
 def session_for(user: User) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from playwright.async_api import Page
 
 from annotation.agents.actions import SETTLE_MS, BadCall, applied, execute
-from annotation.agents.browser import READY
+from annotation.agents.browser import READY, screenshot_png
 from annotation.agents.context import CONTEXTS
 from annotation.agents.model import ChatClient, ModelUnavailable
 from annotation.agents.protocols.base import Call, Outcome, Protocol
@@ -78,7 +78,7 @@ async def run_episode(
     """Play one rollout; returns its Episode. Raises ModelUnavailable when the model server fails."""
     episode = Episode()
     instruction = await open_page(page, attempt_uid)
-    screenshots = {0: await page.screenshot(type="png")}
+    screenshots = {0: await screenshot_png(page)}
     await agent.recorder.screenshot(0, screenshots[0])
     await agent.recorder.start(instruction=instruction, system_prompt=system_prompt)
     history = agent.protocol.first_messages(system_prompt, instruction, 0)
@@ -155,6 +155,6 @@ async def do_call(page: Page, call: Call, screenshots: dict[int, bytes], recorde
 
 async def _shoot(page: Page, screenshots: dict[int, bytes], recorder: Recorder) -> int:
     step = max(screenshots) + 1
-    screenshots[step] = await page.screenshot(type="png")
+    screenshots[step] = await screenshot_png(page)
     await recorder.screenshot(step, screenshots[step])
     return step

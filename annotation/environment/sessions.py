@@ -16,7 +16,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from playwright.async_api import Browser, BrowserContext, Page
 
-from annotation.agents.browser import NotSubmitted, signed_in_context, wait_submitted
+from annotation.agents.browser import NotSubmitted, screenshot_png, signed_in_context, wait_submitted
 from annotation.agents.episode import Episode, do_call, open_page, submitted
 from annotation.agents.protocols.base import Outcome
 from annotation.agents.runs import rollout_finish
@@ -89,7 +89,7 @@ class Session:
             recorder = Recorder(begun.rollout_id)
             played = Played(begun, params, context, page, "", recorder)
             played.instruction = await open_page(page, begun.attempt_uid)
-            played.screenshots[0] = await page.screenshot(type="png")
+            played.screenshots[0] = await screenshot_png(page)
             await recorder.screenshot(0, played.screenshots[0])
             await recorder.start(instruction=played.instruction, system_prompt="")
             return played
