@@ -10,7 +10,10 @@ figure includes the published 500 + 800 ms waits and its screenshot), rows writt
 database per step (resets included: events, turns, attempts), memory per session (the
 server's process tree, proportional set size: env serve, its page server, Chromium, over the
 tree's size before the phase, divided by N), the tree's CPU per step (resets included) and the
-load average; then, one session alone, the CPU of a screenshot, a click and a reset apart. Uses
+load average; then, one session alone, the CPU of a screenshot, a click and a reset apart, and
+each split by process (env serve, page server, Playwright's driver, Chromium's browser, renderer,
+GPU and utility processes, and PostgreSQL's backends for this database, which the other CPU
+figures leave out). `--sessions` with no number runs that part alone. Uses
 a throwaway SQLite database unless DATABASE_URL is set (use a fresh PostgreSQL database for
 figures).
 """
@@ -38,7 +41,7 @@ ACTIONS = [
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sessions", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--sessions", type=int, nargs="*", default=[1, 2, 4, 8], help="none: only the CPU apart")
     parser.add_argument("--episodes", type=int, default=3, help="episodes per session per N")
     parser.add_argument("--port", type=int, default=8791)
     args = parser.parse_args()
@@ -48,7 +51,7 @@ def main() -> None:
 
     bank_generate(split="test", per_type=4, types=["Geometry_Click"], bank_seed=5, workers=1)
     _, key = token_create(name=f"bench-{os.getpid()}", datasets=["generated:5"])
-    server = _serve(args.port, max(args.sessions))
+    server = _serve(args.port, max(args.sessions, default=1))
     try:
         base = f"http://127.0.0.1:{args.port}/{key}"
         asyncio.run(_phase(base, 1, 1))  # warm up: Chromium launched, pages cached
@@ -135,16 +138,92 @@ async def _cpu_by_kind(base: str, pid: int) -> None:
         "click": (10, {"action": "click", "arguments": {"x": 5, "y": 5}}),
         "reset": (5, None),
     }
-    figures = []
+    figures, splits = [], []
     async with GenericEnvClient(base_url=base, message_timeout_s=300) as env:
         await env.reset(seed=1, checkpoint="bench")
         for kind, (count, action) in kinds.items():
-            cpu_before, started = _tree(pid)[1], time.perf_counter()
+            # In a thread: it asks the database, which Django refuses from the event loop's.
+            by_process_before, started = await asyncio.to_thread(_cpu_by_process, pid), time.perf_counter()
             for number in range(count):
                 await (env.step(action) if action else env.reset(seed=number, checkpoint="bench"))
-            cpu, wall = _tree(pid)[1] - cpu_before, time.perf_counter() - started
+            wall = time.perf_counter() - started
+            spent = _difference(await asyncio.to_thread(_cpu_by_process, pid), by_process_before)
+            cpu = sum(seconds for name, seconds in spent.items() if name != "postgres")  # the tree's, as above
             figures.append(f"{kind} {cpu / count * 1000:.0f} ms CPU ({wall / count:.2f} s wall)")
+            parts = ", ".join(f"{name} {seconds / count * 1000:.0f}" for name, seconds in spent.items() if seconds)
+            splits.append(f"  {kind}, ms CPU by process: {parts}")
     print(f"one session, apart: {'; '.join(figures)}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("\n".join(splits), flush=True)
+
+
+PROCESS_KINDS = ("env serve", "page server", "driver", "browser", "renderer", "gpu", "utility", "zygote", "postgres")
+
+
+def _cpu_by_process(root: int) -> dict[str, float]:
+    """CPU seconds so far of the server's processes, by what they are: env serve's Python, its
+    page server, the Playwright driver, Chromium's browser, renderers (those ended too: their
+    zygote reaps them), GPU and utility (network, storage) processes; and the PostgreSQL backends
+    serving this database (but the bench's own)."""
+    spent: dict[str, float] = dict.fromkeys(PROCESS_KINDS, 0.0)
+    for pid in _descendants(root):
+        kind, times = _process_kind(pid, root), _cpu_times(pid)
+        if kind is None or times is None:  # gone meanwhile
+            continue
+        own, reaped = times
+        spent[kind] += own
+        spent["renderer" if kind == "zygote" else kind] += reaped
+    for pid in _database_backends():
+        times = _cpu_times(pid)
+        spent["postgres"] += sum(times) if times else 0.0
+    return spent
+
+
+def _process_kind(pid: int, root: int) -> str | None:
+    """One of PROCESS_KINDS; None for a process that is gone."""
+    if pid == root:
+        return "env serve"
+    try:
+        # Chromium rewrites its processes' titles: their arguments joined by spaces, in one string.
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
+    except OSError:
+        return None
+    if not argv:  # a zombie, its arguments gone: a renderer its zygote has yet to reap
+        return "renderer"
+    if any(arg.endswith(b"/daphne") for arg in argv[:2]):
+        return "page server"
+    if argv[0].endswith(b"/node"):
+        return "driver"
+    chromium_type = next((arg.split(b"=", 1)[1].decode() for arg in argv if arg.startswith(b"--type=")), "")
+    kinds = {"renderer": "renderer", "gpu-process": "gpu", "utility": "utility", "zygote": "zygote"}
+    return kinds.get(chromium_type, "browser")
+
+
+def _difference(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    return {kind: after[kind] - before.get(kind, 0.0) for kind in after}
+
+
+def _cpu_times(pid: int) -> tuple[float, float] | None:
+    """(its own CPU seconds, those of its children it reaped), or None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    utime, stime, cutime, cstime = (int(value) / TICKS for value in fields[11:15])
+    return utime + stime, cutime + cstime
+
+
+def _database_backends() -> list[int]:
+    """The PostgreSQL backends connected to this database, the bench's own left out (none on SQLite).
+    Only on this machine's PostgreSQL: their pids are read in /proc."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _rows_written() -> int:
@@ -167,9 +246,8 @@ def _p(values: list[float], percent: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]
 
 
-def _tree(root: int) -> tuple[int, float]:
-    """(PSS in kB, CPU seconds) of a process and all its descendants alive now (the CPU of those
-    that ended is in their parents' children's time, counted too)."""
+def _descendants(root: int) -> list[int]:
+    """A process and all its descendants alive now."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -178,10 +256,19 @@ def _tree(root: int) -> tuple[int, float]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))
-    pss, cpu, todo = 0, 0.0, [root]
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
+        found.append(pid)
         todo += children.get(pid, [])
+    return found
+
+
+def _tree(root: int) -> tuple[int, float]:
+    """(PSS in kB, CPU seconds) of a process and all its descendants alive now (the CPU of those
+    that ended is in their parents' children's time, counted too)."""
+    pss, cpu = 0, 0.0
+    for pid in _descendants(root):
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             cpu += sum(int(value) for value in fields[11:15]) / TICKS  # its own, and its reaped children's
