@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import re
 import time
@@ -18,11 +17,12 @@ from typing import Any, TypeVar
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import InterfaceError, OperationalError, connection
 
 from annotation.live.attempts import attempt_for
-from annotation.live.frames import ack_frame, error_frame
+from annotation.live.frames import ack_frame, error_frame, frame_text
 from annotation.live.intake import (
     GAP_WAIT_S,
     Decision,
@@ -185,6 +185,18 @@ class AttemptConsumer(AsyncWebsocketConsumer):
                 except Exception:  # the sweep or the next connection does it
                     logger.exception("gap of attempt %s not resolved on connect", uid)
 
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[..., Any]) -> None:
+        """As channels' AsyncConsumer.__call__ for a consumer without a channel layer, without its
+        per-message machinery (await_many_dispatch wraps every receive in a new task and an
+        asyncio.wait, some five turns of the event loop per received batch where this takes one):
+        each message is dispatched in turn, as there, until a handler raises StopConsumer."""
+        self.scope = scope
+        self.channel_layer = None
+        self.base_send = send
+        with contextlib.suppress(StopConsumer):
+            while True:
+                await self.dispatch(await receive())
+
     async def dispatch(self, message: dict[str, Any]) -> None:
         """As channels' own, without its hop to the shared sync thread before every message
         (sync_to_async(close_old_connections)): a thread switch per received batch, the largest cost
@@ -325,4 +337,5 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             self.hold_task = None
 
     async def _send(self, frame: Frame) -> None:
-        await self.send(text_data=json.dumps(frame))
+        # Straight to the server (what AsyncWebsocketConsumer.send builds), once per frame sent.
+        await self.base_send({"type": "websocket.send", "text": frame_text(frame)})

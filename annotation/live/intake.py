@@ -206,11 +206,15 @@ def _fields(event: dict) -> dict:
 # fields as the row's data): quoting four arrays value by value on the client (psycopg's
 # client-side binding) was the next largest cost. The statement takes many sockets' usual batches
 # at once (one batch per attempt): a busy web process stores them together, one round trip and
-# one commit for all (annotation/live/consumers.py); events_append gives it one.
+# one commit for all (annotation/live/consumers.py); events_append gives it one. A batch whose frame
+# PostgreSQL reads as validated (Batch.text, live/frames.py) goes as that text, taken apart there:
+# encoding its events again, mostly their numbers, was the largest cost left in a web process's
+# share of a store.
 _NEXT_BATCHES_SQL = """
 WITH input AS (
-    SELECT * FROM jsonb_to_recordset(%(batches)s::jsonb)
-      AS b(attempt bigint, seq int, count int, bytes int, received float8, events jsonb)),
+    SELECT attempt, seq, count, bytes, received, COALESCE(events, frame::jsonb -> 'events') AS events
+    FROM jsonb_to_recordset(%(batches)s::jsonb)
+      AS b(attempt bigint, seq int, count int, bytes int, received float8, events jsonb, frame text)),
 advanced AS (
     UPDATE annotation_attempt AS a SET acked_seq = b.seq, max_seq = b.seq,
       event_count = a.event_count + b.count, event_bytes = a.event_bytes + b.bytes
@@ -245,7 +249,7 @@ def batches_append_next(batches: list[tuple[int, Batch, float]]) -> set[tuple[in
             "count": len(batch.events),
             "bytes": _size(batch),
             "received": received_ms,
-            "events": batch.events,
+            **({"frame": batch.text} if batch.text is not None else {"events": batch.events}),
         }
         for attempt_id, batch, received_ms in batches
         if not batch.has_submit

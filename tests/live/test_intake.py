@@ -81,6 +81,67 @@ def test_frames_that_are_not_the_usual_next_batch_come_back_parsed_for_the_entry
     assert after.decision == Decision.STORED and after.replies == [{"type": "ack", "seq": 2}]
 
 
+def _stored_as_read(attempt) -> list[tuple]:
+    """An attempt's events as the site reads them back, each value with its type (10 and 10.0 differ)."""
+    rows = Event.objects.filter(attempt=attempt).order_by("seq", "index")
+    return [
+        (seq, index, kind, t, received, sorted((name, type(value), value) for name, value in data.items()))
+        for seq, index, kind, t, received, data in rows.values_list("seq", "index", "kind", "t", "received", "data")
+    ]
+
+
+# As a browser writes a batch, but with numbers the way other writers may put them: trailing zeros,
+# more digits than a float holds; and text with an escaped quote, a non-ASCII letter and an escape.
+AS_WRITTEN = (
+    '{"type": "batch", "seq": 1, "events": ['
+    '{"k": "pointermove", "t": 1790000000000.12500, "x": 10.50, "y": 0.1234567890123456789, "pointer": "mouse"},'
+    '{"pointer": "pen", "y": -0.0, "x": 3.25, "t": 1790000000001.5, "k": "pointerdown", "button": 2},'
+    '{"k": "keydown", "t": 1790000000002.0, "key": "\\"\\u0041", "code": "Quote\\/ü"}]}'
+)
+
+
+def test_a_frame_stored_from_its_own_text_reads_back_as_its_events_encoded_again(open_attempt):
+    """The usual batch goes to the database as the frame's text when it reads as validated; the
+    events read back are then the very values, of the very types, that encoding them gives."""
+    from dataclasses import replace
+
+    from annotation.live.intake import batches_append_next, frame_read
+
+    as_text, _ = open_attempt("Dice_Count")
+    encoded, _ = open_attempt("Dice_Count")
+    parsed = frame_read(attempt=as_text, raw=AS_WRITTEN)
+    assert parsed.text == AS_WRITTEN  # taken as written
+    assert batches_append_next([(as_text.pk, parsed, 5.0)]) == {(as_text.pk, 1)}
+    assert batches_append_next([(encoded.pk, replace(parsed, text=None), 5.0)]) == {(encoded.pk, 1)}
+    assert _stored_as_read(as_text) == _stored_as_read(encoded)
+    assert _stored_as_read(as_text)[2][5] == [("code", str, "Quote/ü"), ("key", str, '"A')]
+    counters = ("acked_seq", "event_count", "event_bytes")
+    assert Attempt.objects.filter(pk=as_text.pk).values(*counters).get() == (
+        Attempt.objects.filter(pk=encoded.pk).values(*counters).get()
+    )
+
+
+def test_a_frame_whose_numbers_validation_changes_is_encoded_again(open_attempt):
+    """An integer where a number is declared is stored as the float validation made of it (as
+    ever), and a number with an exponent as its float: neither frame is stored from its text."""
+    from annotation.live.intake import frame_read
+
+    attempt, _ = open_attempt("Dice_Count")
+    now = time.time() * 1000
+    whole = batch(1, ev("pointermove", now, x=10, y=20.5, pointer="mouse"))
+    exponent = batch(2, ev("pointermove", now + 1, x=1.5, y=20.5, pointer="mouse")).replace("1.5", "1.5e0")
+    assert frame_read(attempt=attempt, raw=whole).text is None
+    assert frame_read(attempt=attempt, raw=exponent).text is None
+    assert frame_read(attempt=attempt, raw=whole.encode()).text is None  # a binary frame
+    items = [(attempt, whole, now)]
+    assert frames_store_next(items)[0].decision == Decision.STORED
+    assert frames_store_next([(attempt, exponent, now)])[0].decision == Decision.STORED
+    assert [data for *_, data in _stored_as_read(attempt)] == [
+        [("pointer", str, "mouse"), ("x", float, 10.0), ("y", float, 20.5)],
+        [("pointer", str, "mouse"), ("x", float, 1.5), ("y", float, 20.5)],
+    ]
+
+
 def _gapped(open_attempt, *, ago_s: float):
     """An attempt whose submit (batch 3) has waited ago_s behind batch 2, which never came."""
     attempt, _ = open_attempt("Dice_Count")
