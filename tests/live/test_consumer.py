@@ -410,6 +410,16 @@ async def test_the_pinned_autobahn_still_colours_its_frame_paths_debug_lines_by_
     assert (protocol.hltype, protocol.hlval) == (_plain_type, _plain_value)  # replaced at ASGI start
 
 
+async def test_the_objects_made_at_start_are_spared_from_garbage_collection():
+    """arena_site.asgi freezes what starting made (gc.freeze), so a full collection on a busy web
+    process walks only what was made since, not the whole of Django, daphne and twisted again."""
+    import gc
+
+    import arena_site.asgi  # noqa: F401  (imported as daphne imports it)
+
+    assert gc.get_freeze_count() > 50_000
+
+
 async def test_a_resend_is_answered_from_memory_only_when_it_is_what_this_socket_stored(open_attempt):
     """A batch number at or below the ack with other events is not acked from memory: it takes the
     usual path, which refuses it (two tabs numbering alike); the exact resend is acked at once."""
