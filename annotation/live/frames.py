@@ -173,11 +173,24 @@ def _text(max_length: int) -> Callable[[Any, Limits], str]:
     def check(value: Any, limits: Limits) -> str:
         if not isinstance(value, str) or len(value) > max_length:
             raise ValueError(f"must be text of at most {max_length} characters")
-        if "\x00" in value:  # the database cannot store it; refused here, not stuck there
+        # What the database cannot store is refused here, not stuck there: PostgreSQL would refuse
+        # the whole batch statement, and the page would resend it for ever.
+        if "\x00" in value:
             raise ValueError("must not contain NUL characters")
+        if not value.isascii() and not _encodable(value):
+            raise ValueError("must not contain lone surrogates (a \\ud800-\\udfff escape unpaired)")
         return value
 
     return check
+
+
+def _encodable(value: str) -> bool:
+    """Whether the text is valid Unicode: a JSON escape such as "\\ud800" left unpaired is not."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _natural_x(value: Any, limits: Limits) -> float:

@@ -343,12 +343,15 @@ async def test_a_submitted_attempt_takes_no_new_socket(open_attempt):
     await socket.disconnect()
 
 
-async def test_text_with_a_nul_character_is_refused_not_stuck(open_attempt):
+@pytest.mark.parametrize(("text", "named"), [("4\x00", "NUL"), ("4\ud800", "lone surrogate")])
+async def test_text_the_database_cannot_store_is_refused_not_stuck(open_attempt, text, named):
+    """PostgreSQL stores neither a NUL nor an unpaired surrogate (sent as the JSON escape "\\ud800"):
+    taken, either would make it refuse the whole batch statement and the page resend for ever."""
     attempt, session = await database_sync_to_async(open_attempt)("Dice_Count")
     socket = await connected(attempt.uid, session)
-    await socket.send_to(text_data=batch(1, load(), ev("act.type", text="4\x00")))
+    await socket.send_to(text_data=batch(1, load(), ev("act.type", text=text)))
     reply = await socket.receive_json_from()
-    assert reply["code"] == "bad_frame" and "NUL" in reply["message"]
+    assert reply["code"] == "bad_frame" and named in reply["message"]
     assert await socket.receive_json_from() == {"type": "ack", "seq": 1}  # its place kept: nothing jams
     await socket.disconnect()
 

@@ -34,6 +34,8 @@ EVENTS = [
     {"k": "act.swap", "t": T, "a": 1, "b": 2},
     {"k": "act.toggle", "t": T, "cell": 9},
     {"k": "act.type", "t": T, "text": "a\x00b"},
+    {"k": "act.type", "t": T, "text": "a\ud800b"},
+    {"k": "act.type", "t": T, "text": "a\U0001f600b"},
     {"k": "focusin", "t": T, "target": "cell:8"},
     {"k": "beat", "t": T},
     {"k": "nothing", "t": T},
