@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Debian packages the platform needs: fonts the puzzles are drawn with, libjpeg-turbo's TurboJPEG
-# (imported JPEGs imprinted without re-encoding: puzzles/jpeg_coefficients.py), and Chromium for
-# browser tests and replay (Playwright cannot download its own browsers on these machines).
+# (imported JPEGs imprinted without re-encoding: puzzles/jpeg_coefficients.py), and Chromium
+# (Playwright cannot download its own browsers on these machines): its headless shell for the pages
+# the platform drives itself (replay, agent runs, the environment, browser tests), the full browser
+# to check that both draw the same pixels (annotation/agents/browser.py).
 set -euo pipefail
-packages=(chromium fonts-noto-color-emoji fonts-dejavu-core libturbojpeg0)
+packages=(chromium chromium-headless-shell fonts-noto-color-emoji fonts-dejavu-core libturbojpeg0)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
