@@ -404,13 +404,16 @@ async def test_the_pinned_autobahn_still_colours_its_frame_paths_debug_lines_by_
     """arena_site.asgi.quiet_autobahn_debug_lines replaces autobahn's hltype/hlval, which its frame
     path calls for every frame even with debug logging off. If an upgrade renames or drops them,
     the replacement silently saves nothing: this fails instead."""
+    from autobahn.twisted import websocket
     from autobahn.websocket import protocol
 
     from arena_site.asgi import AUTOBAHN_COLOURING, _plain_type, _plain_value
 
-    sends = protocol.WebSocketProtocol.sendData.__code__.co_names
-    assert set(AUTOBAHN_COLOURING) <= set(sends), f"sendData no longer calls {AUTOBAHN_COLOURING}"
-    assert (protocol.hltype, protocol.hlval) == (_plain_type, _plain_value)  # replaced at ASGI start
+    for method in (protocol.WebSocketProtocol.sendData, websocket.WebSocketAdapterProtocol.dataReceived):
+        called = method.__code__.co_names
+        assert set(AUTOBAHN_COLOURING) <= set(called), f"{method.__qualname__} no longer calls {AUTOBAHN_COLOURING}"
+    for module in (protocol, websocket):  # replaced at ASGI start
+        assert (module.hltype, module.hlval) == (_plain_type, _plain_value), module.__name__
 
 
 async def test_the_objects_made_at_start_are_spared_from_garbage_collection():
