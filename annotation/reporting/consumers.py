@@ -7,16 +7,30 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.db import connection
 
 from annotation.reporting.dashboard import DashboardSummary, dashboard_summary, summary_key
 from arena_site.staff_sockets import StaffSocket
 
 DASHBOARD_INTERVAL_S = 1.0
+
+
+def _summary_on_a_checked_connection() -> DashboardSummary:
+    """A summary, its connection given back to the pool after it (where the next one is checked
+    before use). database_sync_to_async gives it back too, but not under channels' test
+    communicator, and this thread outlives every socket: a connection it kept and the database
+    then ended failed every later summary (tests/faults/test_socket_faults.py)."""
+    try:
+        return dashboard_summary()
+    finally:
+        connection.close()
+
+
 # A thread of its own, off both the single shared thread (sessions, attempt lookups) and the pool
 # that stores annotators' batches: a summary neither holds up their writes nor queues behind them
 # when the server is busy. One thread is enough: at most one summary runs at a time.
 _summarise = database_sync_to_async(
-    dashboard_summary,
+    _summary_on_a_checked_connection,
     thread_sensitive=False,
     executor=ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard"),
 )

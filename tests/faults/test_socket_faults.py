@@ -2,12 +2,14 @@
 the page sees (never open and silent)."""
 
 import time
+from unittest import mock
 
 import pytest
 from channels.db import database_sync_to_async
 from django.db import connection
 
 from annotation.live import consumers
+from annotation.reporting import consumers as dashboard
 from tests.live_stream import batch, socket_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -72,6 +74,19 @@ async def test_a_handshake_right_after_the_database_dropped_its_connections_succ
     await again.send_to(text_data=batch(2, beat()))
     assert await again.receive_json_from(timeout=10) == {"type": "ack", "seq": 2}
     await again.disconnect()
+
+
+async def test_the_dashboards_thread_reads_again_after_the_database_dropped_its_connections():
+    """The dashboard's summaries run in a thread that lives as long as the process. Channels' test
+    communicator turns database_sync_to_async's connection checks off (as here), and a thread that
+    kept its connection then met it dead on every later summary: the dashboard went silent."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL backends to terminate")
+    with mock.patch("channels.db.close_old_connections", lambda: None):
+        await dashboard._summarise()
+        assert await drop_the_servers_database_connections() >= 1
+        summary = await dashboard._summarise()
+    assert summary["active_annotators"] == 0
 
 
 async def test_a_flood_closes_with_a_code_the_websocket_library_accepts(open_attempt, monkeypatch):
