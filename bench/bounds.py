@@ -21,8 +21,8 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from _setup import ROOT, django_for_bench
 
@@ -30,7 +30,7 @@ scratch = django_for_bench()
 
 from PIL import Image  # noqa: E402
 
-from annotation.agents.server import daphne_command  # noqa: E402
+from annotation.agents.server import web_process  # noqa: E402
 
 GOAL_IMPORT_MB = 300
 MIB = 1024 * 1024
@@ -80,25 +80,6 @@ def import_figures() -> None:
         print(f"  = {peak:,} kB, {peak / 1024:.1f} MiB{verdict}")
 
 
-@contextlib.contextmanager
-def web_process():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command, env = daphne_command("127.0.0.1", port)
-    env.pop("ARENA_MAX_BODY_BYTES", None)  # the deployed default, 1 MiB
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(300):
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            time.sleep(0.1)
-        yield port, process.pid
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
 def peak_kib(pid: int) -> int:
     return int(re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())[1])
 
@@ -129,7 +110,9 @@ def post(port: int, size: int, *, chunked: bool) -> tuple[int, str]:
 
 def web_figures() -> None:
     print("web process (daphne as deployed, body limit 1 MiB): peak memory VmHWM after each request")
-    with web_process() as (port, pid):
+    os.environ.pop("ARENA_MAX_BODY_BYTES", None)  # the deployed default, 1 MiB
+    with web_process() as (url, process):
+        port, pid = urlsplit(url).port, process.pid
         post(port, 0, chunked=False)  # the site's first request loads what every later one uses
         print(f"  {'after one empty POST':28} {peak_kib(pid):>9,} kB")
         requests = [("1 MiB POST", MIB, False), ("64 MiB POST", 64 * MIB, False), ("64 MiB chunked", 64 * MIB, True)]

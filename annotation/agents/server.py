@@ -91,13 +91,20 @@ def _wait_until_listening(process: subprocess.Popen, host: str, port: int, log: 
 @contextlib.contextmanager
 def live_server(host: str = "127.0.0.1") -> Iterator[str]:
     """Serve the site on a free port for the duration of the block; yields its base URL."""
+    with web_process(host) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def web_process(host: str = "127.0.0.1") -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """live_server's process itself, for a caller that watches it (bench/bounds.py reads its memory)."""
     port = _free_port(host)
     command, env = daphne_command(host, port)
     with tempfile.TemporaryFile("w+") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
         try:
             _wait_until_listening(process, host, port, log)
-            yield f"http://{host}:{port}"
+            yield f"http://{host}:{port}", process
         finally:
             process.terminate()
             try:
