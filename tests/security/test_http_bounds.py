@@ -6,16 +6,15 @@ import contextlib
 import re
 import select
 import socket
-import subprocess
-import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session
 from django.test import Client
 
-from annotation.agents.server import ROOT, daphne_command
+from annotation.agents.server import web_process
 from annotation.live.frames import MAX_FRAME_BYTES
 from annotation.models import Enrollment
 from annotation.studies.setup import study_create
@@ -82,28 +81,11 @@ BIG = 64 * 1024 * 1024  # an attacker's body; the limit is 1 MiB (the default, a
 
 
 @pytest.fixture
-def daphne_server(db):
+def daphne_server(db, monkeypatch):
     """A web process as deployed (annotation/agents/server.py's command): (its port, its process id)."""
-    port = _free_port()
-    command, env = daphne_command("127.0.0.1", port)
-    env.pop("ARENA_MAX_BODY_BYTES", None)
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(300):
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            assert process.poll() is None, "daphne exited"
-            time.sleep(0.1)
-        yield port, process.pid
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    monkeypatch.delenv("ARENA_MAX_BODY_BYTES", raising=False)  # the deployed default, 1 MiB
+    with web_process() as (url, process):
+        yield urlsplit(url).port, process.pid
 
 
 def _peak_memory_kib(pid: int) -> int:
