@@ -126,8 +126,15 @@ if REDIS_URL:
         }
     }
     CELERY_BROKER_URL = REDIS_URL
-    # Shared by every web process: rate limits hold across the whole site.
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # Shared by every web process: rate limits hold across the whole site. A Redis that stops
+    # answering costs a request 2 s, not a hang (the callers fail open: studies/access.py).
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    }
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 else:
