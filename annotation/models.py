@@ -362,6 +362,22 @@ class AgentRun(models.Model):
         return counts
 
 
+class PlayerProcess(models.Model):
+    """A process that plays rollouts (`env serve`, `agent run`): it says it is alive every few
+    seconds, so a rollout left open by one that died is told from one still being played
+    (annotation/agents/players.py)."""
+
+    kind = models.CharField(max_length=32, help_text="env serve or agent run")
+    host = models.CharField(max_length=200, help_text="the machine's (or container's) host name")
+    pid = models.PositiveIntegerField()
+    pid_namespace = models.CharField(max_length=64, blank=True, help_text="pids are only comparable within one")
+    started_at = models.DateTimeField(auto_now_add=True)
+    heartbeat_at = models.DateTimeField(help_text="last heard from")
+
+    def __str__(self) -> str:
+        return f"{self.kind} (pid {self.pid} on {self.host})"
+
+
 class Rollout(models.Model):
     """One episode of a run on one puzzle: its attempt on the live page and how it ended.
 
@@ -393,6 +409,14 @@ class Rollout(models.Model):
     tokens_out = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    player = models.ForeignKey(
+        PlayerProcess,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="rollouts",
+        help_text="the process playing it while pending (none for a job's chunk: the job's lease covers it)",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "puzzle", "index"], name="rollout_unique_index")]
