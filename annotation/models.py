@@ -79,6 +79,12 @@ class Study(models.Model):
     hold_minutes = models.PositiveIntegerField(default=30, help_text="an unfinished assignment expires after this")
     practice = models.ManyToManyField(Puzzle, blank=True, related_name="practice_in", help_text="not scored")
     gold = models.ManyToManyField(Puzzle, blank=True, related_name="gold_in", help_text="for quality control")
+    gold_screen_out_at = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="wrong gold answers that screen a person out at once, with the failed-gold code; "
+        "empty: only staff decide",
+    )
     completion_code = models.CharField(max_length=32, default=new_completion_code)
     # Prolific's codes for the other ways out (studies/outcomes.py says when each is shown).
     no_places_code = models.CharField(
@@ -225,6 +231,16 @@ class Attempt(models.Model):
     abandoned_at = models.DateTimeField(null=True, blank=True, help_text="its assignment expired and moved on")
     acked_seq = models.PositiveIntegerField(default=0, help_text="highest contiguous batch stored")
     max_seq = models.PositiveIntegerField(default=0, help_text="highest batch stored, gaps or not")
+    # acked_seq and max_seq are those of the page that stored last: each load of the attempt's page
+    # numbers its batches in a range of its own (live/frames.py SEQ_BLOCK, live/intake.py _on_page).
+    pages_served = models.PositiveIntegerField(
+        default=0, help_text="loads of its page so far; each numbers its batches in a range of its own"
+    )
+    unstored_batches = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="batches that reached the server and were not stored: [{seq, events, why}] (closed, seq_conflict)",
+    )
     # The verdict, derived on the server from the stored events.
     submitted_at = models.DateTimeField(null=True, blank=True, db_index=True)
     answer = models.JSONField(null=True, blank=True)

@@ -32,6 +32,8 @@ TIME_LIMIT_GRACE_MS = 1000.0  # the page submits by itself at the limit; its las
 # more than a quarter of the limit: a flat 5 s on a 5 s limit took every answer for a time-out.
 TIME_UP_EARLY_MS = 5000.0
 TIME_UP_EARLY_SHARE = 0.25
+# The verdict's reason begins so for an answer the time limit ended: one outcome, stored once.
+TIMED_OUT = "timed out"
 
 
 def time_up_from_ms(limit_s: int) -> float:
@@ -155,11 +157,19 @@ def _screen_ms(attempt: Attempt, events: list[Event]) -> float:
 
 
 def _within_time_limit(attempt: Attempt, verdict: Verdict, *, screen_ms: float) -> Verdict:
-    """A study's time limit overrules the verifier: too late is wrong, however right. Judged by the
-    server's clock alone: the time the puzzle was on screen until the submit arrived."""
+    """A study's time limit overrules the verifier: too late is wrong, however right, and an answer
+    not correct whose submit came at the limit (time_up_from_ms: the page's own submit) timed out,
+    whatever the verifier found in it. Both are stored as one outcome, TIMED_OUT, the outcome the
+    report, quality control and the exports count (reporting/reports.py, submitted_late). Judged
+    by the server's clock alone: the time the puzzle was on screen until the submit arrived."""
     limit_s = _limit_s(attempt)
-    if limit_s and screen_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
-        return Verdict(False, 0.0, f"submitted after {screen_ms / 1000:.1f} s on screen; the limit is {limit_s} s")
+    if not limit_s:
+        return verdict
+    on_screen = f"{screen_ms / 1000:.1f} s on screen; the limit is {limit_s} s"
+    if screen_ms > limit_s * 1000 + TIME_LIMIT_GRACE_MS:
+        return Verdict(False, 0.0, f"{TIMED_OUT}: submitted after {on_screen}")
+    if not verdict.correct and screen_ms >= time_up_from_ms(limit_s):
+        return Verdict(False, 0.0, f"{TIMED_OUT}: submitted at {on_screen} (the answer then: {verdict.reason})")
     return verdict
 
 

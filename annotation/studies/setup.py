@@ -106,6 +106,7 @@ def study_setup(
     details = {key: value for key, value in settings.items() if key not in RULES}
     _check_details(details)
     _check_attempts(attempts_per_puzzle=rules["attempts_per_puzzle"], show_verdict=rules["show_verdict"])
+    _check_gold_rule(screen_out_at=rules["gold_screen_out_at"], golds=len(gold))
     names, drawn_quotas, pool = _pool(
         split=rules["split"],
         dataset=dataset,
@@ -197,6 +198,15 @@ def retries_tell_the_verdict(*, attempts_per_puzzle: int, show_verdict: bool) ->
 def _check_attempts(*, attempts_per_puzzle: int, show_verdict: bool) -> None:
     if retries_tell_the_verdict(attempts_per_puzzle=attempts_per_puzzle, show_verdict=show_verdict):
         raise StudySetupError(RETRIES_NEED_VERDICTS)
+
+
+def _check_gold_rule(*, screen_out_at: int | None, golds: int) -> None:
+    """A gold rule that could never be met would promise a screening that never comes."""
+    if screen_out_at is not None and screen_out_at > golds:
+        raise StudySetupError(
+            f"screening out at {screen_out_at} wrong gold answers needs at least {screen_out_at} gold puzzles; "
+            f"the study has {golds}"
+        )
 
 
 def _pool(

@@ -117,6 +117,18 @@ STUDY_SETTINGS = (
     Setting("hold_minutes", SETUP, on_form=()),  # the Study field's default; the admin shows it
     Setting("practice", SETUP),
     Setting("gold", SETUP),
+    Setting(
+        "gold_screen_out_at",
+        SETUP,
+        forms.IntegerField(
+            min_value=1,
+            max_value=100,
+            required=False,
+            label="Screen out at wrong gold answers",
+            help_text="a person who answers this many gold puzzles wrong is screened out at once, with the "
+            "failed-gold code; empty: only you decide, on the annotators' page",
+        ),
+    ),
     # One code per way out, as Prolific asks for them: give each to Prolific, or paste Prolific's here.
     Setting(
         "completion_code",
@@ -146,7 +158,10 @@ STUDY_SETTINGS = (
     Setting(
         "failed_gold_code",
         CROWD,
-        _code("Failed gold code", "shown to people you exclude as “failed gold” on the annotators' page"),
+        _code(
+            "Failed gold code",
+            "shown to people screened out by the gold rule, or excluded as “failed gold” on the annotators' page",
+        ),
         any_time=True,
         code=True,
     ),

@@ -89,6 +89,7 @@ def test_a_draft_posted_back_unchanged_keeps_every_setting(verified):
         attempts_per_puzzle=2,
         practice=[dice],
         gold=[bingo],
+        gold_screen_out_at=1,
         require_crowd_id=True,
         completion_code="CODE7",
         return_url="https://example.org/back",
