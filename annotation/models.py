@@ -569,3 +569,62 @@ class EnvGroup(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+def validate_benchmark_name(value: str) -> None:
+    from django.core.exceptions import ValidationError
+
+    from puzzles.hosted_names import BENCHMARK_NAME
+
+    if not BENCHMARK_NAME.fullmatch(value):
+        raise ValidationError(f"benchmark name {value!r}: use 1-24 lowercase letters, digits or hyphens")
+
+
+class Benchmark(models.Model):
+    """Another project's CAPTCHA server, registered to be measured through ours (docs/hosted.md).
+    Its drawn puzzles are the Puzzle rows of dataset `hosted:<name>`."""
+
+    name = models.CharField(max_length=24, unique=True, validators=[validate_benchmark_name])
+    base_url = models.URLField(max_length=300)
+    # A plain string checked against annotation/hosted/dialects.py (no choices=): a new dialect needs no migration.
+    dialect = models.CharField(max_length=32)
+    truth_public = models.BooleanField(default=False, help_text="its puzzles' answers are published")
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BenchmarkFamily(models.Model):
+    """What probing one family of a benchmark found: served, or set aside with the reason."""
+
+    class Status(models.TextChoices):
+        SERVED = "served", "served"  # the peer accepted its own truth through its API
+        SET_ASIDE = "set_aside", "set aside"  # never served as scored work; the reason says why
+
+    class PageCheck(models.TextChoices):
+        PENDING = "pending", "pending"  # no truth replay through the proxied page yet
+        PASSED = "passed", "passed"
+        FAILED = "failed", "failed"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="families")
+    family = models.CharField(max_length=39)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    reason = models.CharField(max_length=500, blank=True)
+    stateful = models.BooleanField(default=False, help_text="the peer keeps each fetch's state, single use")
+    multi_step = models.BooleanField(default=False, help_text="answered in server-timed steps")
+    address = models.CharField(max_length=8, help_text="how a puzzle is addressed: seed, index, id or none")
+    size = models.PositiveIntegerField(null=True, blank=True, help_text="stored puzzles, when the peer says")
+    page_check = models.CharField(max_length=16, choices=PageCheck.choices, default=PageCheck.PENDING)
+    page_note = models.CharField(max_length=300, blank=True, help_text="what is known of its page")
+    probed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "family"], name="benchmarkfamily_unique")]
+        ordering = ["benchmark", "family"]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark.name}:{self.family} ({self.status})"

@@ -16,9 +16,11 @@ def new_uid() -> str:
 
 def validate_puzzle_type(value: str) -> None:
     # A plain string checked against the registry (no choices=), so a new type needs no migration.
+    # A hosted family (`<benchmark>:<Family>`, docs/hosted.md) is checked by its form only.
+    from puzzles.hosted_names import split_hosted_type
     from puzzles.registry import registry
 
-    if value not in registry():
+    if value not in registry() and split_hosted_type(value) is None:
         raise ValidationError(f"unknown puzzle type {value!r}")
 
 
