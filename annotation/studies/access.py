@@ -1,10 +1,29 @@
 """Who may act as whom in a study: login-less guests from an invite link, and how the same person
 comes back.
 
-A crowd id (PROLIFIC_PID, workerId...) names a person but is no password: others can know it. It
-is recorded, it keeps one enrolment per person and study, and it never signs anyone in. Coming
-back takes the resume secret that only the annotator has: a signed, per-enrolment token, in the
-resume link they are shown and in a cookie of the browser they joined with.
+A crowd id (PROLIFIC_PID, workerId) names a person but is no password: others can know it (a
+shared screen, a forwarded link, a researcher). So it is recorded, it keeps one enrolment per
+person and study on any device, and on its own it never signs anyone in. What a link with a crowd
+id already enrolled gets, on a browser that holds no resume secret:
+
+- a part that ended (finished, or excluded): that outcome and its code, without signing in
+  (`queue.enrollment_outcome`). The code is the study's, the same for everyone who leaves that way
+  (setup.py, `Study.completion_code` and the others), not a per-person secret, and every finisher
+  sees it; the platform pays a code only on the submission of the crowd id it is given with, and
+  the researchers check submissions against the people who finished here (the participants'
+  export). So the link shows the person the code they are owed, never the no-places code that
+  tells them to return the study unpaid, and never the consent page again;
+- a part in progress: it is resumed only with the platform's session id of the enrolment
+  (SESSION_IDS: Prolific's SESSION_ID, MTurk's assignmentId), stored from the link they joined
+  with and matched in full. The platform puts it in the link it gives that person for this study
+  alone, so a link that carries both ids comes from the person (or someone they gave their own
+  link to, as with the resume link). Without it, or with another one, the page says how to
+  continue (the browser they started in, or the resume link of the Pause page): never a second
+  enrolment for the same crowd id, and no resume link shown.
+
+Coming back otherwise takes the resume secret that only the annotator has: a signed, per-enrolment
+token, in the resume link they are shown and in a cookie of the browser they joined with. Only a
+login-less guest of the study resumes by either: never staff or an account with a password.
 """
 
 from __future__ import annotations
@@ -24,6 +43,9 @@ from annotation.models import Enrollment, Study
 
 CROWD_IDS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId")
 PERSON_IDS = ("PROLIFIC_PID", "workerId")  # the ids that name a person, not a session
+# Per person id, the platform's id of that person's session in this study: in the link the platform
+# gives them alone, so matching it (stored at enrolment) resumes an attempt on another device.
+SESSION_IDS = {"PROLIFIC_PID": "SESSION_ID", "workerId": "assignmentId"}
 MAX_CROWD_ID = 100
 RESUME_SALT = "annotation.studies.resume"
 RESUME_COOKIE_DAYS = 90
@@ -56,6 +78,33 @@ def crowd_ids(query: Mapping[str, str]) -> dict[str, str]:
 def person_id(crowd: Mapping[str, str]) -> str:
     """The id that names the person (PROLIFIC_PID, else workerId), or ""."""
     return next((crowd[k] for k in PERSON_IDS if crowd.get(k)), "")
+
+
+def crowd_enrollment(*, study: Study, crowd: Mapping[str, str]) -> Enrollment | None:
+    """The enrolment in this study of the person the link's crowd id names, if any."""
+    person = person_id(crowd)
+    if not person:
+        return None
+    return Enrollment.objects.filter(study=study, crowd_id=person).select_related("study", "participant__user").first()
+
+
+def session_matches(enrollment: Enrollment, crowd: Mapping[str, str]) -> bool:
+    """Whether the link carries the platform session id stored when this person joined: both
+    present, the same person id, the same session (compared in constant time)."""
+    stored = enrollment.external_ids or {}
+    key = next((k for k in PERSON_IDS if stored.get(k)), "")
+    if not key or crowd.get(key) != stored[key]:
+        return False
+    kept, given = str(stored.get(SESSION_IDS[key], "")), crowd.get(SESSION_IDS[key], "")
+    return bool(kept) and secrets.compare_digest(kept.encode(), given.encode())
+
+
+def crowd_resumable_user(*, enrollment: Enrollment, crowd: Mapping[str, str]) -> User | None:
+    """The guest behind an enrolment in progress that this link may resume (its crowd id with the
+    session id stored at enrolment), or None. Never staff or an account with a password."""
+    if not session_matches(enrollment, crowd):
+        return None
+    return _guest_of(enrollment)
 
 
 def guest_user(*, study: Study) -> User:
@@ -129,11 +178,14 @@ def resumable_user(*, study: Study, token: str) -> User | None:
         pk = signing.loads(token, salt=f"{RESUME_SALT}.{study.token}", max_age=RESUME_COOKIE_DAYS * 86400)
     except signing.BadSignature:
         return None
-    enrollment = Enrollment.objects.filter(pk=pk, study=study).select_related("participant__user").first()
-    if enrollment is None:
-        return None
+    enrollment = Enrollment.objects.filter(pk=pk, study=study).select_related("participant__user", "study").first()
+    return None if enrollment is None else _guest_of(enrollment)
+
+
+def _guest_of(enrollment: Enrollment) -> User | None:
+    """The enrolment's user when a login-less guest of its study: nobody else resumes without signing in."""
     user = enrollment.participant.user
-    if user.is_staff or user.is_superuser or user.has_usable_password() or not is_guest(user, study=study):
+    if user.is_staff or user.is_superuser or user.has_usable_password() or not is_guest(user, study=enrollment.study):
         return None
     return user
 

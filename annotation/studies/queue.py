@@ -8,6 +8,8 @@ queue; the attempt it carried is closed.
 Gold puzzles come at places in each person's run drawn for them, in an order drawn for them
 (gold_plan), so neither where gold comes nor which puzzle it is can be told from another run.
 Retries need visible verdicts: a study stored with k > 1 and hidden verdicts allows one attempt.
+A study's gold rule screens a person out at the step after the gold answer that fails it, with
+the failed-gold code (enrollment_outcome: how a person's part ended, on every page and device).
 
 In a shuffled study each person has an order of their own (run_plan), balanced over people: the
 type due at each place of their run is a row of a balanced Latin square over the study's types,
@@ -30,7 +32,7 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from annotation.live.attempts import participant_for_user
-from annotation.models import Attempt, Enrollment, Event, Slot, Study
+from annotation.models import Attempt, AuditLog, Enrollment, Event, Slot, Study
 from annotation.studies.access import AccessRefused, person_id
 from puzzles.models import Puzzle
 
@@ -107,6 +109,20 @@ def way_out_code(enrollment: Enrollment, step: str) -> str | None:
     return None
 
 
+def enrollment_outcome(enrollment: Enrollment) -> Step | None:
+    """How a person's part ended, or None while it goes on: excluded as failing gold (the
+    failed-gold code), else finished (the completion code, even if excluded since for another
+    reason: they did the work), else excluded (no code). The same on every page and device."""
+    done, total = enrollment.puzzles_done(), enrollment.study.puzzles_total()
+    if enrollment.excluded and enrollment.excluded_reason == FAILED_GOLD:
+        return Step("excluded", None, done, total)
+    if enrollment.finished_at is not None:
+        return Step("finished", None, done, total)
+    if enrollment.excluded:
+        return Step("excluded", None, done, total)
+    return None
+
+
 def enrollment_next(*, enrollment: Enrollment, now: datetime | None = None) -> Step:
     """What this annotator sees next: the same unfinished attempt after a refresh, on another
     device or the next day; else practice, gold when due, or a newly assigned puzzle.
@@ -120,8 +136,11 @@ def enrollment_next(*, enrollment: Enrollment, now: datetime | None = None) -> S
 
 def _next_step(enrollment: Enrollment, now: datetime) -> Step:
     study = enrollment.study
-    if enrollment.excluded:
-        return Step("excluded")
+    if _gold_failed(enrollment):
+        _screen_out(enrollment, now)
+    ended = enrollment_outcome(enrollment)
+    if ended is not None:
+        return ended
     if enrollment.consented_at is None:
         return Step("consent")
     _close_answered_places(enrollment)
@@ -192,6 +211,44 @@ def _close_answered_places(enrollment: Enrollment) -> None:
         slot=OuterRef("pk"), participant_id=enrollment.participant_id, submitted_at__isnull=False
     )
     Slot.objects.filter(enrollment=enrollment, done=False).filter(Exists(answered)).update(done=True)
+
+
+# --- gold: failing it ends a person's part at once ---------------------------------------------
+def _gold_failed(enrollment: Enrollment) -> bool:
+    """Whether the study's gold rule (Study.gold_screen_out_at) screens this person out now: as
+    many gold answers wrong as it allows, before they finish. Once: staff who include someone it
+    screened out (or whom they excluded as failing gold) have the last word."""
+    limit = enrollment.study.gold_screen_out_at
+    if not limit or enrollment.excluded or enrollment.finished_at is not None:
+        return False
+    wrong = Attempt.objects.filter(
+        participant_id=enrollment.participant_id,
+        study_id=enrollment.study_id,
+        purpose=Attempt.Purpose.GOLD,
+        submitted_at__isnull=False,
+        correct=False,
+    ).count()
+    if wrong < limit:
+        return False
+    excluded_so = AuditLog.objects.filter(
+        enrollment=enrollment, action=AuditLog.Action.ANNOTATOR_EXCLUDED, details__reason=FAILED_GOLD
+    )
+    return not excluded_so.exists()
+
+
+def _screen_out(enrollment: Enrollment, now: datetime) -> None:
+    """Excluded as failing gold by the study's rule, as staff would (quality.enrollment_exclude):
+    left out of reports, their places back in the queue, logged (by nobody: the rule)."""
+    places = enrollment_places_reopen(enrollment=enrollment, now=now)
+    Enrollment.objects.filter(pk=enrollment.pk).update(excluded=True, excluded_reason=FAILED_GOLD)
+    enrollment.excluded, enrollment.excluded_reason = True, FAILED_GOLD
+    rule = f"{enrollment.study.gold_screen_out_at} wrong gold answers screen out"
+    AuditLog.objects.create(
+        action=AuditLog.Action.ANNOTATOR_EXCLUDED,
+        enrollment=enrollment,
+        by=None,
+        details={"reason": FAILED_GOLD, "rule": rule, **places},
+    )
 
 
 # --- gold: where and which, drawn per person --------------------------------------------------

@@ -20,7 +20,9 @@ from annotation.studies.access import (
     RESUME_COOKIE_DAYS,
     AccessRefused,
     client_address,
+    crowd_enrollment,
     crowd_ids,
+    crowd_resumable_user,
     enrollment_of,
     guest_user,
     join_check,
@@ -34,6 +36,7 @@ from annotation.studies.queue import (
     enrollment_consent,
     enrollment_join,
     enrollment_next,
+    enrollment_outcome,
     enrollment_seen,
     study_has_free_place,
     way_out_code,
@@ -46,7 +49,9 @@ MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 @require_http_methods(["GET", "POST"])
 def study_join(request: HttpRequest, token: str) -> HttpResponse:
     """The invite link: the study's consent and instructions; the start button joins (no account
-    needed), and a browser that joined before is offered to continue."""
+    needed), and a browser that joined before is offered to continue. A person already enrolled
+    is known by their resume secret (this browser's cookie), else by the link's crowd id
+    (access.py says what that alone may show and resume): never enrolled twice."""
     study = get_object_or_404(Study, token=token)
     try:
         # The consent form posts back to the link itself, query and all: the crowd ids travel in
@@ -55,15 +60,33 @@ def study_join(request: HttpRequest, token: str) -> HttpResponse:
     except AccessRefused as refused:
         return _refused(request, study, refused, status=400)
     returning = resumable_user(study=study, token=request.COOKIES.get(resume_cookie(study), ""))
-    finished = _finished(study, returning)
-    if finished is not None:  # their code again, whatever became of the study since
-        return _end_page(request, finished, _finished_step(finished))
+    known = enrollment_of(user=returning, study=study) if returning else crowd_enrollment(study=study, crowd=crowd)
+    ended = enrollment_outcome(known) if known is not None else None
+    if known is not None and ended is not None:  # their code again, whatever became of the study since
+        return _end_page(request, known, ended)
+    if returning is None and known is not None:  # their crowd id, in progress, on a browser without their secret
+        return _crowd_return(request, study, crowd, known)
     if request.method == "POST":
         return _resume(request, study, returning) if returning else _start(request, study, crowd)
     # An account holder already enrolled holds their places: the study is never full for them.
     newcomer = returning is None and enrollment_of(user=request.user, study=study) is None
     full = newcomer and study.accepts_work and not study_has_free_place(study)
     return _invite_page(request, study, crowd, returning=returning is not None, full=full)
+
+
+def _crowd_return(request: HttpRequest, study: Study, crowd: dict[str, str], enrollment: Enrollment) -> HttpResponse:
+    """A person in progress, known by the link's crowd id on a browser without their resume secret:
+    their own run back when the link carries the platform session they joined with (a button: a
+    GET signs nobody in), else how to continue; never a second enrolment or another way out's code."""
+    if request.user.is_authenticated and enrollment.participant.user_id == request.user.pk:
+        return redirect("annotation:study-next", token=study.token)  # signed in as them already
+    user = crowd_resumable_user(enrollment=enrollment, crowd=crowd)
+    if user is None:
+        status = 409 if request.method == "POST" else 200
+        return render(request, "annotation/study_elsewhere.html", {"study": study}, status=status)
+    if request.method == "POST":
+        return _with_resume_cookie(_resume(request, study, user), study, enrollment)
+    return render(request, "annotation/study_resume.html", {"study": study, "from_platform": True})
 
 
 def _invite_page(
@@ -83,17 +106,6 @@ def _invite_page(
         "device_check": device_check_data(),
     }
     return render(request, "annotation/study_join.html", context, status=status)
-
-
-def _finished(study: Study, user: User | None) -> Enrollment | None:
-    """The enrolment of a returning guest (their resume secret shown) if they finished it."""
-    enrollment = enrollment_of(user=user, study=study) if user is not None else None
-    return enrollment if enrollment is not None and enrollment.finished_at is not None else None
-
-
-def _finished_step(enrollment: Enrollment) -> Step:
-    total = enrollment.study.puzzles_total()
-    return Step("finished", None, enrollment.puzzles_done(), total)
 
 
 @require_http_methods(["GET"])
@@ -139,11 +151,11 @@ def study_resume(request: HttpRequest, token: str, secret: str) -> HttpResponse:
     user = resumable_user(study=study, token=secret)
     if user is None:
         return _refused(request, study, AccessRefused("This resume link is not valid for this study."), status=404)
-    finished = _finished(study, user)
-    if finished is not None:  # the secret is theirs: their code, without signing in
-        return _end_page(request, finished, _finished_step(finished))
+    enrollment = enrollment_of(user=user, study=study)
+    ended = enrollment_outcome(enrollment) if enrollment is not None else None
+    if enrollment is not None and ended is not None:  # the secret is theirs: their code, without signing in
+        return _end_page(request, enrollment, ended)
     if request.method == "POST":
-        enrollment = enrollment_of(user=user, study=study)
         return _with_resume_cookie(_resume(request, study, user), study, enrollment)
     return render(request, "annotation/study_resume.html", {"study": study})
 
@@ -161,6 +173,7 @@ def study_next(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("annotation:study-join", token=token)
     if step.attempt is not None:  # an attempt step
         return redirect("annotation:play", uid=step.attempt.uid)
+    enrollment.refresh_from_db()  # the step may have ended their part just now (the gold rule)
     return _end_page(request, enrollment, step)
 
 

@@ -232,8 +232,10 @@ def test_invite_link_records_crowd_ids_and_the_resume_link_continues_on_another_
     page = browser.get(first["Location"])
     assert page.context["page_data"]["study"]["total"] == 2
     other_device = Client()
-    assert "I agree, start" in other_device.get(link).content.decode()  # the crowd id alone signs nobody in
-    assert other_device.post(link).status_code == 403  # ...and takes no second place
+    elsewhere = other_device.get(link).content.decode()  # the crowd id alone signs nobody in...
+    assert 'id="elsewhere"' in elsewhere and "I agree, start" not in elsewhere
+    assert other_device.post(link).status_code == 409  # ...and takes no second place
+    assert Enrollment.objects.filter(study=study).count() == 1
     resume_url = browser.get(f"/s/{study.token}/pause/").context["resume_url"]
     assert other_device.get(resume_url).status_code == 200  # a GET signs nobody in
     assert other_device.get(f"/s/{study.token}/next/")["Location"] == f"/s/{study.token}/"
@@ -295,12 +297,16 @@ def test_a_crowd_id_never_signs_anyone_in_as_an_account_with_a_password(verified
     boss = get_user_model().objects.create_user("boss", password="secret", is_staff=True)
     staff = Client()
     staff.force_login(boss)
-    staff.get(f"/s/{study.token}/?PROLIFIC_PID=same")
-    staff.post(f"/s/{study.token}/?PROLIFIC_PID=same")
+    link = f"/s/{study.token}/?PROLIFIC_PID=same&SESSION_ID=theirs"
+    staff.get(link)
+    staff.post(link)
     stranger = Client()
-    page = stranger.get(f"/s/{study.token}/?PROLIFIC_PID=same")
-    assert page.status_code == 200 and "I agree, start" in page.content.decode()  # not signed in as boss
+    # Even with the platform session it joined with: an account with a password signs in by password.
+    page = stranger.get(link)
+    assert page.status_code == 200 and 'id="elsewhere"' in page.content.decode()  # not signed in as boss
+    assert stranger.post(link).status_code == 409
     assert stranger.get("/review/").status_code == 302
+    assert Enrollment.objects.filter(study=study).count() == 1
 
 
 @pytest.mark.django_db(transaction=True)
