@@ -69,6 +69,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "arena_site.errors.DatabaseUnavailableMiddleware",  # 503 "database unavailable", not the 500 page
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a lockout into its page
 ]
 

@@ -17,11 +17,31 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
 from psycopg_pool import ConnectionPool
+
+# How long a connection is waited for here, when shorter than the pool's own timeout (pool_wait).
+# A context variable: asgiref's sync_to_async runs the database call in a copy of the caller's context.
+_wait_s: ContextVar[float | None] = ContextVar("arena_pool_wait_s", default=None)
+
+
+@contextmanager
+def pool_wait(seconds: float) -> Iterator[None]:
+    """Within the block a connection from the pool is waited for at most `seconds`, not the pool's
+    timeout (ARENA_DB_POOL_TIMEOUT, a queue worth waiting in under load): with the database down,
+    a query fails with OperationalError that soon. For a reader that would rather say "the
+    database is unavailable" at once (the staff dashboard)."""
+    token = _wait_s.set(seconds)
+    try:
+        yield
+    finally:
+        _wait_s.reset(token)
 
 
 class RecoveringPool(ConnectionPool):
@@ -35,6 +55,13 @@ class RecoveringPool(ConnectionPool):
                 configure(conn)
 
         super().__init__(*args, configure=opened, check=self._check_or_renew, **kwargs)
+
+    def getconn(self, timeout: float | None = None):
+        """A connection, waited for at most the pool's timeout, or pool_wait's when shorter."""
+        shorter = _wait_s.get()
+        if timeout is None and shorter is not None:
+            timeout = min(shorter, self.timeout)
+        return super().getconn(timeout)
 
     def _check_or_renew(self, conn) -> None:
         try:
