@@ -2,8 +2,10 @@
 at once and again whenever it changes, every interval; the page only listens.
 
 Each socket declares the one frame it sends (`frame_type`, `frame_fields`); a refusal is the
-declared error frame (`refused_frame`), as the live page's socket refuses (annotation/live/frames.py).
-tests/test_staff_sockets.py holds what each socket sends to its declaration."""
+declared error frame (`refused_frame`), as the live page's socket refuses (annotation/live/frames.py),
+and so is the database gone (`unavailable_frame`: sent once when the state cannot be read for it,
+then the state again as soon as it can). tests/test_staff_sockets.py holds what each socket sends
+to its declaration."""
 
 from __future__ import annotations
 
@@ -14,15 +16,23 @@ from typing import Any, ClassVar
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from arena_site.errors import DATABASE_UNAVAILABLE, UNAVAILABLE_CODE, database_unreachable
+
 logger = logging.getLogger(__name__)
 
 ERROR_FIELDS = frozenset({"code", "message"})
 REFUSED_CODE = "not_allowed"  # the live page's code for the same refusal
+ERROR_CODES = frozenset({REFUSED_CODE, UNAVAILABLE_CODE})
 _NOTHING_SENT = object()
+_UNAVAILABLE_SENT = object()
 
 
 def refused_frame(message: str) -> dict[str, Any]:
     return {"type": "error", "code": REFUSED_CODE, "message": message}
+
+
+def unavailable_frame() -> dict[str, Any]:
+    return {"type": "error", "code": UNAVAILABLE_CODE, "message": DATABASE_UNAVAILABLE}
 
 
 class StaffSocket(AsyncWebsocketConsumer):
@@ -52,7 +62,7 @@ class StaffSocket(AsyncWebsocketConsumer):
         fields = set(frame) - {"type"}
         if fields != declared[frame["type"]]:
             return f"{frame['type']} frame with fields {sorted(fields)}, declared {sorted(declared[frame['type']])}"
-        if frame["type"] == "error" and frame["code"] != REFUSED_CODE:
+        if frame["type"] == "error" and frame["code"] not in ERROR_CODES:
             return f"error code {frame['code']!r}"
         return None
 
@@ -80,8 +90,13 @@ class StaffSocket(AsyncWebsocketConsumer):
         while True:
             try:
                 state = await self.state(first=first)
-            except Exception:  # a database hiccup: keep the page and try again next tick
-                logger.exception("%s: reading the state failed", type(self).__name__)
+            except Exception as error:  # keep the page and try again next tick
+                if not database_unreachable(error):
+                    logger.exception("%s: reading the state failed", type(self).__name__)
+                elif last is not _UNAVAILABLE_SENT:  # said once; the state follows once it is back
+                    logger.warning("%s: the database is unavailable (%s)", type(self).__name__, error)
+                    await self._send(unavailable_frame())
+                    last = _UNAVAILABLE_SENT
             else:
                 first = False
                 key = self.unchanged_key(state)

@@ -9,7 +9,8 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.db import connection
 
-from annotation.reporting.dashboard import DashboardSummary, dashboard_summary, summary_key
+from annotation.reporting.dashboard import DATABASE_WAIT_S, DashboardSummary, dashboard_summary, summary_key
+from arena_site.postgresql.base import pool_wait
 from arena_site.staff_sockets import StaffSocket
 
 DASHBOARD_INTERVAL_S = 1.0
@@ -19,9 +20,11 @@ def _summary_on_a_checked_connection() -> DashboardSummary:
     """A summary, its connection given back to the pool after it (where the next one is checked
     before use). database_sync_to_async gives it back too, but not under channels' test
     communicator, and this thread outlives every socket: a connection it kept and the database
-    then ended failed every later summary (tests/faults/test_socket_faults.py)."""
+    then ended failed every later summary (tests/faults/test_socket_faults.py). With the database
+    down it fails within DATABASE_WAIT_S, and the socket says the database is unavailable."""
     try:
-        return dashboard_summary()
+        with pool_wait(DATABASE_WAIT_S):
+            return dashboard_summary()
     finally:
         connection.close()
 
@@ -35,15 +38,22 @@ _summarise = database_sync_to_async(
     executor=ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard"),
 )
 # One summary serves every dashboard open in this process within half an interval, so five staff
-# watching cost about what one does.
-_shared: dict[str, Any] = {"at": float("-inf"), "summary": None}
+# watching cost about what one does; and one failure, so during an outage they do not queue one
+# wait for a connection each on the dashboard's one thread.
+_shared: dict[str, Any] = {"at": float("-inf"), "summary": None, "error": None}
 
 
 async def shared_summary(*, max_age_s: float) -> DashboardSummary:
-    """A summary no older than max_age_s, computed afresh only when the last one is older."""
+    """A summary no older than max_age_s, computed afresh only when the last one is older (or the
+    failure of that try, raised again)."""
     if time.monotonic() - _shared["at"] > max_age_s:
-        summary = await _summarise()
-        _shared.update(at=time.monotonic(), summary=summary)
+        try:
+            _shared.update(summary=await _summarise(), error=None)
+        except Exception as error:
+            _shared.update(summary=None, error=error)
+        _shared["at"] = time.monotonic()
+    if _shared["error"] is not None:
+        raise _shared["error"]
     return _shared["summary"]
 
 

@@ -17,6 +17,9 @@ from annotation.live.attempts import newest_received
 from annotation.models import Attempt, Enrollment, Flag, Participant, Slot, Study
 
 ACTIVE_WINDOW_S = 60
+# How long a summary waits for a database connection (arena_site/postgresql, pool_wait): the pool's
+# timeout is 10 s, and the dashboard would rather say "database unavailable" within a second.
+DATABASE_WAIT_S = 1.0
 THROUGHPUT_WINDOWS_S = (60, 600)
 LATEST_FLAGS = 5
 

@@ -1,10 +1,14 @@
 // The live admin dashboard: renders summaries from /ws/dashboard/ as they come, reconnects with
 // backoff, and polls the JSON endpoint while the socket is down so the page never goes stale.
+// While the database is down the socket says so (an "unavailable" error frame) and the JSON
+// endpoint answers 503: the page says the database is unavailable, keeps the last figures it had,
+// and goes live again with the next summary.
 const root = document.getElementById("dashboard");
 const stateBox = document.getElementById("dash-state");
 const POLL_MS = 5000;
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000, 30000];
 const REFUSED = 4403; // the server's "not staff": retrying would not help
+const UNAVAILABLE = "unavailable"; // the error code of the database being down (arena_site/errors.py)
 const formats = root.dataset.reportFormats.split(",");
 // URL patterns from the server ("/studies/{study_id}/report.{fmt}"), filled in here.
 const fillUrl = (template, values) => template.replace(/\{(\w+)\}/g, (_, key) => encodeURIComponent(values[key]));
@@ -102,6 +106,11 @@ let failures = 0;
 let pollTimer = null;
 let polled = false; // a poll has answered since the socket went down
 
+/** The database is down: the figures shown are the last ones read, until a summary comes. */
+function showUnavailable() {
+  setState("unavailable", "database unavailable · retrying");
+}
+
 function showDown() {
   setState(polled ? "polling" : "reconnecting",
     polled ? `reconnecting · polling every ${POLL_MS / 1000} s` : "reconnecting");
@@ -118,7 +127,12 @@ function connect() {
   });
   socket.addEventListener("message", (message) => {
     const frame = JSON.parse(message.data);
-    if (frame.type === "summary") render(frame);
+    if (frame.type === "summary") {
+      render(frame);
+      setState("live", "live");
+    } else if (frame.type === "error" && frame.code === UNAVAILABLE) {
+      showUnavailable();
+    }
   });
   socket.addEventListener("close", (event) => {
     if (event.code === REFUSED) return setState("refused", "not allowed: sign in as staff");
@@ -146,6 +160,7 @@ async function poll() {
       stopPolling();
       return setState("refused", "not allowed: sign in as staff");
     }
+    if (response.status === 503) return showUnavailable();
     if (!response.ok) return;
     render(await response.json());
     // An answer that lands after the socket came back must not mark the page as not live.
