@@ -32,7 +32,6 @@ from annotation.reporting.wording import (
     PEOPLE_COLOUR,
     agent_colour,
     agent_name,
-    agent_overall_pass1,
     agent_types,
     all_type_names,
     fmt_count,
@@ -277,14 +276,15 @@ def _people_values(name: str, person: TypeRow | None, agents: list[float | None]
 
 
 def mean_row(report: StudyReport) -> Pass1Values:
-    """The closing row of chart 1: the means over types, people's with its clustered interval."""
+    """The closing row of chart 1: the means over types, people's with its clustered interval, each
+    agent's over the types people have too (not over types people have no Pass@1 on)."""
     overall = report["overall"]
     return Pass1Values(
         label="Mean over types",
         pass1=overall["mean_pass1_over_types"],
         low=overall["mean_ci_low"],
         high=overall["mean_ci_high"],
-        agents=[agent_overall_pass1(agent) for agent in report["agents"]],
+        agents=[agent["mean_pass1_shared"] for agent in report["agents"]],
     )
 
 

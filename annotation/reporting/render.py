@@ -30,11 +30,13 @@ from django.template.loader import render_to_string
 
 from annotation.reporting import charts
 from annotation.reporting.report_types import StudyReport
+from annotation.reporting.stats import BY_BOOTSTRAP
 from annotation.reporting.wording import (
     AGREEMENT_NOTE,
     CSV_DIGITS,
     CSV_TYPE_COLUMNS,
     DASH,
+    DROPPED_CSV_COLUMN,
     HALVES,
     MOTION_HEADERS,
     MOTION_NOTE,
@@ -56,10 +58,14 @@ from annotation.reporting.wording import (
     agent_overall_pass1,
     agent_pass_at_text,
     agent_types,
+    agents_mean_note,
     agents_table,
     agreement_lines,
     annotators_line,
     contamination_lines,
+    dropped_reasons,
+    dropped_type_reason,
+    dropped_types_line,
     fmt_count,
     fmt_interval,
     fmt_pct,
@@ -86,11 +92,13 @@ from annotation.reporting.wording import (
     type_name,
     type_row_cells,
     type_table_headers,
+    unpaired_reason,
     versus_headers,
     versus_method_line,
     versus_name,
     versus_table_rows,
     versus_title,
+    versus_unpaired_line,
 )
 from arena_site.csv_cells import csv_text
 
@@ -154,7 +162,9 @@ def to_csv(report: StudyReport) -> str:
     """One header row, then one row per puzzle type: data rows only, the means over types are the
     summary CSV's (to_summary_csv).
 
-    Columns are CSV_TYPE_COLUMNS, POSITION_CSV_COLUMNS (each half of people's runs), then
+    Columns are CSV_TYPE_COLUMNS, DROPPED_CSV_COLUMN (why a type has no Pass@1 of people: a type
+    of the report's puzzles that no included person answered has a row with only this and the
+    agents' columns), POSITION_CSV_COLUMNS (each half of people's runs), then
     agent:<name>:pass1 (and agent:<name>:pass<k> for each Pass@k it has) for each agent, then
     vs:<name>:<figure> (VERSUS_CSV_FIGURES: people against the run, paired by puzzle) for each run,
     then env:<client>:<checkpoint>:success for each training checkpoint (its episodes' success on
@@ -163,8 +173,8 @@ def to_csv(report: StudyReport) -> str:
     columns = agent_csv_columns(report)
     paired = versus_csv_columns(report)
     trained = training_csv_columns(report)
-    headers = [*CSV_TYPE_COLUMNS, *POSITION_CSV_COLUMNS, *(h for _, _, h in columns), *(h for _, _, h in paired)]
-    headers += [h for _, _, h in trained]
+    headers = [*CSV_TYPE_COLUMNS, DROPPED_CSV_COLUMN, *POSITION_CSV_COLUMNS, *(h for _, _, h in columns)]
+    headers += [h for _, _, h in paired] + [h for _, _, h in trained]
     success = {
         (client["client"], index): {row["type"]: row["success"] for row in point["types"]}
         for client in report["training"]["clients"]
@@ -174,11 +184,15 @@ def to_csv(report: StudyReport) -> str:
     versus_rows = [{row["type"]: row for row in versus["rows"]} for versus in report["versus"]]
     per_agent = [agent_types(agent) for agent in report["agents"]]
     by_position = {row["type"]: row for row in report["by_position"]["rows"]}
-    for row in report["types"]:
-        name = type_name(row)
-        fields: Mapping[str, object] = row  # read by the column names of CSV_TYPE_COLUMNS
-        values = [csv_cell(fields[column], column) for column in CSV_TYPE_COLUMNS]
-        placed = position_csv_values(by_position.get(row["type"]))
+    people = {row["type"]: row for row in report["types"]}
+    dropped = {row["type"]: dropped_type_reason(row) for row in report["dropped_types"]}
+    for kind in [*people, *(kind for kind in dropped if kind not in people)]:
+        row = people.get(kind)  # a type no included person answered: only its name and why
+        name = type_name(row) if row else kind
+        fields: Mapping[str, object] = row or {"type": kind}  # read by the column names of CSV_TYPE_COLUMNS
+        values = [csv_cell(fields.get(column), column) for column in CSV_TYPE_COLUMNS]
+        values.append(dropped.get(kind, ""))
+        placed = position_csv_values(by_position.get(kind))
         values += [csv_cell(placed[column], column) for column in POSITION_CSV_COLUMNS]
         for index, k, _ in columns:
             agent_row = per_agent[index].get(name)  # a type this agent has no complete puzzle of: empty
@@ -187,10 +201,10 @@ def to_csv(report: StudyReport) -> str:
                 value = agent_row["pass1"] if k == 1 else dict(pass_k_items(agent_row["pass_k"])).get(k)
             values.append(csv_number(value))
         for index, figure, _ in paired:
-            versus_row: Mapping[str, object] | None = versus_rows[index].get(row["type"])  # none both answered
+            versus_row: Mapping[str, object] | None = versus_rows[index].get(kind)  # none both answered
             values.append(csv_number(versus_row[figure] if versus_row else None))
         for client, index, _ in trained:
-            values.append(csv_number(success[(client, index)].get(row["type"])))  # a type it did not play: empty
+            values.append(csv_number(success[(client, index)].get(kind)))  # a type it did not play: empty
         lines.append(values)
     return csv_text(lines)
 
@@ -200,6 +214,7 @@ def summary_rows(report: StudyReport) -> list[list[Any]]:
     their intervals, the outcomes, agreement, and each agent's means; numbers not yet rounded."""
     return [
         *_people_rows(report),
+        *_dropped_rows(report),
         *_outcome_rows(report),
         *_agreement_rows(report),
         *_position_rows(report),
@@ -279,6 +294,14 @@ def _people_rows(report: StudyReport) -> list[list[Any]]:
     return rows
 
 
+def _dropped_rows(report: StudyReport) -> list[list[Any]]:
+    """The types without people's Pass@1, each with its puzzles and why."""
+    return [
+        ["dropped_types", row["type"], row["puzzles"], None, None, None, f"n: puzzles; {dropped_type_reason(row)}"]
+        for row in report["dropped_types"]
+    ]
+
+
 def _outcome_rows(report: StudyReport) -> list[list[Any]]:
     """What became of the answers, and the gold and practice attempts without input evidence."""
     overall = report["overall"]
@@ -348,7 +371,20 @@ def _agent_rows(report: StudyReport) -> list[list[Any]]:
     for index, agent in enumerate(report["agents"]):
         section = f"agent:{agent_name(agent, index)}"
         puzzles = sum(row["puzzles"] for row in agent["types"])
-        rows.append([section, "mean_pass1_over_types", agent_overall_pass1(agent), None, None, None, ""])
+        shared = len(agent["shared_types"])
+        rows += [
+            [section, "mean_pass1_over_types", agent_overall_pass1(agent), None, None, None, "over its own types"],
+            [section, "mean_pass1_shared_types", agent["mean_pass1_shared"], None, None, shared, "n: types both have"],
+            [
+                section,
+                "people_mean_pass1_shared_types",
+                agent["people_mean_pass1_shared"],
+                None,
+                None,
+                shared,
+                "people's mean over the same types; n: types both have",
+            ],
+        ]
         for key, value in sorted(agent["pass_at"].items()):
             rows.append([section, f"pass{key}", value, None, None, puzzles, "mean over puzzles; n: puzzles"])
     return rows
@@ -362,15 +398,21 @@ def _versus_rows(report: StudyReport) -> list[list[Any]]:
         section = f"vs:{versus_name(versus, index)}"
         o = versus["overall"]
         n = o["puzzles"]
-        boot = (
-            f"bootstrap over puzzles, answers redrawn by person; {versus['resamples']} resamples, seed {versus['seed']}"
-        )
+        how = f"{o['ci_method']}, {fmt_people(o['ci_people'])} effective of {o['people']} people"
+        if o["ci_method"] == BY_BOOTSTRAP:
+            how += f"; {versus['resamples']} resamples, seed {versus['seed']}"
+        types = f"over the {len(versus['rows'])} types both answered"
         rows += [
-            [section, "people_pass1", o["people_pass1"], None, None, n, "mean over types; n: puzzles both answered"],
-            [section, "agent_pass1", o["agent_pass1"], None, None, n, "mean over types; n: puzzles both answered"],
-            [section, "difference", o["difference"], o["ci_low"], o["ci_high"], n, f"people minus agent; {boot}"],
+            [section, "people_pass1", o["people_pass1"], None, None, n, f"mean {types}; n: puzzles both answered"],
+            [section, "agent_pass1", o["agent_pass1"], None, None, n, f"mean {types}; n: puzzles both answered"],
+            [section, "difference", o["difference"], o["ci_low"], o["ci_high"], n, f"people minus agent; {how}"],
             [section, "people_only_share", o["people_only_share"], None, None, n, "people solve, agent not"],
             [section, "agent_only_share", o["agent_only_share"], None, None, n, "agent solves, people not"],
+        ]
+        dropped = dropped_reasons(report)
+        rows += [
+            [section, f"not_compared:{row['type']}", None, None, None, None, unpaired_reason(row, dropped)]
+            for row in versus["unpaired"]
         ]
     return rows
 
@@ -450,6 +492,8 @@ def to_markdown(report: StudyReport) -> str:
         lines += md_table(type_table_headers(k), rows)
     else:
         lines.append("_No puzzle types with attempts._")
+    dropped = dropped_types_line(report)
+    lines += ["", md_text(dropped)] if dropped else []
     lines += ["", md_text(f"{PASS1_NOTE} {interval_note(report)}"), "", md_text(OUTCOME_NOTE), ""]
     lines += [md_text(TIME_NOTE), ""]
     lines += [f"- {md_text(line)}" for line in overall_lines(report)]
@@ -463,6 +507,8 @@ def to_markdown(report: StudyReport) -> str:
     agents = report["agents"]
     if agents:
         lines += md_table(*agents_table(report))
+        note = agents_mean_note(report)
+        lines += ["", md_text(note)] if note else []
         lines.append("")
         for index, agent in enumerate(agents):
             lines.append(
@@ -502,6 +548,8 @@ def _versus_markdown(report: StudyReport) -> list[str]:
             lines += [*md_table(versus_headers(versus, index), rows), "", md_text(versus_method_line(versus))]
         else:
             lines.append("_No puzzle answered by both._")
+        unpaired = versus_unpaired_line(report, versus)
+        lines += ["", md_text(unpaired)] if unpaired else []
     return lines
 
 
@@ -602,6 +650,7 @@ def versus_items(report: StudyReport) -> list[dict[str, Any]]:
             "title": versus_title(versus, index),
             "table": html_table(versus_headers(versus, index), rows) if (rows := versus_table_rows(versus)) else None,
             "method": versus_method_line(versus),
+            "unpaired": versus_unpaired_line(report, versus),
             "scatter": charts.scatter_chart(versus, agent_colour(index)),
         }
         for index, versus in enumerate(report["versus"])
@@ -628,6 +677,7 @@ def html_context(report: StudyReport) -> dict[str, Any]:
         "study_line": study_line(report) or DASH,
         "facts": fact_cards(report),
         "types_table": types_html_table(report),
+        "dropped_line": dropped_types_line(report),
         "pass1_note": f"{PASS1_NOTE} {interval_note(report)}",
         "outcome_note": OUTCOME_NOTE,
         "time_note": TIME_NOTE,
@@ -642,6 +692,7 @@ def html_context(report: StudyReport) -> dict[str, Any]:
         "position_table": html_table(POSITION_HEADERS, rows) if (rows := position_table_rows(report)) else None,
         "agreement_lines": agreement_lines(report),
         "agents_table": agents_html_table(report),
+        "agents_note": agents_mean_note(report),
         "agents": agent_items(report),
         "contamination_lines": contamination_lines(report),
         "training_note": TRAINING_NOTE,

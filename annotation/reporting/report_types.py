@@ -60,6 +60,17 @@ class TypeRow(TypedDict):
     no_input: int
 
 
+class DroppedType(TypedDict):
+    """A type of the report's puzzles without people's Pass@1, and what its answers became."""
+
+    type: str
+    puzzles: int  # of the report's puzzles
+    excluded_people: int  # excluded people who submitted an answer on it (left out, as all their answers)
+    excluded_reasons: list[str]  # their exclusion reasons, distinct, as staff wrote them
+    no_input: int  # included people's first attempts on it without input evidence (left out of Pass@1)
+    not_submitted: int  # included people's answers on it started and never submitted
+
+
 class Overall(TypedDict):
     """Every type together: the means over types, the pooled figures and the outcomes."""
 
@@ -137,7 +148,10 @@ class AgentSummary(TypedDict):
     source: str
     rollouts_per_puzzle: int
     types: list[AgentTypeRow]
-    mean_pass1_over_types: float | None
+    mean_pass1_over_types: float | None  # over the run's own types
+    shared_types: list[str]  # the types people have a Pass@1 on too
+    mean_pass1_shared: float | None  # the run's mean Pass@1 over shared_types
+    people_mean_pass1_shared: float | None  # people's mean Pass@1 over the same types
     pass_at: dict[str, float]  # {"1": 0.35, "5": 0.6}
     run: int
     model: str
@@ -218,8 +232,13 @@ class VersusRow(TypedDict):
     people_pass1: float | None  # mean over the puzzles of people's Pass@1 on each
     agent_pass1: float | None  # mean over the puzzles of the run's Pass@1 on each
     difference: float | None  # people minus the agent; over types: the mean of the types'
-    ci_low: float | None  # 95% percentile interval of the difference, bootstrap over puzzles
+    ci_low: float | None  # 95% interval of the difference, by ci_method
     ci_high: float | None
+    ci_method: str  # stats.PAIRED_METHODS: cluster bootstrap over people, or exact over few people
+    people: int  # people with answers on the puzzles
+    ci_people: float | None  # effective number of people (Kish) behind an exact interval
+    people_right_agent_wrong: float | None  # the discordant shares: difference = this - the next
+    agent_right_people_wrong: float | None
     people_only: int  # puzzles most of whose people were right, the agent not (most rollouts wrong)
     agent_only: int  # the reverse
     both: int
@@ -237,6 +256,15 @@ class ScatterPoint(TypedDict):
     puzzles: int
 
 
+class UnpairedType(TypedDict):
+    """A type that people or the run have and the comparison has not."""
+
+    type: str
+    people_puzzles: int  # puzzles of it with people's counted answers (0: see dropped_types)
+    run_puzzles: int  # puzzles of it with the run's k rollouts
+    run_failed: int  # the run's failed rollouts on it
+
+
 class Versus(TypedDict):
     """People against one agent run on the same puzzles (docs/reports.md "People against an agent")."""
 
@@ -244,8 +272,9 @@ class Versus(TypedDict):
     run: int
     rows: list[VersusRow]  # types with puzzles both answered
     overall: VersusRow  # Pass@1 and difference: means over those types; counts: summed
-    resamples: int
-    seed: int
+    resamples: int  # the report's cluster bootstrap (Intervals): distinct resamples when exact, else draws
+    seed: int | None  # None: every distinct resample
+    unpaired: list[UnpairedType]  # types left out of the comparison, one side having none
     points: list[ScatterPoint]
 
 
@@ -312,6 +341,7 @@ class StudyReport(TypedDict):
     public_truth_puzzles: int
     no_input_beside_pool: dict[str, int]
     types: list[TypeRow]
+    dropped_types: list[DroppedType]  # types of the report's puzzles without people's Pass@1, and why
     overall: Overall
     intervals: Intervals
     agreement: Agreement | None  # None with an overlap of 1

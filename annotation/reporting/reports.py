@@ -87,6 +87,7 @@ from annotation.reporting.report_types import (
     AgentTypeRow,
     Agreement,
     Contamination,
+    DroppedType,
     HalfFigures,
     Intervals,
     MotionSection,
@@ -101,6 +102,7 @@ from annotation.reporting.report_types import (
     TrainingSection,
     TrainingType,
     TypeRow,
+    UnpairedType,
     Versus,
     VersusRow,
 )
@@ -108,10 +110,9 @@ from annotation.reporting.stats import (
     BOOTSTRAP_SEED,
     FEW_PEOPLE,
     MIN_PEOPLE_FOR_BOOTSTRAP,
-    PAIRED_RESAMPLES,
-    PAIRED_SEED,
     ClusterBootstrap,
     ClusterIntervals,
+    PairedCells,
     PairedPuzzles,
     effective_people,
     fleiss_kappa_binary,
@@ -119,10 +120,9 @@ from annotation.reporting.stats import (
     krippendorff_alpha_nominal,
     mean_pass_at_k,
     median_iqr,
-    paired_bootstrap,
+    paired_interval,
     people_interval,
     percent_agreement,
-    percentile_interval,
     wilson_interval,
 )
 from puzzles.models import Puzzle
@@ -193,7 +193,9 @@ def study_report(*, study: Study, dataset: str | None = None, exclude_trained: b
     boot, pass1, pass_k = _clustered(counted, types, k)
     puzzle_types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
     runs = _runs_on(pool, puzzle_types)
-    people = _people_on_puzzles(counted)
+    people_pass1 = {row["type"]: row["pass1"] for row in types if row["pass1"] is not None}
+    side = PeopleSide(_people_on_puzzles(counted), _counted_columns(counted), boot, set(people_pass1), puzzle_types)
+    dropped = _dropped_types(study, pool, puzzle_types, types)
     return {
         "study": _study_facts(study, datasets, dataset),
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -204,14 +206,15 @@ def study_report(*, study: Study, dataset: str | None = None, exclude_trained: b
         "public_truth_puzzles": _public_truth(study, pool),
         "no_input_beside_pool": _no_input_beside_pool(study),
         "types": types,
+        "dropped_types": dropped,
         "overall": _overall(types, k, boot, pass1, pass_k),
         "intervals": _intervals(boot),
         "agreement": _agreement(counted) if study.overlap >= 2 else None,
-        "agents": [_run_summary(outcomes, puzzle_types, set(trained)) for outcomes in runs],
+        "agents": [_run_summary(outcomes, puzzle_types, set(trained), people_pass1) for outcomes in runs],
         "motion": _motion(counted, pool),
         "times": _times(counted),
         "by_position": _by_position(counted, study.puzzles_total()),
-        "versus": [_versus(outcomes, people) for outcomes in runs],
+        "versus": [_versus(outcomes, side) for outcomes in runs],
         "training": _training([dataset] if dataset else sorted(datasets), types),
         "contamination": _contamination(live.count(), trained, counted, exclude_trained),
     }
@@ -331,6 +334,40 @@ def _no_input_beside_pool(study: Study) -> dict[str, int]:
         .order_by()
     )
     return {str(purpose): counts.get(purpose, 0) for purpose in beside}
+
+
+def _dropped_types(study: Study, pool: Pool, puzzle_types: dict[int, str], rows: list[TypeRow]) -> list[DroppedType]:
+    """The pool's types without a Pass@1 of people, and why: answered only by excluded people
+    (with their reasons), only without input evidence, started and never submitted, or not yet."""
+    with_pass1 = {row["type"] for row in rows if row["pass1"] is not None}
+    missing = sorted(set(puzzle_types.values()) - with_pass1)
+    if not missing:
+        return []
+    excluded = dict(
+        Enrollment.objects.filter(study=study, excluded=True).values_list("participant_id", "excluded_reason")
+    )
+    answered_by_excluded = (
+        Attempt.objects.filter(study=study, purpose=Attempt.Purpose.SCORED, participant_id__in=excluded)
+        .filter(puzzle_id__in=pool, puzzle__type__in=missing, submitted_at__isnull=False)
+        .values_list("puzzle__type", "participant_id")
+        .distinct()
+    )
+    who: dict[str, set[int]] = defaultdict(set)
+    for kind, participant in answered_by_excluded:
+        who[kind].add(participant)
+    puzzles = Counter(puzzle_types.values())
+    by_type = {row["type"]: row for row in rows}
+    return [
+        {
+            "type": kind,
+            "puzzles": puzzles[kind],
+            "excluded_people": len(who[kind]),
+            "excluded_reasons": sorted({excluded[p] for p in who[kind]} - {""}),
+            "no_input": by_type[kind]["no_input"] if kind in by_type else 0,
+            "not_submitted": by_type[kind]["not_submitted"] if kind in by_type else 0,
+        }
+        for kind in missing
+    ]
 
 
 def _boolean(condition: Q) -> ExpressionWrapper:
@@ -478,6 +515,11 @@ def _type_row(name: str, rows: list[Answer], k: int) -> TypeRow:
     }
 
 
+def _annotator_rows(submitted: list[Answer]) -> dict[int, int]:
+    """Each annotator's row in the cluster bootstrap: by participant id, those with a submitted answer."""
+    return {p: i for i, p in enumerate(sorted({a["participant"] for a in submitted}))}
+
+
 def _clustered(
     answers: list[Answer], rows: list[TypeRow], k: int
 ) -> tuple[ClusterBootstrap, ClusterIntervals, ClusterIntervals | None]:
@@ -486,7 +528,7 @@ def _clustered(
     answered the type, else the exact one over people (stats.people_interval); the bootstrap's
     are returned for the overall figures."""
     submitted = [a for a in answers if a["submitted"]]
-    people = {p: i for i, p in enumerate(sorted({a["participant"] for a in submitted}))}
+    people = _annotator_rows(submitted)
     columns = {row["type"]: j for j, row in enumerate(rows)}
     shape = (len(people), len(columns))
     cells = np.array([people[a["participant"]] * shape[1] + columns[a["type"]] for a in submitted], dtype=np.int64)
@@ -624,7 +666,7 @@ def agents_on(pool: Pool) -> list[AgentSummary]:
     """Every agent run with rollouts on these puzzles, each on its own: harness and imported runs."""
     types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
     trained = set(TRAINED_ON.filter(puzzle_id__in=pool).values_list("puzzle_id", flat=True))
-    return [_run_summary(outcomes, types, trained) for outcomes in _runs_on(pool, types)]
+    return [_run_summary(outcomes, types, trained, {}) for outcomes in _runs_on(pool, types)]
 
 
 @dataclass(frozen=True)
@@ -665,20 +707,26 @@ def _run_outcomes(run: AgentRun, pool: Pool, types: dict[int, str]) -> RunOutcom
     return RunOutcomes(run, complete, dict(failed), reached)
 
 
-def _run_summary(outcomes: RunOutcomes, types: dict[int, str], trained: set[int]) -> AgentSummary:
-    """One run's Pass@k on the pool, from exactly k rollouts per puzzle, and how many of those
-    puzzles were trained on."""
+def _run_summary(
+    outcomes: RunOutcomes, types: dict[int, str], trained: set[int], people_pass1: dict[str, float]
+) -> AgentSummary:
+    """One run's Pass@k on the pool, from exactly k rollouts per puzzle, how many of those
+    puzzles were trained on, and its mean Pass@1 beside people's over the types both have."""
     run, complete, failed = outcomes.run, outcomes.complete, outcomes.failed
     k = run.rollouts_per_puzzle
     counts = [(len(r), sum(r)) for r in complete.values()]
     ks = [n for n in (1, 5) if n <= k]
     type_rows = _agent_type_rows(complete, types, ks, failed)
+    shared = [r for r in type_rows if r["type"] in people_pass1]
     return {
         "name": run.name,
         "source": run.source,
         "rollouts_per_puzzle": k,
         "types": type_rows,
         "mean_pass1_over_types": _mean([r["pass1"] for r in type_rows]),
+        "shared_types": [r["type"] for r in shared],
+        "mean_pass1_shared": _mean([r["pass1"] for r in shared]),
+        "people_mean_pass1_shared": _mean([people_pass1[r["type"]] for r in shared]),
         "pass_at": {str(n): mean_pass_at_k(counts, n) for n in ks} if counts else {},
         "run": run.pk,
         "model": run.model,
@@ -726,32 +774,117 @@ def _people_on_puzzles(answers: list[Answer]) -> PeopleOnPuzzles:
     return {puzzle: (kind, n, right) for puzzle, (kind, n, right) in tally.items()}
 
 
-def _versus(outcomes: RunOutcomes, people: PeopleOnPuzzles) -> Versus:
+@dataclass(frozen=True)
+class CountedColumns:
+    """People's submitted, counted answers as columns: each one's annotator (their row in the
+    report's cluster bootstrap), puzzle, type and whether it was right."""
+
+    person: np.ndarray
+    puzzle: np.ndarray
+    type: np.ndarray  # str
+    right: np.ndarray
+
+
+def _counted_columns(answers: list[Answer]) -> CountedColumns:
+    submitted = [a for a in answers if a["submitted"]]
+    rows = _annotator_rows(submitted)
+    return CountedColumns(
+        person=np.array([rows[a["participant"]] for a in submitted], dtype=np.int64),
+        puzzle=np.array([a["puzzle"] for a in submitted], dtype=np.int64),
+        type=np.array([a["type"] for a in submitted], dtype=object),
+        right=np.array([a["correct"] for a in submitted], dtype=bool),
+    )
+
+
+@dataclass(frozen=True)
+class PeopleSide:
+    """What each run is held against: people's counted answers per puzzle and one by one, the
+    report's cluster bootstrap over them, the types they have a Pass@1 on, and each puzzle's type."""
+
+    puzzles: PeopleOnPuzzles
+    answers: CountedColumns
+    boot: ClusterBootstrap
+    types: set[str]
+    puzzle_types: dict[int, str]
+
+
+def _versus(outcomes: RunOutcomes, side: PeopleSide) -> Versus:
     """People against one run on the puzzles both answered: per type and over types, the
-    difference of Pass@1 with its bootstrap interval over puzzles, and who solves what the other
-    does not (docs/reports.md)."""
+    difference of Pass@1 with its interval (clustered by person, or exact with few people, as
+    Pass@1's), who solves what the other does not, and the types one side has and the other not
+    (docs/reports.md)."""
     by_type: dict[str, list[tuple[int, int, float]]] = defaultdict(list)
     for puzzle, rollouts in outcomes.complete.items():
-        if puzzle in people:
-            kind, answered, right = people[puzzle]
-            by_type[kind].append((answered, right, sum(rollouts) / len(rollouts)))
+        if puzzle in side.puzzles:
+            kind, count, right = side.puzzles[puzzle]
+            by_type[kind].append((count, right, sum(rollouts) / len(rollouts)))
     names = sorted(by_type)
     paired = [PairedPuzzles.of(by_type[name]) for name in names]
-    resampled = paired_bootstrap(paired)
-    rows = [_versus_row(name, puzzles, resampled[:, j]) for j, (name, puzzles) in enumerate(zip(names, paired))]
+    boot = side.boot
+    cells = _paired_cells(outcomes, side.answers, names, boot.clusters)
+    bootstrapped = boot.weighted_means(cells.difference, cells.weight)
+    rows = [
+        _versus_row(name, puzzles, _paired_figures(cells, j, bootstrapped.columns[j]))
+        for j, (name, puzzles) in enumerate(zip(names, paired))
+    ]
+    over_types = cells.over_types(range(len(names)))
     return {
         "name": outcomes.run.name,
         "run": outcomes.run.pk,
         "rows": rows,
-        "overall": _versus_overall(rows, resampled.mean(axis=1) if names else np.zeros(0)),
-        "resamples": PAIRED_RESAMPLES,
-        "seed": PAIRED_SEED,
+        "overall": _versus_overall(rows, _paired_figures(over_types, 0, bootstrapped.mean)),
+        "resamples": boot.resamples,
+        "seed": None if boot.exact else BOOTSTRAP_SEED,
+        "unpaired": _unpaired(outcomes, side, set(names)),
         "points": [point for name, puzzles in zip(names, paired) for point in _scatter_points(name, puzzles)],
     }
 
 
-def _versus_row(name: str, puzzles: PairedPuzzles, resampled: np.ndarray) -> VersusRow:
-    low, high = percentile_interval(resampled)
+def _paired_cells(outcomes: RunOutcomes, answers: CountedColumns, names: list[str], clusters: int) -> PairedCells:
+    """People's answers on the run's complete puzzles, per annotator and type (the columns of names)."""
+    shape = (clusters, len(names))
+    if not names:
+        return PairedCells.of([], [], [], [], [], shape)
+    ids = np.fromiter(outcomes.complete, dtype=np.int64, count=len(outcomes.complete))
+    scores = np.fromiter((sum(r) / len(r) for r in outcomes.complete.values()), dtype=float, count=len(ids))
+    order = np.argsort(ids)
+    ids, scores = ids[order], scores[order]
+    at = np.clip(np.searchsorted(ids, answers.puzzle), 0, len(ids) - 1)
+    kept = ids[at] == answers.puzzle  # answers on a puzzle the run completed
+    codes = {name: j for j, name in enumerate(names)}
+    column = np.array([codes[kind] for kind in answers.type[kept]], dtype=np.int64)
+    person, puzzle, right = answers.person[kept], answers.puzzle[kept], answers.right[kept]
+    return PairedCells.of(person, column, puzzle, right, scores[at[kept]], shape)
+
+
+class PairedFigures(TypedDict):
+    """A paired difference's interval with its method, and the people and shares behind it."""
+
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
+    people: int
+    ci_people: float | None
+    people_right_agent_wrong: float | None
+    agent_right_people_wrong: float | None
+
+
+def _paired_figures(cells: PairedCells, column: int, bootstrapped: tuple[float | None, float | None]) -> PairedFigures:
+    low, high, method = paired_interval(cells, column, bootstrapped)
+    weights = cells.weight[:, column] if cells.weight.shape[1] else np.zeros(0)
+    total = float(weights.sum())
+    return {
+        "ci_low": low,
+        "ci_high": high,
+        "ci_method": method,
+        "people": int((weights > 0).sum()),
+        "ci_people": effective_people(weights) if total else None,
+        "people_right_agent_wrong": float(cells.people_ahead[:, column].sum()) / total if total else None,
+        "agent_right_people_wrong": float(cells.agent_ahead[:, column].sum()) / total if total else None,
+    }
+
+
+def _versus_row(name: str, puzzles: PairedPuzzles, figures: PairedFigures) -> VersusRow:
     people_solve, agent_solves = puzzles.people > 0.5, puzzles.agent > 0.5  # most answers, most rollouts right
     n = len(puzzles.answers)
     people_only, agent_only = int((people_solve & ~agent_solves).sum()), int((agent_solves & ~people_solve).sum())
@@ -762,8 +895,7 @@ def _versus_row(name: str, puzzles: PairedPuzzles, resampled: np.ndarray) -> Ver
         "people_pass1": float(puzzles.people.mean()),
         "agent_pass1": float(puzzles.agent.mean()),
         "difference": puzzles.difference(),
-        "ci_low": low,
-        "ci_high": high,
+        **figures,
         "people_only": people_only,
         "agent_only": agent_only,
         "both": int((people_solve & agent_solves).sum()),
@@ -773,10 +905,10 @@ def _versus_row(name: str, puzzles: PairedPuzzles, resampled: np.ndarray) -> Ver
     }
 
 
-def _versus_overall(rows: list[VersusRow], resampled_mean: np.ndarray) -> VersusRow:
-    """Over types: Pass@1 and the difference as means of the types' (each type weighs the same, as
-    the report's means do), the interval from the same resamples, the counts summed."""
-    low, high = percentile_interval(resampled_mean)
+def _versus_overall(rows: list[VersusRow], figures: PairedFigures) -> VersusRow:
+    """Over the types both answered: Pass@1 and the difference as means of the types' (each type
+    weighs the same, as the report's means do), its interval over people's answers on all of
+    them, the counts summed."""
     puzzles = sum(r["puzzles"] for r in rows)
 
     def total(key: Literal["people_only", "agent_only", "both", "neither", "answers"]) -> int:
@@ -789,8 +921,7 @@ def _versus_overall(rows: list[VersusRow], resampled_mean: np.ndarray) -> Versus
         "people_pass1": _mean([r["people_pass1"] for r in rows]),
         "agent_pass1": _mean([r["agent_pass1"] for r in rows]),
         "difference": _mean([r["difference"] for r in rows]),
-        "ci_low": low,
-        "ci_high": high,
+        **figures,
         "people_only": total("people_only"),
         "agent_only": total("agent_only"),
         "both": total("both"),
@@ -798,6 +929,24 @@ def _versus_overall(rows: list[VersusRow], resampled_mean: np.ndarray) -> Versus
         "people_only_share": total("people_only") / puzzles if puzzles else None,
         "agent_only_share": total("agent_only") / puzzles if puzzles else None,
     }
+
+
+def _unpaired(outcomes: RunOutcomes, side: PeopleSide, paired: set[str]) -> list[UnpairedType]:
+    """The types people or the run have that the comparison has not: people have no counted
+    answer on them (dropped_types says why), the run has no complete puzzle of them, or no
+    puzzle of them has both."""
+    run_types = Counter(side.puzzle_types[puzzle] for puzzle in outcomes.complete)
+    people_types = Counter(kind for kind, _, _ in side.puzzles.values())
+    missing = (side.types | set(run_types) | set(outcomes.failed)) - paired
+    return [
+        {
+            "type": kind,
+            "people_puzzles": people_types[kind],
+            "run_puzzles": run_types[kind],
+            "run_failed": outcomes.failed.get(kind, 0),
+        }
+        for kind in sorted(missing)
+    ]
 
 
 def _scatter_points(name: str, puzzles: PairedPuzzles) -> list[ScatterPoint]:

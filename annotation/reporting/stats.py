@@ -292,21 +292,39 @@ class ClusterBootstrap:
         successes = np.asarray(successes, dtype=float).reshape(self.trials.shape)
         if (successes < 0).any() or (successes > self.trials).any():
             raise ValueError("need 0 <= successes <= trials")
-        columns = self.trials.shape[1]
+        return self._ratio_intervals(successes, self.trials, self._trials_drawn)
+
+    def weighted_means(self, values: np.ndarray, weights: np.ndarray) -> ClusterIntervals:
+        """The intervals of sum(values) / sum(weights) over the drawn annotators (annotators x
+        columns, both), per column, pooled and the mean over columns: a weighted mean of
+        per-answer values, which may be negative (a difference)."""
+        values = np.asarray(values, dtype=float)
+        weights = np.asarray(weights, dtype=float)
+        if values.shape != weights.shape or weights.ndim != 2 or weights.shape[0] != self.clusters:
+            raise ValueError("values and weights must both be tables of annotators x columns")
+        if (weights < 0).any():
+            raise ValueError("weights must be >= 0")
+        drawn = self.counts @ weights if self.clusters else np.zeros((0, weights.shape[1]))
+        return self._ratio_intervals(values, weights, drawn)
+
+    def _ratio_intervals(
+        self, numerators: np.ndarray, denominators: np.ndarray, drawn_denominators: np.ndarray
+    ) -> ClusterIntervals:
+        columns = denominators.shape[1]
         if not self.clusters or not columns:
             return ClusterIntervals([(None, None)] * columns, (None, None), (None, None))
-        drawn = self.counts @ successes
+        drawn = self.counts @ numerators
         with np.errstate(invalid="ignore", divide="ignore"):
-            rates = drawn / self._trials_drawn  # nan where a resample has no answers in the column
-            pooled = drawn.sum(axis=1) / self._trials_drawn.sum(axis=1)
-        answered = (self.trials > 0).sum(axis=0)
+            rates = drawn / drawn_denominators  # nan where a resample has no answers in the column
+            pooled = drawn.sum(axis=1) / drawn_denominators.sum(axis=1)
+        answered = (denominators > 0).sum(axis=0)
         per_column = [self._percentiles(rates[:, j]) if answered[j] >= 2 else (None, None) for j in range(columns)]
         # The mean over the columns a resample has answers in (a column nobody drawn answered
         # is left out of that resample's mean).
         kept = ~np.isnan(rates)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(kept, rates, 0.0).sum(axis=1) / kept.sum(axis=1)
-        enough = (answered > 0).any() and (self.trials.sum(axis=1) > 0).sum() >= 2
+        enough = (answered > 0).any() and (denominators.sum(axis=1) > 0).sum() >= 2
         return ClusterIntervals(
             per_column,
             self._percentiles(pooled) if enough else (None, None),
@@ -352,12 +370,6 @@ def median_iqr(values: list[float]) -> tuple[float | None, float | None, float |
 
 # --- people against an agent on the same puzzles --------------------------------------------
 
-# 1000 resamples: enough for a 95% percentile interval (its ends move by about 0.09 standard
-# deviations from seed to seed), and half the cost of 2000, which on 4,000 puzzles and two runs
-# would be a tenth of the report's time.
-PAIRED_RESAMPLES = 1000
-PAIRED_SEED = 22  # fixed: the same data give the same interval, run after run
-
 
 @dataclass(frozen=True)
 class PairedPuzzles:
@@ -387,38 +399,94 @@ class PairedPuzzles:
         return float((self.people - self.agent).mean())
 
 
-def paired_bootstrap(
-    types: Sequence[PairedPuzzles], *, resamples: int = PAIRED_RESAMPLES, seed: int = PAIRED_SEED
-) -> np.ndarray:
-    """Resampled differences (resamples x types) of people's Pass@1 minus the agent's, by a
-    two-stage bootstrap within each type: draw as many puzzles as the type has, with replacement,
-    then within each drawn puzzle draw its people's answers again, with replacement (each answer
-    is one person's); the agent's Pass@1 on a puzzle stays as it is.
+@dataclass(frozen=True)
+class PairedCells:
+    """People's answers on the puzzles an agent run also answered, summed per person (row) and
+    type (column). An answer y (1 right, 0 not) on puzzle p of a type with n paired puzzles, p
+    answered by m_p people, weighs w = 1 / (n m_p): each puzzle weighs the same and a type's
+    weights sum to 1, so that a type's difference mean_p (h_p - a_p) is the sum of w (y - a_p).
+    It splits into the two discordant shares, people right and the agent wrong, w y (1 - a_p),
+    less the reverse, w (1 - y) a_p (the cells b and c of McNemar's table when a_p is 0 or 1)."""
 
-    Puzzles alike in (answers, correct, agent) are interchangeable, so the draw is made per kind
-    of puzzle: how many of each kind are drawn (multinomial), and the right answers among the w x m
-    answers redrawn for w drawn puzzles of m answers (binomial). The same distribution as drawing
-    every puzzle and answer one by one, at a cost that does not grow with the puzzles."""
-    rng = np.random.default_rng(seed)
-    columns = []
-    for puzzles in types:
-        n = len(puzzles.answers)
-        if not n:
-            columns.append(np.full(resamples, np.nan))
-            continue
-        kinds, counts = np.unique(
-            np.column_stack([puzzles.answers, puzzles.correct, puzzles.agent]), axis=0, return_counts=True
-        )
-        m, c, a = kinds[:, 0], kinds[:, 1], kinds[:, 2]
-        drawn = rng.multinomial(n, counts / n, size=resamples)  # resamples x kinds
-        right = rng.binomial((drawn * m).astype(np.int64), c / m)  # right answers among the redrawn
-        columns.append(((right / m).sum(axis=1) - (drawn * a).sum(axis=1)) / n)
-    return np.column_stack(columns) if columns else np.zeros((resamples, 0))
+    weight: np.ndarray  # people x types
+    difference: np.ndarray  # w (y - a)
+    people_ahead: np.ndarray  # w y (1 - a)
+    agent_ahead: np.ndarray  # w (1 - y) a
+
+    @classmethod
+    def of(
+        cls,
+        person: Sequence[int] | np.ndarray,
+        column: Sequence[int] | np.ndarray,
+        puzzle: Sequence[int] | np.ndarray,
+        right: Sequence[bool] | np.ndarray,
+        agent: Sequence[float] | np.ndarray,
+        shape: tuple[int, int],
+    ) -> PairedCells:
+        """From one entry per answer: its person's row, its type's column, its puzzle (any id),
+        whether it was right, and the agent's Pass@1 on its puzzle."""
+        person, column = np.asarray(person, dtype=np.int64), np.asarray(column, dtype=np.int64)
+        y, a = np.asarray(right, dtype=float), np.asarray(agent, dtype=float)
+        _, on_puzzle, answers = np.unique(np.asarray(puzzle, dtype=np.int64), return_inverse=True, return_counts=True)
+        puzzles_per_column = np.bincount(column[np.unique(on_puzzle, return_index=True)[1]], minlength=shape[1])
+        w = 1.0 / (puzzles_per_column[column] * answers[on_puzzle]) if len(y) else np.zeros(0)
+        cells = person * shape[1] + column
+
+        def table(values: np.ndarray) -> np.ndarray:
+            return np.bincount(cells, weights=values, minlength=shape[0] * shape[1]).reshape(shape)
+
+        return cls(table(w), table(w * (y - a)), table(w * y * (1 - a)), table(w * (1 - y) * a))
+
+    def over_types(self, columns: Sequence[int]) -> PairedCells:
+        """The cells of the mean over these types (each weighing the same), as one column."""
+        index = list(columns)
+        share = 1.0 / len(index) if index else 0.0
+
+        def mean(table: np.ndarray) -> np.ndarray:
+            return table[:, index].sum(axis=1, keepdims=True) * share
+
+        return PairedCells(mean(self.weight), mean(self.difference), mean(self.people_ahead), mean(self.agent_ahead))
 
 
-def percentile_interval(values: np.ndarray, level: float = 0.95) -> tuple[float | None, float | None]:
-    """The central percentile interval of equally weighted values (the inverted CDF); Nones when none are numbers."""
-    kept = values[~np.isnan(values)]
-    if not len(kept):
-        return None, None
-    return weighted_percentile_interval(kept, np.ones(len(kept)), level)
+# The paired difference's intervals follow the rule of Pass@1's: the cluster bootstrap over people
+# from MIN_PEOPLE_FOR_BOOTSTRAP people, else an exact interval over the effective number of people.
+PAIRED_FEW_PEOPLE = "Bonferroni-combined Clopper-Pearson of the discordant shares over people (few participants)"
+PAIRED_NO_SPREAD = "Bonferroni-combined Clopper-Pearson of the discordant shares over people (no spread between people)"
+PAIRED_METHODS = (BY_BOOTSTRAP, PAIRED_FEW_PEOPLE, PAIRED_NO_SPREAD)
+
+
+def discordant_interval(
+    people_ahead: float, agent_ahead: float, person_weights: Sequence[float] | np.ndarray, level: float = 0.95
+) -> tuple[float, float]:
+    """A conservative exact interval of a paired difference b - c (b: the share where people are
+    right and the agent is not, c: the reverse), taking each person as one observation: the
+    Clopper-Pearson intervals of b and of c, each at 1 - (1 - level) / 2 on the effective number
+    of people n (Kish, each person weighing what their answers weigh), combined by Bonferroni into
+    [low_b - high_c, high_b - low_c]. Both intervals hold together with probability level or
+    more, and then so does the difference's."""
+    if not (0.0 <= people_ahead <= 1.0 and 0.0 <= agent_ahead <= 1.0):
+        raise ValueError(f"discordant shares are between 0 and 1, got {people_ahead} and {agent_ahead}")
+    n = effective_people(person_weights)
+    each = 1 - (1 - level) / 2
+    low_b, high_b = clopper_pearson(min(people_ahead * n, n), n, level=each)
+    low_c, high_c = clopper_pearson(min(agent_ahead * n, n), n, level=each)
+    return low_b - high_c, high_b - low_c
+
+
+def paired_interval(
+    cells: PairedCells, column: int, bootstrapped: tuple[float | None, float | None]
+) -> tuple[float | None, float | None, str]:
+    """(low, high, method) of one column's difference: the bootstrap's interval where at least
+    MIN_PEOPLE_FOR_BOOTSTRAP people answered and it has a width, else discordant_interval;
+    (None, None, "") without answers."""
+    weights = cells.weight[:, column]
+    people = int((weights > 0).sum())
+    if not people:
+        return None, None, ""
+    low, high = bootstrapped
+    if people >= MIN_PEOPLE_FOR_BOOTSTRAP and low is not None and high is not None and high > low:
+        return low, high, BY_BOOTSTRAP
+    total = float(weights.sum())
+    b, c = float(cells.people_ahead[:, column].sum()) / total, float(cells.agent_ahead[:, column].sum()) / total
+    low, high = discordant_interval(min(b, 1.0), min(c, 1.0), weights)
+    return low, high, PAIRED_FEW_PEOPLE if people < MIN_PEOPLE_FOR_BOOTSTRAP else PAIRED_NO_SPREAD

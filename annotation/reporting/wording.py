@@ -11,6 +11,7 @@ from typing import TypeGuard
 from annotation.reporting.report_types import (
     AgentSummary,
     AgentTypeRow,
+    DroppedType,
     HalfFigures,
     MotionRow,
     Overall,
@@ -18,10 +19,18 @@ from annotation.reporting.report_types import (
     StudyReport,
     TrainingClient,
     TypeRow,
+    UnpairedType,
     Versus,
     VersusRow,
 )
-from annotation.reporting.stats import BY_BOOTSTRAP, FEW_PEOPLE, NO_SPREAD
+from annotation.reporting.stats import (
+    BY_BOOTSTRAP,
+    FEW_PEOPLE,
+    MIN_PEOPLE_FOR_BOOTSTRAP,
+    NO_SPREAD,
+    PAIRED_FEW_PEOPLE,
+    PAIRED_NO_SPREAD,
+)
 
 DASH = "–"
 # The per-type CSV: one row per type, no summary rows (those are the summary CSV's, SUMMARY_COLUMNS).
@@ -57,6 +66,8 @@ CSV_TYPE_COLUMNS = (
     "mean_actions",
     "no_input",
 )
+# The per-type CSV's column after CSV_TYPE_COLUMNS: why a type has no Pass@1 of people (dropped_type_reason).
+DROPPED_CSV_COLUMN = "no_pass1_reason"
 # The per-type CSV's columns by position, after CSV_TYPE_COLUMNS: each half's figures, then the change.
 HALVES = ("first", "second")
 HALF_FIGURES = ("answers", "correct", "pass1", "wall_median_ms", "active_median_ms")
@@ -245,9 +256,9 @@ def fmt_ci_method(method: str, people: float | None) -> str:
     participants"); "–" without an interval."""
     if method == BY_BOOTSTRAP:
         return f"bootstrap, {fmt_people(people)} people"
-    if method == FEW_PEOPLE:
+    if method in (FEW_PEOPLE, PAIRED_FEW_PEOPLE):
         return f"exact, n = {fmt_people(people)}: few participants"
-    if method == NO_SPREAD:
+    if method in (NO_SPREAD, PAIRED_NO_SPREAD):
         return f"exact, n = {fmt_people(people)}: no spread"
     return DASH
 
@@ -433,6 +444,43 @@ def no_input_line(report: StudyReport) -> str:
     return line
 
 
+def dropped_type_reason(dropped: DroppedType) -> str:
+    """Why a type has no Pass@1 of people ("no included person answered it: the only person who did
+    was excluded (failed gold)")."""
+    parts = []
+    excluded = dropped["excluded_people"]
+    if excluded:
+        who = "the only person who answered it was"
+        if excluded > 1:
+            who = f"the {fmt_count(excluded)} people who answered it were"
+        reasons = "; ".join(dropped["excluded_reasons"]) or "no reason given"
+        parts.append(f"{who} excluded ({reasons})")
+    if dropped["no_input"]:
+        parts.append(f"{plural(dropped['no_input'], 'answer')} without input evidence, left out")
+    if dropped["not_submitted"]:
+        parts.append(f"{plural(dropped['not_submitted'], 'answer')} started and never submitted")
+    if not parts:
+        return "nobody has answered it yet"
+    only_excluded = excluded and len(parts) == 1
+    return ("no included person answered it: " if only_excluded else "no counted answer: ") + "; ".join(parts)
+
+
+def dropped_types_line(report: StudyReport) -> str:
+    """The types of the report's puzzles that have no Pass@1 of people, each with why; "" when none."""
+    dropped = report["dropped_types"]
+    if not dropped:
+        return ""
+    each = "; ".join(
+        f"{row['type']} ({plural(row['puzzles'], 'puzzle')}): {dropped_type_reason(row)}" for row in dropped
+    )
+    return f"Types without people's Pass@1, left out of every mean over types: {each}."
+
+
+def dropped_reasons(report: StudyReport) -> dict[str, str]:
+    """Each dropped type's reason by its name."""
+    return {row["type"]: dropped_type_reason(row) for row in report["dropped_types"]}
+
+
 def public_truth_line(count: int | None) -> str | None:
     """The warning carried by a study on puzzles whose answers are published; None when there are none."""
     if not is_number(count) or count <= 0:
@@ -488,15 +536,55 @@ def agents_table(report: StudyReport) -> tuple[list[str], list[list[str]]]:
             row = rows_by_type.get(name)  # a type this agent has no complete puzzle of
             cells.append(fmt_pass_cell(row["pass1"], row["pass_k"]) if row else fmt_pass_cell(None, {}))
         rows.append(cells)
-    overall = report["overall"]
-    rows.append(
-        [
-            "Mean over types",
-            fmt_pass_cell(overall["mean_pass1_over_types"], people_pass_k(overall["mean_pass_k_over_types"], k)),
-            *(fmt_pct(agent_overall_pass1(a)) for a in agents),
+    return headers, rows + agents_mean_rows(report)
+
+
+def agents_mean_rows(report: StudyReport) -> list[list[str]]:
+    """The agents table's closing rows: each run's mean Pass@1 beside people's over the same
+    types, those both have; one row per distinct set of them ("Mean over types" when both have
+    every type of the table), so that no mean sits beside one over other types."""
+    agents = report["agents"]
+    k = study_k(report)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for index, agent in enumerate(agents):
+        groups.setdefault(tuple(sorted(agent["shared_types"])), []).append(index)
+    everything = set(all_type_names(report))
+    rows = []
+    for shared, members in groups.items():
+        if set(shared) == everything:
+            overall = report["overall"]
+            label = "Mean over types"
+            pass_k = people_pass_k(overall["mean_pass_k_over_types"], k)
+            people = fmt_pass_cell(overall["mean_pass1_over_types"], pass_k)
+        else:
+            label = f"Mean over the {plural(len(shared), 'type')} both have" if shared else "No type both have"
+            people = fmt_pct(agents[members[0]]["people_mean_pass1_shared"])
+        cells = [fmt_pct(agent["mean_pass1_shared"]) if i in members else DASH for i, agent in enumerate(agents)]
+        rows.append([label, people, *cells])
+    return rows
+
+
+def agents_mean_note(report: StudyReport) -> str:
+    """For each run whose types are not people's, what its mean over its own types is and which
+    types the means beside people leave out; "" when every run has people's types."""
+    people = {row["type"] for row in report["types"] if is_number(row["pass1"])}
+    notes = []
+    for index, agent in enumerate(report["agents"]):
+        own = {row["type"] for row in agent["types"]}
+        if own == people:
+            continue
+        parts = [
+            f"{agent_name(agent, index)}: its mean over its own {plural(len(own), 'type')} is "
+            f"{fmt_pct(agent['mean_pass1_over_types'])}"
         ]
-    )
-    return headers, rows
+        if own - people:
+            parts.append(f"people have no Pass@1 on {', '.join(sorted(own - people))}")
+        if people - own:
+            parts.append(f"it has no complete puzzle of {', '.join(sorted(people - own))}")
+        notes.append("; ".join(parts))
+    if not notes:
+        return ""
+    return "Means beside people are over the types both have. " + ". ".join(notes) + "."
 
 
 def _people_pass(row: TypeRow | None, k: int) -> tuple[float | None, dict[str, float]]:
@@ -671,14 +759,30 @@ def position_csv_values(row: PositionRow | None) -> dict[str, float | int | None
 
 # --- people against each agent run, paired by puzzle -------------------------------------------
 VERSUS_NOTE = (
-    "On the puzzles that people and the run both answered, paired by puzzle: Pass@1 is the mean over "
-    "those puzzles of the share right on each (people's answers, the run's rollouts); the difference is "
-    "people's minus the run's, in percentage points, over types the mean of the types'. Its 95% interval "
-    "comes from a bootstrap over the puzzles, people's answers redrawn by person within each drawn puzzle. "
-    "A puzzle is solved by people when most of its answers are right, by the run when most of its "
-    "rollouts are; the last two columns count the puzzles one solves and the other does not, with their share."
+    "On the puzzles that people and the run both answered, paired by puzzle, and over the types both "
+    "answered only: Pass@1 is the mean over those puzzles of the share right on each (people's answers, "
+    "the run's rollouts); the difference is people's minus the run's, in percentage points, over types the "
+    "mean of the types'. Its 95% interval follows the rule of Pass@1's, each with its method beside it: "
+    f"where {MIN_PEOPLE_FOR_BOOTSTRAP} people or more answered, the report's cluster bootstrap over people "
+    "(each drawn person brings all their answers, the run's Pass@1 on each of those puzzles beside it); "
+    "with fewer (few participants), or when every resample gives the same difference (no spread), an exact "
+    "interval taking each person as one observation: Clopper-Pearson's intervals of the two discordant "
+    "shares (people right and the run wrong; the run right and people wrong), each at 97.5% over the "
+    "effective number of people, combined by Bonferroni into one that holds at 95% or more. The puzzles are "
+    "taken as given, and so is the run's Pass@1 on each. A puzzle is solved by people when most of its "
+    "answers are right, by the run when most of its rollouts are; the last two columns count the puzzles "
+    "one solves and the other does not, with their share."
 )
-VERSUS_CSV_FIGURES = ("puzzles", "difference", "ci_low", "ci_high", "people_only", "agent_only")
+VERSUS_CSV_FIGURES = (
+    "puzzles",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "ci_people",
+    "people_only",
+    "agent_only",
+)
 
 
 def versus_name(versus: Versus, index: int) -> str:
@@ -700,6 +804,7 @@ def versus_headers(versus: Versus, index: int) -> list[str]:
         "People Pass@1",
         f"{name} Pass@1",
         "Difference, pts [95% CI]",
+        "95% CI method",
         "People solve, agent not",
         "Agent solves, people not",
     ]
@@ -735,6 +840,7 @@ def versus_row_cells(row: VersusRow) -> list[str]:
         fmt_pct(row["people_pass1"]),
         fmt_pct(row["agent_pass1"]),
         fmt_difference(row["difference"], row["ci_low"], row["ci_high"]),
+        fmt_ci_method(row["ci_method"], row["ci_people"]),
         fmt_share(row["people_only"], row["people_only_share"]),
         fmt_share(row["agent_only"], row["agent_only_share"]),
     ]
@@ -748,12 +854,43 @@ def versus_table_rows(versus: Versus) -> list[list[str]]:
 
 
 def versus_method_line(versus: Versus) -> str:
-    """The bootstrap's resamples and seed, so the interval can be made again."""
+    """What the comparison is over, and the bootstrap's resamples and seed, so the interval can be made again."""
     overall = versus["overall"]
-    return (
-        f"{plural(overall['puzzles'], 'puzzle')} both answered, {plural(overall['answers'], 'answer')} by people; "
-        f"{fmt_count(versus['resamples'])} resamples, seed {fmt_count(versus['seed'])}."
+    line = (
+        f"Over {plural(len(versus['rows']), 'type')} and {plural(overall['puzzles'], 'puzzle')} both answered, "
+        f"{plural(overall['answers'], 'answer')} by {fmt_count(overall['people'])} "
+        f"{'person' if overall['people'] == 1 else 'people'}"
     )
+    if not any(row["ci_method"] == BY_BOOTSTRAP for row in [*versus["rows"], overall]):
+        return f"{line}; every interval exact."
+    if versus["seed"] is None:
+        resamples = f"every one of the {fmt_count(versus['resamples'])} distinct resamples of people"
+    else:
+        resamples = f"{fmt_count(versus['resamples'])} resamples of people, seed {fmt_count(versus['seed'])}"
+    return f"{line}; the bootstrap: {resamples}."
+
+
+def unpaired_reason(unpaired: UnpairedType, dropped: Mapping[str, str]) -> str:
+    """Why a type is left out of one run's comparison: people's side (dropped_type_reason), the
+    run's, or no puzzle in common."""
+    if not unpaired["people_puzzles"]:
+        return f"people: {dropped.get(unpaired['type'], 'no counted answer')}"
+    if not unpaired["run_puzzles"]:
+        failed = unpaired["run_failed"]
+        return "the run has no complete puzzle of it" + (f" ({plural(failed, 'failed rollout')})" if failed else "")
+    return (
+        f"no puzzle both answered (people on {plural(unpaired['people_puzzles'], 'puzzle')}, "
+        f"the run on {fmt_count(unpaired['run_puzzles'])} others)"
+    )
+
+
+def versus_unpaired_line(report: StudyReport, versus: Versus) -> str:
+    """The types one side has that the comparison leaves out, each with why; "" when none."""
+    if not versus["unpaired"]:
+        return ""
+    dropped = dropped_reasons(report)
+    each = "; ".join(f"{row['type']} ({unpaired_reason(row, dropped)})" for row in versus["unpaired"])
+    return f"Not compared, one side having none of it: {each}."
 
 
 # --- training environment runs per checkpoint, and contamination --------------------------------

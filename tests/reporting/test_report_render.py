@@ -13,6 +13,7 @@ import pytest
 
 from annotation.reporting.render import (
     CSV_TYPE_COLUMNS,
+    DROPPED_CSV_COLUMN,
     FORMATS,
     POSITION_CSV_COLUMNS,
     SUMMARY_COLUMNS,
@@ -148,6 +149,9 @@ def sample_report() -> dict:
                     "rollouts_per_puzzle": 5,
                     "types": [{"type": "Bingo", "puzzles": 20, "pass1": 0.35, "pass_k": {"5": 0.6}}],
                     "mean_pass1_over_types": 0.35,
+                    "shared_types": ["Bingo"],
+                    "mean_pass1_shared": 0.35,
+                    "people_mean_pass1_shared": 0.875,
                     "pass_at": {"1": 0.35, "5": 0.6},
                 },
             ],
@@ -204,6 +208,8 @@ def realistic_report(seed: int = 4) -> dict:
         ]
         rows[3]["pass1"] = None  # the agent skipped a type
         known = [r["pass1"] for r in rows if r["pass1"] is not None]
+        people = {t["type"]: t["pass1"] for t in types}
+        shared = [r["type"] for r in rows if r["pass1"] is not None]
         agents.append(
             {
                 "name": name,
@@ -212,6 +218,9 @@ def realistic_report(seed: int = 4) -> dict:
                 "rollouts_per_puzzle": 5,
                 "types": rows,
                 "mean_pass1_over_types": sum(known) / len(known),
+                "shared_types": shared,
+                "mean_pass1_shared": sum(known) / len(known),
+                "people_mean_pass1_shared": sum(people[t] for t in shared) / len(shared),
                 "pass_at": {"1": sum(known) / len(known), "5": min(1.0, skill + 0.2)},
             }
         )
@@ -343,7 +352,7 @@ def test_csv_parses_back_with_the_header_values_and_agent_columns_and_no_mean_ro
     reader = csv.DictReader(io.StringIO(to_csv(sample_report())))
     rows = list(reader)
     agents = ["agent:openai:gpt-x:pass1", "agent:openai:gpt-x:pass5"]
-    assert reader.fieldnames == [*CSV_TYPE_COLUMNS, *POSITION_CSV_COLUMNS, *agents]
+    assert reader.fieldnames == [*CSV_TYPE_COLUMNS, DROPPED_CSV_COLUMN, *POSITION_CSV_COLUMNS, *agents]
     assert reader.fieldnames[:5] == ["type", "attempts", "puzzles", "annotators", "correct"]
     (bingo,) = rows  # data rows only: the means are the summary's
     assert bingo["type"] == "Bingo"
@@ -384,7 +393,7 @@ def test_csv_puts_an_agent_that_misses_a_type_as_an_empty_cell_and_quotes_awkwar
 
 def test_csv_of_an_empty_report_is_its_header():
     rows = list(csv.reader(io.StringIO(to_csv(complete({"types": [], "agents": []})))))
-    assert rows == [[*CSV_TYPE_COLUMNS, *POSITION_CSV_COLUMNS]]
+    assert rows == [[*CSV_TYPE_COLUMNS, DROPPED_CSV_COLUMN, *POSITION_CSV_COLUMNS]]
 
 
 def summary_of(report: dict) -> dict[tuple[str, str], dict]:

@@ -20,6 +20,8 @@ from annotation.reporting.report_types import (
     StudyReport,
     TimeSample,
     TypeRow,
+    Versus,
+    VersusRow,
 )
 from annotation.reporting.reports import study_report
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
@@ -67,6 +69,9 @@ def test_every_section_of_the_json_report_has_the_keys_its_type_declares(report)
     (agent,) = report["agents"]
     assert list(agent) == declared(AgentSummary)
     assert [list(row) for row in agent["types"]] == [declared(AgentTypeRow)] * 2
+    (versus,) = report["versus"]
+    assert list(versus) == declared(Versus)
+    assert [list(row) for row in [*versus["rows"], versus["overall"]]] == [declared(VersusRow)] * 3
 
 
 def test_the_per_type_csv_columns_are_fields_of_a_type_row():
