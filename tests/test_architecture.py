@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parent.parent
-DOMAINS = ("live", "studies", "review", "reporting", "agents", "datasets", "environment")
+DOMAINS = ("live", "studies", "review", "reporting", "agents", "datasets", "environment", "hosted")
 # Which other domains each domain may import. live/ is the one pipeline everything builds on.
 ALLOWED = {
     "live": set(),
@@ -25,6 +25,8 @@ ALLOWED = {
     "datasets": {"live", "review", "agents", "reporting"},  # read-only: labels, trajectories
     # An episode is an agent rollout, played by the same engine; its curriculum reads the labels.
     "environment": {"live", "agents", "datasets"},
+    # A hosted benchmark's page is played through the same pipeline (the proxy: docs/hosted.md).
+    "hosted": {"live"},
 }
 ENTRY_POINTS = {"views", "staff_views", "consumers"}  # wired by urls.py and routing.py only
 
@@ -105,6 +107,7 @@ def test_every_domain_is_a_package_with_its_rules_in_its_docstring():
         ("annotation/studies/x.py", "import annotation.live.consumers\n", "views and consumers"),
         ("annotation/reporting/x.py", "from annotation.environment import contamination\n", "reporting/ may import"),
         ("annotation/environment/x.py", "from annotation.studies.queue import enrollment_next\n", "environment/ may"),
+        ("annotation/hosted/x.py", "from annotation.studies.setup import study_setup\n", "hosted/ may import only"),
     ],
 )
 def test_a_broken_rule_is_caught(tmp_path, module, source, expected):

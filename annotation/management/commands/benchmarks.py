@@ -1,0 +1,82 @@
+"""`python manage.py benchmarks add|list|draw`: CAPTCHA servers measured through ours (docs/hosted.md).
+
+add   NAME --url URL [--dialect D]  the server must answer; each family it lists is probed
+list  [NAME]                        each benchmark and its families: served or set aside, and why
+draw  NAME --per-type N [--types T ...] [--split test] [--seed S]  puzzles as dataset hosted:NAME
+"""
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.hosted.dialects import DIALECTS
+from annotation.hosted.registry import HostedError, benchmark_add, benchmark_draw, find_benchmark
+from annotation.models import Benchmark, BenchmarkFamily
+from puzzles.hosted_names import hosted_dataset
+
+
+class Command(BaseCommand):
+    help = "Register CAPTCHA benchmark servers, see what they serve, draw their puzzles as a dataset."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        add = actions.add_parser("add", help="register a server and probe each family it lists")
+        add.add_argument("name", help="1-24 lowercase letters, digits or hyphens; names the dataset hosted:NAME")
+        add.add_argument("--url", required=True, help="the server's base URL, e.g. http://127.0.0.1:7860")
+        add.add_argument("--dialect", default="nextgen", help=f"one of: {', '.join(sorted(DIALECTS))}")
+        add.add_argument("--truth-public", action="store_true", help="its puzzles' answers are published")
+        listing = actions.add_parser("list", help="benchmarks and their families")
+        listing.add_argument("name", nargs="?", help="only this benchmark")
+        draw = actions.add_parser("draw", help="draw puzzles, each checked through the server's API")
+        draw.add_argument("name")
+        draw.add_argument("--per-type", type=int, required=True)
+        draw.add_argument("--types", nargs="+", help="families to draw (default: every served family)")
+        draw.add_argument("--split", default="test")
+        draw.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
+        try:
+            getattr(self, f"_{action}")(**options)
+        except HostedError as error:
+            raise CommandError(str(error)) from None
+
+    def _add(self, name: str, url: str, dialect: str, truth_public: bool, **_: Any) -> None:
+        benchmark = benchmark_add(name=name, url=url, dialect=dialect, truth_public=truth_public)
+        self._print(benchmark)
+
+    def _list(self, name: str | None, **_: Any) -> None:
+        benchmarks = [find_benchmark(name)] if name else list(Benchmark.objects.all())
+        if not benchmarks:
+            self.stdout.write("no benchmarks yet (benchmarks add NAME --url URL)")
+        for benchmark in benchmarks:
+            self._print(benchmark)
+
+    def _draw(self, name: str, per_type: int, types: list[str] | None, split: str, seed: int, **_: Any) -> None:
+        draws = benchmark_draw(name=name, per_type=per_type, types=types, split=split, seed=seed)
+        for draw in draws:
+            extra = [f"{draw.already} drawn before"] * bool(draw.already)
+            extra += [f"{draw.repeats} repeats of a puzzle drawn (the server has fewer)"] * bool(draw.repeats)
+            extra += [f"{len(draw.set_aside)} set aside"] * bool(draw.set_aside)
+            self.stdout.write(f"{draw.family:<28} {draw.drawn:>4} drawn" + "".join(f"; {e}" for e in extra))
+            for source_id, reason in draw.set_aside:
+                self.stdout.write(f"    {source_id}: {reason}")
+        total = sum(d.drawn for d in draws)
+        self.stdout.write(f"{total} puzzles drawn into dataset {hosted_dataset(name)} ({split}, seed {seed})")
+
+    def _print(self, benchmark: Benchmark) -> None:
+        rows = list(benchmark.families.all())
+        served = sum(row.status == BenchmarkFamily.Status.SERVED for row in rows)
+        self.stdout.write(
+            f"{benchmark.name}  {benchmark.base_url}  ({DIALECTS[benchmark.dialect].title})  "
+            f"{served} of {len(rows)} families served, added {benchmark.added_at:%Y-%m-%d %H:%M}"
+        )
+        for row in rows:
+            self.stdout.write(f"  {row.family:<28} {self._status(row)}")
+
+    def _status(self, row: BenchmarkFamily) -> str:
+        if row.status == BenchmarkFamily.Status.SET_ASIDE:
+            return f"set aside: {row.reason}"
+        traits = [f"by {row.address}"] + ["stateful"] * row.stateful + ["multi-step"] * row.multi_step
+        traits += [f"{row.size} stored"] * bool(row.size)
+        page = f"page check {row.page_check}" + (f" ({row.page_note})" if row.page_note else "")
+        return f"served ({', '.join(traits)}); {page}"
