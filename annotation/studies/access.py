@@ -17,9 +17,10 @@ id already enrolled gets, on a browser that holds no resume secret:
   (SESSION_IDS: Prolific's SESSION_ID, MTurk's assignmentId), stored from the link they joined
   with and matched in full. The platform puts it in the link it gives that person for this study
   alone, so a link that carries both ids comes from the person (or someone they gave their own
-  link to, as with the resume link). Without it, or with another one, the page says how to
-  continue (the browser they started in, or the resume link of the Pause page): never a second
-  enrolment for the same crowd id, and no resume link shown.
+  link to, as with the resume link); our pages send no Referer to other sites (Django's
+  same-origin policy), so the link does not leave with a click. Without it, or with another one,
+  the page says how to continue (the browser they started in, or the resume link of the Pause
+  page): never a second enrolment for the same crowd id, and no resume link shown.
 
 Coming back otherwise takes the resume secret that only the annotator has: a signed, per-enrolment
 token, in the resume link they are shown and in a cookie of the browser they joined with. Only a
