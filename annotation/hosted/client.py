@@ -48,7 +48,8 @@ class PeerClient:
 
     def listing(self) -> dict[str, list[str] | None]:
         """Each family the server lists, with its puzzle ids when the dialect lists them."""
-        reply = self._answered(self.request("GET", self.dialect.list_route), "its family listing")
+        route = self.dialect.list_route
+        reply = self._answered(self.request("GET", route), f"its family listing ({route})")
         body = reply.body
         if self.dialect.listing is Listing.BY_TYPE and isinstance(body, dict):
             return {str(name): [str(i) for i in ids] for name, ids in body.items() if isinstance(ids, list)}

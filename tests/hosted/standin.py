@@ -376,7 +376,7 @@ def make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
             if path == "/_standin/log":
                 return 200, server.calls
             if method != "POST":
-                return 405, {"error": "method not allowed"}
+                return 404, {"error": "not found"}
             if path == "/_standin/advance":
                 server.clock_offset += float(query.get("ms", "0")) / 1000
                 return 200, {"offset_ms": server.clock_offset * 1000}
