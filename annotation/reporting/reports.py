@@ -26,11 +26,13 @@ Counting rules (written into every report's `rules`):
   key input a person's hand leaves on the page) is left out too, and counted per type and overall
   as `no_input` ("excluded: n without input evidence"); nor can such an attempt solve within k;
   gold and practice attempts get the same check and their marks are counted apart
-  (`no_input_beside_pool`), though never in Pass@1 either way. The check catches a script that
-  sends the page's semantic actions without synthesizing the raw input around them (the presses
-  at each action's place, the keys on the focused control, the focus itself); it cannot catch a
-  client that synthesizes the whole raw stream, such as a real browser driven with CDP or
-  operating-system input;
+  (`no_input_beside_pool`), though never in Pass@1 either way. The check catches a page or script
+  that sends the page's semantic actions with no raw input around them (no press at each action's
+  place, no key on the focused control, no focus); it checks that the raw events the page would
+  log are there, at the right places and times, not that a hand made them: a script of about 100
+  lines with no browser that sends a pointerdown, pointermoves and a pointerup at each action's
+  place passes it (seen on the click, drag, option and swap types), as does a browser driven with
+  CDP or operating-system input;
 - agents are matched on the study's puzzles, one entry per run: each puzzle counts with exactly k
   rollouts of that run (k its rollouts per puzzle), the first k that did not fail; a failed rollout
   (the model server or the page failed after retries) is left out and counted per type, and a
@@ -47,11 +49,21 @@ Counting rules (written into every report's `rules`):
   type and pooled over types; answers stored before places were kept are counted as `unplaced`;
 - people against each agent run (`versus`) are paired by puzzle: on the puzzles both answered
   (people's counted, submitted first attempts; the run's k rollouts), per type the mean over
-  puzzles of people's Pass@1 on each minus the run's, and over types the mean of the types'; its
-  95% interval is the percentile interval of 1000 resamples (seed 22) of a bootstrap over the
-  type's puzzles, with people's answers redrawn by person within each drawn puzzle and the run's
-  Pass@1 on a puzzle kept; a puzzle is solved by people when most of its answers are right, by the
-  run when most of its rollouts are;
+  puzzles of people's Pass@1 on each minus the run's, and over the types both answered (no other)
+  the mean of the types'; its 95% interval follows Pass@1's rule (`ci_method`): where 10 people or
+  more answered, the percentile interval of the same cluster bootstrap over people (each drawn
+  person brings their answers, the run's Pass@1 on each of those puzzles beside it); with fewer,
+  or no spread between resamples, an exact one taking each person as one observation: the
+  Clopper-Pearson intervals of the two discordant shares (people right and the run wrong, the
+  reverse), each at 97.5% on the effective number of people, combined by Bonferroni
+  ([low_b - high_c, high_b - low_c], at least 95%); the puzzles and the run's Pass@1 on each are
+  taken as given; a puzzle is solved by people when most of its answers are right, by the run
+  when most of its rollouts are; the types one side has and the other not are named with why
+  (`unpaired`);
+- a type of the report's puzzles without people's Pass@1 (`dropped_types`) is named with why: the
+  people who answered it were excluded (their reasons), its answers had no input evidence, were
+  never submitted, or nobody has answered it yet; each agent's mean beside people's is over the
+  types both have (`mean_pass1_shared`, `people_mean_pass1_shared`);
 - training runs (`training`): each run fed by the training environment is one checkpoint of its
   trainer (the token's client), in the order its first episode began; its episodes on puzzles of
   the report's datasets, any split, count when they ended (submitted or not), success being the

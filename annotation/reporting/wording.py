@@ -435,7 +435,9 @@ def no_input_line(report: StudyReport) -> str:
     by_type = [f"{type_name(row)} {fmt_count(row['no_input'])}" for row in report["types"] if row["no_input"]]
     line = (
         f"Excluded: {fmt_count(report['overall']['no_input'])} without input evidence (actions with no pointer or "
-        f"key input behind them){': ' + ', '.join(by_type) if by_type else ''}."
+        f"key input behind them){': ' + ', '.join(by_type) if by_type else ''}. The check catches pages "
+        "that send actions without input events; a program that sends the events too (a pointerdown and a "
+        "pointerup at each action's place) passes it, so it is not proof of a person."
     )
     beside = report["no_input_beside_pool"]
     if any(n > 0 for n in beside.values()):
