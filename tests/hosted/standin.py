@@ -94,7 +94,9 @@ def truth_values() -> list[str]:
         target = puzzle["target_position"]
         radius = target["diameter"] / 2
         found += [repr(target["x"] + radius), repr(target["y"] + radius)]
-    return found + ["correct_positions", "grid_row", "shuffled_order", "Piece 0 at", "Target at"]
+    # The jigsaw's truth travels as these fields and in "Piece i at (r, c)" strings; the stand-in
+    # never sends shuffled_order (as Next-Gen no longer does), so it is not searched for.
+    return found + ["correct_positions", "grid_row", "Piece 0 at", "Target at"]
 
 
 class Server:
