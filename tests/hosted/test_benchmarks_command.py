@@ -127,7 +127,7 @@ def test_stored_payloads_carry_no_truth_and_stateful_ones_none(standin):
 def test_draw_takes_each_stored_puzzle_once_and_keeps_earlier_draws(standin):
     run("add", "standin", "--url", standin.url)
     said = run("draw", "standin", "--per-type", "5", "--types", "Dice_Roll_Path")
-    assert "Dice_Roll_Path                  3 drawn" in said
+    assert "Dice_Roll_Path                  3 drawn; 5 asked, the server has 3" in said
     assert sorted(Puzzle.objects.values_list("source_id", flat=True)) == ["index=0", "index=1", "index=2"]
     again = run("draw", "standin", "--per-type", "5", "--types", "Dice_Roll_Path")
     assert "0 drawn; 3 drawn before" in again

@@ -57,6 +57,8 @@ class Command(BaseCommand):
             extra = [f"{draw.already} drawn before"] * bool(draw.already)
             extra += [f"{draw.repeats} repeats of a puzzle drawn (the server has fewer)"] * bool(draw.repeats)
             extra += [f"{len(draw.set_aside)} set aside"] * bool(draw.set_aside)
+            found = draw.drawn + draw.already + len(draw.set_aside)
+            extra += [f"{per_type} asked, the server has {found}"] * (found < per_type and not draw.repeats)
             self.stdout.write(f"{draw.family:<28} {draw.drawn:>4} drawn" + "".join(f"; {e}" for e in extra))
             for source_id, reason in draw.set_aside:
                 self.stdout.write(f"    {source_id}: {reason}")
