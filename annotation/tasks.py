@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from annotation.agents.players import rollouts_abandoned_fail
 from annotation.agents.prompts import TOOLS_PROMPT
 from annotation.agents.replay import ReplayOutcome, replay_puzzles
 from annotation.agents.runs import RolloutResult, run_execute
@@ -41,6 +42,12 @@ Outcome = TypeVar("Outcome")
 def resolve_gaps_task() -> int:
     """The sweep of `python manage.py resolve_gaps`, sent by beat (settings.CELERY_BEAT_SCHEDULE)."""
     return attempts_resolve_gaps(now_ms=time.time() * 1000)
+
+
+@shared_task(name="annotation.rollouts_abandoned_fail", ignore_result=True)
+def rollouts_abandoned_fail_task() -> int:
+    """Fail the rollouts a killed `env serve` or `agent run` left open (agents/players.py), sent by beat."""
+    return rollouts_abandoned_fail()
 
 
 @shared_task(bind=True)

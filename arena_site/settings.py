@@ -165,8 +165,16 @@ ARENA_JOB_LEASE_S = env_int("ARENA_JOB_LEASE_S", 60)
 # started within GAP_SWEEP_S is dropped (expires): the next does the same work. With tasks run
 # inline (no broker, so no beat) the web process sweeps on its own (annotation/live/intake.py).
 GAP_SWEEP_S = 5.0
+# Rollouts left open by a killed `env serve` or `agent run` are failed, with the reason, by this
+# sweep too (annotation/agents/players.py), should no env serve be left running to do it.
+ROLLOUT_SWEEP_S = 30.0
 CELERY_BEAT_SCHEDULE = {
     "resolve-gaps": {"task": "annotation.resolve_gaps", "schedule": GAP_SWEEP_S, "options": {"expires": GAP_SWEEP_S}},
+    "abandoned-rollouts": {
+        "task": "annotation.rollouts_abandoned_fail",
+        "schedule": ROLLOUT_SWEEP_S,
+        "options": {"expires": ROLLOUT_SWEEP_S},
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -6,11 +6,15 @@ agent participant whose attempts are the run's. `run_execute` plays the pending 
 pages of one Chromium, puzzle by puzzle (each rollout its own attempt and a freshly loaded page,
 scored by the server as people are); resuming a run is executing it again. A rollout ends as
 done, no_action (the model never produced a usable action: counted as not submitted) or failed
-(the model server after its retries, or the page: left out of Pass@k, with its reason).
+(the model server after its retries, or the page: left out of Pass@k, with its reason). A run
+played by `agent run` holds each rollout it starts through its PlayerProcess: one left open by a
+run that was killed is failed with the reason when the run is resumed, or by the beat's sweep
+(annotation/agents/players.py); `--retry-failed` plays it again.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +28,7 @@ from playwright.async_api import Page
 from annotation.agents.browser import NotSubmitted, on_pages, wait_submitted
 from annotation.agents.episode import MAX_STEPS, Agent, Episode, run_episode, submitted
 from annotation.agents.model import ChatClient, ModelUnavailable
+from annotation.agents.players import holding, rollouts_abandoned_fail
 from annotation.agents.prompts import PromptSource
 from annotation.agents.protocols import PROTOCOLS
 from annotation.agents.published import puzzle_file_id, type_folder
@@ -101,6 +106,7 @@ class _Player:
     run: AgentRun
     client: ChatClient
     prompt: PromptSource
+    process_id: int | None = None  # the PlayerProcess each rollout started is held by
 
     def agent(self, rollout_id: int) -> Agent:
         settings = self.run.settings
@@ -121,8 +127,9 @@ def run_execute(
 ) -> list[RolloutResult]:
     """Play the run's pending rollouts (and its failed ones, with retry_failed), or those of
     rollout_ids still pending (a job's chunk); returns their results."""
+    rollouts_abandoned_fail(run=run)  # a killed run's open rollouts, before a retry may take them up
     if retry_failed:
-        run.rollouts.filter(status=Rollout.Status.FAILED).update(status=Rollout.Status.PENDING)
+        run.rollouts.filter(status=Rollout.Status.FAILED).update(status=Rollout.Status.PENDING, player=None)
     settings = run.settings
     player = _Player(
         run,
@@ -135,6 +142,8 @@ def run_execute(
     pending_rollouts = run.rollouts.filter(status=Rollout.Status.PENDING)
     if rollout_ids is not None:
         pending_rollouts = pending_rollouts.filter(pk__in=rollout_ids)
+    else:  # one another live `agent run` of this run plays is left to it
+        pending_rollouts = pending_rollouts.filter(player__isnull=True)
     pending = pending_rollouts.values_list("pk", "puzzle_id", "index")
     jobs = [pk for pk, puzzle, index in sorted(pending, key=lambda r: (order.get(r[1], len(order)), r[2]))]
     if run.started_at is None:
@@ -142,13 +151,17 @@ def run_execute(
         run.save(update_fields=["started_at"])
     assert run.participant_id is not None  # run_create gives a harness run, the only kind played, its participant
     participant = Participant.objects.select_related("user").get(pk=run.participant_id)
-    results = on_pages(
-        jobs,
-        user=participant.user,
-        workers=workers,
-        on_result=on_result,
-        act=lambda page, rollout_id: _rollout(page, player, rollout_id),
-    )
+    # A job's chunk holds no player: its job's lease covers a worker that dies (players.py).
+    held = holding("agent run") if rollout_ids is None else contextlib.nullcontext()
+    with held as process:
+        player.process_id = process.pk if process is not None else None
+        results = on_pages(
+            jobs,
+            user=participant.user,
+            workers=workers,
+            on_result=on_result,
+            act=lambda page, rollout_id: _rollout(page, player, rollout_id),
+        )
     if not run.rollouts.filter(status=Rollout.Status.PENDING).exists():
         run.finished_at = timezone.now()
         run.save(update_fields=["finished_at"])
@@ -195,6 +208,7 @@ def _begin(player: _Player, rollout_id: int) -> tuple[str, str]:
         correct=None,
         steps=0,
         system_prompt=prompt,
+        player_id=player.process_id,
     )
     return attempt.uid, prompt
 

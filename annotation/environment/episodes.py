@@ -41,8 +41,9 @@ class Begun:
     run: str
 
 
-def episode_begin(*, token: EnvToken, params: ResetParams) -> Begun:
-    """The episode's puzzle drawn, its rollout and attempt made (pending until it ends)."""
+def episode_begin(*, token: EnvToken, params: ResetParams, player_id: int | None = None) -> Begun:
+    """The episode's puzzle drawn, its rollout and attempt made (pending until it ends), held by
+    the server process `player_id` (a PlayerProcess: failed with the reason if that one dies)."""
     puzzle = _group_puzzle(token, params) if params.group else _draw(token, params)
     run = _run(token, params.checkpoint, puzzle)
     participant = run.participant
@@ -54,7 +55,7 @@ def episode_begin(*, token: EnvToken, params: ResetParams) -> Begun:
         index = Rollout.objects.filter(run=locked, puzzle=puzzle).count()
         attempt = attempt_start(participant=participant, puzzle=puzzle)
         rollout = Rollout.objects.create(
-            run=locked, puzzle=puzzle, index=index, attempt=attempt, started_at=timezone.now()
+            run=locked, puzzle=puzzle, index=index, attempt=attempt, started_at=timezone.now(), player_id=player_id
         )
         if puzzle.pk not in locked.puzzles or index >= locked.rollouts_per_puzzle:
             # k is the most rollouts a puzzle has: exports give each its own rollout_<n> folder.

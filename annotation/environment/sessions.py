@@ -13,7 +13,6 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from playwright.async_api import Browser, BrowserContext, Page
 
 from annotation.agents.browser import NotSubmitted, screenshot_png, signed_in_context, wait_submitted
@@ -21,6 +20,7 @@ from annotation.agents.episode import Episode, do_call, open_page, submitted
 from annotation.agents.protocols.base import Outcome
 from annotation.agents.runs import rollout_finish
 from annotation.agents.trajectories import Recorder
+from annotation.environment.database import database, database_ready
 from annotation.environment.episodes import Begun, episode_begin, episode_reward
 from annotation.environment.protocol import (
     SESSION_ERROR,
@@ -60,21 +60,23 @@ class Played:
 class Session:
     """A client's connection: at most one episode at a time, in its own browser context."""
 
-    def __init__(self, *, token: EnvToken, browser: Browser, page_base: str):
+    def __init__(self, *, token: EnvToken, browser: Browser, page_base: str, player_id: int | None = None):
         self.token, self.browser, self.page_base = token, browser, page_base
+        self.player_id = player_id  # the server's PlayerProcess: it holds the episodes' rollouts
         self.played: Played | None = None
 
     async def reset(self, data: Any) -> dict[str, Any]:
         params = reset_params(data)
+        await database_ready()  # down: refused now, the episode under way left as it is
         # The token as it is now, not as at the handshake: staff may have revoked it, or changed
         # its datasets, while this connection stayed open.
-        token = await sync_to_async(token_live)(self.token.pk)
+        token = await database(token_live)(self.token.pk)
         if token is None:
             raise TokenRevoked("this token was revoked: it starts no more episodes")
         self.token = token
         # The new episode is drawn first: a reset refused (its dataset, an empty pool) leaves the
         # episode under way going on.
-        begun = await sync_to_async(episode_begin)(token=self.token, params=params)
+        begun = await database(episode_begin)(token=self.token, params=params, player_id=self.player_id)
         await self.close("reset before the end")
         self.played = await self._open(begun, params)
         return step_result(self._observation("", ""), None, False)
@@ -95,7 +97,7 @@ class Session:
             return played
         except Exception as error:
             failure = f"reset failed: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-            await sync_to_async(rollout_finish)(begun.rollout_id, Episode(), failure)
+            await database(rollout_finish)(begun.rollout_id, Episode(), failure)
             if context is not None:
                 await context.close()
             raise
@@ -107,6 +109,7 @@ class Session:
         if played.done:
             raise BadRequest("the episode is over: send reset for the next")
         call = action_call(data)
+        await database_ready()  # down: refused before the page is touched, and the step not counted
         number, seen = played.record.model_calls, max(played.screenshots)
         if call.name == "done":
             outcome = Outcome(call, "agent_done")
@@ -145,8 +148,8 @@ class Session:
                 failure = str(error)
         played.record.ended = "" if ended == "step limit" else ended
         played.done = True
-        await sync_to_async(rollout_finish)(played.begun.rollout_id, played.record, failure)
-        return await sync_to_async(episode_reward)(played.begun.rollout_id)
+        await database(rollout_finish)(played.begun.rollout_id, played.record, failure)
+        return await database(episode_reward)(played.begun.rollout_id)
 
     def state(self) -> dict[str, Any]:
         played = self.played
@@ -186,6 +189,6 @@ class Session:
             return
         try:
             if not played.done:
-                await sync_to_async(rollout_finish)(played.begun.rollout_id, played.record, f"closed: {why}")
+                await database(rollout_finish)(played.begun.rollout_id, played.record, f"closed: {why}")
         finally:
             await played.context.close()

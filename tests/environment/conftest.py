@@ -37,10 +37,11 @@ def env_server(transactional_db, private_root):
         yield start
 
 
-def serve(stack: contextlib.ExitStack, *, sessions: int = 2, idle_timeout: float = 300.0):
-    """`env serve` on a free port until the stack closes: (its base URL, its process)."""
+def serve(stack: contextlib.ExitStack, *, sessions: int = 2, idle_timeout: float = 300.0, env: dict | None = None):
+    """`env serve` on a free port until the stack closes: (its base URL, its process). Its
+    environment is this test's database, folders and secret key, unless `env` is given."""
     port = _free_port("127.0.0.1")
-    _, env = daphne_command("127.0.0.1", port)  # this test's database, folders and secret key
+    env = env or daphne_command("127.0.0.1", port)[1]
     command = [sys.executable, "manage.py", "env", "serve", "--port", str(port)]
     command += ["--sessions", str(sessions), "--idle-timeout", str(idle_timeout)]
     log = stack.enter_context(tempfile.TemporaryFile("w+"))  # noqa: SIM115  # the caller's stack closes it
@@ -57,7 +58,7 @@ def _wait_healthy(base: str, process: subprocess.Popen, log) -> None:
         if process.poll() is not None:
             log.seek(0)
             raise RuntimeError(f"env serve exited with {process.returncode}: {log.read()[-3000:]}")
-        with contextlib.suppress(OSError), urllib.request.urlopen(f"{base}/health", timeout=1) as answer:
+        with contextlib.suppress(OSError), urllib.request.urlopen(f"{base}/health", timeout=5) as answer:
             if answer.status == 200:
                 return
         time.sleep(0.2)

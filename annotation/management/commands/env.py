@@ -9,7 +9,9 @@ import asyncio
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection
 
+from annotation.agents.players import player_start, rollouts_abandoned_fail
 from annotation.agents.server import live_server
 from annotation.environment.contamination import run_contamination
 from annotation.environment.server import IDLE_TIMEOUT_S
@@ -72,8 +74,15 @@ class Command(BaseCommand):
 
         from annotation.environment.server import EnvServer
 
+        # This server's episodes are held in its name; those of servers gone are failed now.
+        player = player_start("env serve")
+        rollouts_abandoned_fail()
+        connection.close()  # the event loop's calls take theirs in their own thread
         with live_server() as page_base:
-            app = EnvServer(page_base=page_base, max_sessions=sessions, idle_timeout_s=idle_timeout)
+            app = EnvServer(
+                page_base=page_base, max_sessions=sessions, idle_timeout_s=idle_timeout, player_id=player.pk
+            )
+            reactor.callWhenRunning(lambda: asyncio.ensure_future(app.keep_alive()))
 
             def close_browser() -> defer.Deferred:
                 return defer.Deferred.fromFuture(asyncio.ensure_future(app.close()))
