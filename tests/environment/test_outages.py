@@ -23,12 +23,12 @@ from django.utils import timezone
 from openenv.core import GenericEnvClient
 
 from annotation.agents.players import LEASE_S, player_start, rollouts_abandoned_fail
-from annotation.agents.server import ROOT
+from annotation.agents.server import ROOT, database_url
 from annotation.environment.episodes import episode_begin
 from annotation.environment.protocol import reset_params
 from annotation.environment.tokens import key_hash
 from annotation.models import EnvToken, PlayerProcess, Rollout
-from tests.private_servers import private_postgres, process_environment
+from tests.private_servers import private_postgres, private_redis, process_environment
 
 from .conftest import serve
 from .test_server_stop import descendants
@@ -188,3 +188,44 @@ def _ended_pid() -> int:
     child = subprocess.Popen(["true"])
     child.wait()
     return child.pid
+
+
+def test_a_redis_restart_under_a_session(transactional_db, bank, key):
+    """Redis killed (all it held lost) and started again under an open session: the site's page
+    server, which the episodes' pages talk to, keeps its rate limits and groups there."""
+    (puzzle,) = bank("Geometry_Click")
+    trainer_key = key()
+    with private_redis() as redis, contextlib.ExitStack() as stack:
+        base, _ = serve(stack, env=process_environment(database_url(), redis.url()))
+        seen: dict = {}
+
+        async def through_a_restart() -> None:
+            async with GenericEnvClient(base_url=f"{base}/{trainer_key}") as env_client:
+                await env_client.reset(puzzle=puzzle.uid)
+                await env_client.step({"action": "click", "arguments": {"x": 5, "y": 5}})
+                redis.kill()
+                seen["down_s"], seen["down_errors"] = await until_it_works(
+                    lambda: env_client.step({"action": "click", "arguments": {"x": 6, "y": 6}})
+                )
+                await asyncio.to_thread(redis.start)
+                seen["step_s"], seen["step_errors"] = await until_it_works(
+                    lambda: env_client.step({"action": "click", "arguments": {"x": 7, "y": 7}})
+                )
+
+            async def new_client() -> None:
+                async with GenericEnvClient(base_url=f"{base}/{trainer_key}") as other:
+                    await other.reset(puzzle=puzzle.uid)
+                    await other.step({"action": "click", "arguments": {"x": 5, "y": 5}})
+
+            seen["reset_s"], seen["reset_errors"] = await until_it_works(new_client)
+
+        asyncio.run(through_a_restart())
+        print(
+            f"\nenv serve, Redis killed then started (load {load()}): a step with Redis down {seen['down_s']:.1f} s"
+            f" ({seen['down_errors'][:1]}); Redis back -> same session's step {seen['step_s']:.1f} s"
+            f" ({seen['step_errors'][:1]}), a new client's reset and step {seen['reset_s']:.1f} s"
+            f" ({seen['reset_errors'][:1]})"
+        )
+        assert health(base) == (200, {"status": "healthy"})
+    first = Rollout.objects.order_by("pk").first()
+    assert first is not None and first.turns.count() == 3  # every step stored once, through the restart
