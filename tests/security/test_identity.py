@@ -35,9 +35,15 @@ def test_knowing_someones_crowd_id_signs_nobody_in_as_them(study):
     joined(study, "?PROLIFIC_PID=victim")
     attacker = Client()
     page = attacker.get(f"/s/{study.token}/?PROLIFIC_PID=victim")
-    assert "I agree, start" in page.content.decode() and "_auth_user_id" not in attacker.session
+    # The id's owner is told how to continue (their browser, their resume link, the platform's own
+    # link with its session id); nothing in the page lets this browser act as them.
+    assert "started this study in another browser" in page.content.decode()
+    assert "I agree, start" not in page.content.decode() and "_auth_user_id" not in attacker.session
     refused = attacker.post(f"/s/{study.token}/?PROLIFIC_PID=victim")
-    assert refused.status_code == 403 and "already takes part" in refused.content.decode()
+    assert refused.status_code == 409 and "_auth_user_id" not in attacker.session
+    # Nor with a session id that is not the one the platform gave its owner.
+    forged = attacker.post(f"/s/{study.token}/?PROLIFIC_PID=victim&SESSION_ID=guessed")
+    assert forged.status_code == 409 and "_auth_user_id" not in attacker.session
     assert attacker.get(f"/s/{study.token}/next/")["Location"] == f"/s/{study.token}/"
     assert Enrollment.objects.filter(study=study).count() == 1
 
