@@ -17,7 +17,7 @@ from django.db.models import Max, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 from django.utils import timezone
 
-from annotation.live.frames import Limits
+from annotation.live.frames import MAX_PAGES, SEQ_BLOCK, Limits, page_of
 from annotation.live.timing import STATE_KINDS, on_screen_ms
 from annotation.models import Attempt, Event, Participant
 from puzzles.models import Puzzle
@@ -70,6 +70,21 @@ def attempt_serve(*, attempt: Attempt) -> None:
         attempt.served_at = now
     else:
         attempt.served_at = Attempt.objects.values_list("served_at", flat=True).get(pk=attempt.pk)
+
+
+def attempt_new_page(*, attempt: Attempt) -> int:
+    """A load of the attempt's page: the first number of its own range of batch numbers
+    (frames.SEQ_BLOCK), so no two loads, in one browser or two, ever number a batch alike. An
+    attempt holding batches from before the ranges had its first page (0). Past MAX_PAGES loads
+    the last range is shared (a clash there is refused as seq_conflict and named on the attempt)."""
+    if attempt.is_closed:  # the page shows the end state and sends nothing
+        return page_of(attempt.max_seq) * SEQ_BLOCK + 1
+    with transaction.atomic():
+        locked = Attempt.objects.select_for_update(of=("self",)).only("pages_served", "max_seq").get(pk=attempt.pk)
+        page = min(max(locked.pages_served, 1 if locked.max_seq else 0), MAX_PAGES - 1)
+        Attempt.objects.filter(pk=attempt.pk).update(pages_served=page + 1)
+    attempt.pages_served = page + 1
+    return page * SEQ_BLOCK + 1
 
 
 def attempts_pause(*, participant_id: int, study_id: int) -> None:

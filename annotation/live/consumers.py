@@ -23,7 +23,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import InterfaceError, OperationalError, connection
 
 from annotation.live.attempts import attempt_for
-from annotation.live.frames import ack_frame, error_frame, frame_text
+from annotation.live.frames import ack_frame, error_frame, frame_text, page_of
 from annotation.live.intake import (
     GAP_WAIT_S,
     Decision,
@@ -176,7 +176,9 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         self.gap_task: asyncio.Task[None] | None = None  # kept referenced while it waits
         self.inbox: asyncio.Queue[tuple[float, str | bytes]] = asyncio.Queue()
         self.inbox_bytes = 0
-        self.acked = 0  # the attempt's acknowledged seq, as this socket last heard or said it
+        # Each page's acknowledged seq (a page's range, frames.SEQ_BLOCK), as this socket last heard
+        # or said it: one socket carries its page's batches and those an earlier load left.
+        self.acked: dict[int, int] = {}
         self.submitted: Frame | None = None  # the submitted frame, once this socket sent one
         self.stored: dict[int, bytes] = {}  # seq -> digest of the batch as this socket stored it
         self.writer = asyncio.create_task(self._write_all())
@@ -195,8 +197,8 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             await self.close(code=4409)
             self.attempt = None
         else:
-            self.acked = self.attempt.acked_seq
-            if self.attempt.max_seq > self.acked:  # a submit may wait behind a gap: resolve it now
+            self.acked[page_of(self.attempt.max_seq)] = self.attempt.acked_seq
+            if self.attempt.max_seq > self.attempt.acked_seq:  # a submit may wait behind a gap: resolve it now
                 try:
                     await self._resolve_gap()
                 except Exception:  # the sweep or the next connection does it
@@ -241,7 +243,8 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             return
         size = len(raw)
         if self.inbox_bytes + size > MAX_INBOX_BYTES:  # a flood: say what is held, then go
-            await self._send(ack_frame(self.acked))
+            for acked in self.acked.values():
+                await self._send(ack_frame(acked))
             await self.close(code=TOO_FAST)
             return
         # Stamped on arrival, not when the write gets its turn: hold durations are checked against it.
@@ -256,9 +259,13 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         usual path, which compares it with what is stored and sees whether the attempt is open."""
         head = raw[:64].encode() if isinstance(raw, str) else raw  # a new batch is not encoded whole here
         found = _SEQ_AT_START.match(head, 0, 64)
-        if found is None or int(found[1]) > self.acked or self.stored.get(int(found[1])) != _digest(raw):
+        if found is None:
             return False
-        await self._send(ack_frame(self.acked))
+        seq = int(found[1])
+        acked = self.acked.get(page_of(seq), 0)
+        if seq > acked or self.stored.get(seq) != _digest(raw):
+            return False
+        await self._send(ack_frame(acked))
         if self.submitted is not None:
             await self._send(self.submitted)
         return True
@@ -290,8 +297,8 @@ class AttemptConsumer(AsyncWebsocketConsumer):
             logger.warning("batch of attempt %s stored, its answer not sent", self._open.uid, exc_info=True)
             return
         self._follow_hold(receipt.hold, received_ms)
-        if receipt.decision == Decision.GAP:
-            self.gap_task = asyncio.create_task(self._resolve_gap_later())
+        if receipt.decision == Decision.GAP and receipt.batch is not None:
+            self.gap_task = asyncio.create_task(self._resolve_gap_later(page_of(receipt.batch.seq)))
 
     def _remember(self, seq: int, raw: str | bytes) -> None:
         self.stored[seq] = _digest(raw)
@@ -302,19 +309,21 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         """What the socket knows from its answers: the acknowledged seq, and the verdict."""
         for reply in replies:
             if reply["type"] == "ack":
-                self.acked = max(self.acked, reply["seq"])
+                page = page_of(reply["seq"])
+                self.acked[page] = max(self.acked.get(page, 0), reply["seq"])
             elif reply["type"] == "submitted":
                 self.submitted = reply
 
-    async def _resolve_gap_later(self) -> None:
-        """A submit waits behind batches that have not arrived: give the page time to resend them,
-        then score on what came (never an attempt left unscorable) and tell the page."""
+    async def _resolve_gap_later(self, page: int) -> None:
+        """A submit waits behind batches of its page that have not arrived: give the page time to
+        resend them, then score on what came (never an attempt left unscorable) and tell the page."""
         await asyncio.sleep(GAP_WAIT_S + 0.5)
-        await self._resolve_gap()
+        await self._resolve_gap(page)
 
-    async def _resolve_gap(self) -> None:
-        """Score a submit that has waited long enough behind a gap (idempotent, under the row lock)."""
-        frames = await _gap_resolve(attempt_id=self._open.pk, now_ms=time.time() * 1000)
+    async def _resolve_gap(self, page: int | None = None) -> None:
+        """Score a submit that has waited long enough behind a gap (idempotent, under the row lock):
+        of `page`, or of the page that stored last."""
+        frames = await _gap_resolve(attempt_id=self._open.pk, now_ms=time.time() * 1000, page=page)
         self._note(frames)
         for frame in frames:
             with contextlib.suppress(Exception):  # scored either way; the page may be gone

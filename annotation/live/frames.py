@@ -21,6 +21,14 @@ from typing import Any
 MAX_FRAME_BYTES = 256 * 1024
 MAX_EVENTS = 500
 MAX_SEQ = 10**9
+# Each load of an attempt's page numbers its batches in a range of its own, given by the server in
+# the page data (docs/events.md, "Pages"): page p sends p * SEQ_BLOCK + 1, + 2, ... So two pages of
+# one attempt (two browsers, or a reload that resends what the last load left) never number alike,
+# and each is stored once per (page, number). The first load is page 0 (1, 2, 3...), as before.
+SEQ_BLOCK = 1_000_000
+MAX_PAGES = MAX_SEQ // SEQ_BLOCK  # pages 0..999; a multiple of SEQ_BLOCK is no batch's number
+# The most batches one HTTP fallback request may carry (a JSON list of batch frames).
+MAX_POSTED_BATCHES = 32
 MAX_TEXT = 64  # an act.type's text (the text box's limit)
 MAX_KEY_TEXT = 32  # a key's `key` and `code`, an input's `input_type`
 # A batch is three levels deep (frame, event list, event); anything deeper is refused before it
@@ -50,6 +58,11 @@ OUTBOUND: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "submitted": (frozenset({"verdict"}), frozenset()),  # scored; {"correct": bool} or null
 }
 ERROR_CODES = frozenset({"bad_frame", "not_allowed", "closed", "too_large", "seq_conflict", "limit"})
+
+
+def page_of(seq: int) -> int:
+    """The page (its load of the attempt) a batch number or an acknowledgement belongs to."""
+    return seq // SEQ_BLOCK
 
 
 def ack_frame(seq: int) -> dict[str, Any]:
@@ -292,6 +305,31 @@ def parse_frame(raw: str | bytes, limits: Limits) -> Batch:
     return Batch(batch.seq, batch.events, len(raw), text)
 
 
+def parse_frames(raw: str | bytes, limits: Limits) -> list[Batch | FrameError]:
+    """A JSON list of at most MAX_POSTED_BATCHES batch frames, each validated as parse_frame does
+    one (its own error, with its seq when known, for one that is not a valid batch); FrameError
+    when the whole is not such a list."""
+    if len(raw) > MAX_POSTED_BATCHES * MAX_FRAME_BYTES:
+        raise FrameError("too_large", f"request of {len(raw)} bytes is over {MAX_POSTED_BATCHES * MAX_FRAME_BYTES}")
+    try:
+        frames = _json(raw, MAX_JSON_DEPTH + 1)
+    except ValueError as error:
+        raise FrameError("bad_frame", f"request is {error}") from None
+    if not isinstance(frames, list) or not 1 <= len(frames) <= MAX_POSTED_BATCHES:
+        raise FrameError("bad_frame", f"expected a list of 1 to {MAX_POSTED_BATCHES} batch frames")
+    return [_listed_batch(frame, limits) for frame in frames]
+
+
+def _listed_batch(frame: Any, limits: Limits) -> Batch | FrameError:
+    try:
+        batch = parse_batch(frame, limits)
+    except FrameError as error:
+        if _deeper_than(frame, MAX_JSON_DEPTH):
+            return FrameError("bad_frame", f"frame is nested deeper than {MAX_JSON_DEPTH} levels", error.seq)
+        return error
+    return batch  # its size is counted from its events when stored (intake._size)
+
+
 # A number written with an exponent ("1e3"): a float to Python, but an integer to PostgreSQL's jsonb
 # when its value is whole ("1000"), which would read back as an int. (Text may match too, a typed
 # "3e" or an escape such as "\u00e9": such a frame is only encoded again, as before.)
@@ -345,6 +383,10 @@ def parse_batch(frame: Any, limits: Limits) -> Batch:
     seq = frame.get("seq")
     if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= MAX_SEQ:
         raise FrameError("bad_frame", "seq must be a whole number from 1")
+    if seq % SEQ_BLOCK == 0:  # page p's "nothing acknowledged yet", never a batch of its own
+        raise FrameError(
+            "bad_frame", f"seq {seq} is no batch number: a page's numbers start after a multiple of {SEQ_BLOCK}"
+        )
     extra = set(frame) - {"type", "seq", "events"}
     if extra:
         raise FrameError("bad_frame", f"unknown frame field {sorted(extra)[0]!r}", seq)

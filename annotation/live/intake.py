@@ -32,10 +32,13 @@ from annotation.live.frames import (
     ACTIONS_PAST_LIMIT,
     MAX_ATTEMPT_BYTES,
     MAX_ATTEMPT_EVENTS,
+    SEQ_BLOCK,
     Batch,
     FrameError,
     ack_frame,
+    page_of,
     parse_frame,
+    parse_frames,
     submitted_frame,
 )
 from annotation.live.frames import hold_frame as progress_frame
@@ -102,6 +105,16 @@ def frame_read(*, attempt: Attempt, raw: str | bytes) -> Parsed:
         return error
 
 
+def frames_read(*, attempt: Attempt, raw: str | bytes) -> list[Parsed]:
+    """A JSON list of batch frames (the HTTP fallback sends several at once), each parsed and
+    validated as a frame of its own; a body that is no such list is one refused frame."""
+    try:
+        frames = parse_frames(raw, attempt_limits(puzzle=attempt.puzzle))
+    except FrameError as error:
+        return [error]
+    return frames
+
+
 def batch_receive(
     *, attempt: Attempt, raw: str | bytes | Parsed, received_ms: float, next_tried: bool = False
 ) -> Receipt:
@@ -161,9 +174,10 @@ def hold_frame(*, attempt: Attempt, held_ms: float) -> dict[str, Any] | None:
     return None if progress is None else progress_frame(progress)
 
 
-def gap_resolve(*, attempt_id: int, now_ms: float) -> list[dict[str, Any]]:
-    """A submit that waited behind a gap scored now on what came: its submitted frame, or none."""
-    if not attempt_resolve_gap(attempt_id=attempt_id, now_ms=now_ms):
+def gap_resolve(*, attempt_id: int, now_ms: float, page: int | None = None) -> list[dict[str, Any]]:
+    """A submit that waited behind a gap (of `page`, when given) scored now on what came: its
+    submitted frame, or none."""
+    if not attempt_resolve_gap(attempt_id=attempt_id, now_ms=now_ms, page=page):
         return []
     scored = Attempt.objects.select_related("study").get(pk=attempt_id)
     return [submitted_frame(correct=scored.correct, show=shows_verdict(scored))]
@@ -291,22 +305,72 @@ def events_append(*, attempt_id: int, batch: Batch, received_ms: float, next_tri
     caller ran it already), every other one under the attempt's row lock."""
     if not next_tried and batches_append_next([(attempt_id, batch, received_ms)]):
         return Appended(batch.seq, False)
+    try:
+        with transaction.atomic():
+            attempt = _locked(attempt_id, page=page_of(batch.seq))
+            answered = _answered_unstored(attempt, batch)
+            if answered is not None:
+                return _resolved_on_a_resend(attempt, answered, now_ms=received_ms)
+            before = attempt.acked_seq
+            dropped = _store(attempt, batch, received_ms)
+            # Scored here, after the store and still under the lock: a verdict and the batches it
+            # stands on commit together, and two writers never both score.
+            return replace(_scored(attempt, before=before, now_ms=received_ms), dropped=dropped)
+    except (AttemptClosed, BatchConflict) as refusal:
+        _note_unstored(attempt_id, batch, "closed" if isinstance(refusal, AttemptClosed) else "seq_conflict")
+        raise
+
+
+# How many unstored batches an attempt names (Attempt.unstored_batches); past it they are counted.
+MAX_UNSTORED_NOTED = 100
+
+
+def _note_unstored(attempt_id: int, batch: Batch, why: str) -> None:
+    """A batch that reached the server and could not be stored (the attempt was closed, or its
+    number held other events) is named on the attempt: the page drops it, so it is never lost
+    without a trace. Its own transaction: the refusal rolled the store's back."""
     with transaction.atomic():
-        attempt = _locked(attempt_id)
-        answered = _answered_unstored(attempt, batch)
-        if answered is not None:
-            return _resolved_on_a_resend(attempt, answered, now_ms=received_ms)
-        before = attempt.acked_seq
-        dropped = _store(attempt, batch, received_ms)
-        # Scored here, after the store and still under the lock: a verdict and the batches it
-        # stands on commit together, and two writers never both score.
-        return replace(_scored(attempt, before=before, now_ms=received_ms), dropped=dropped)
+        attempt = Attempt.objects.select_for_update(of=("self",)).only("unstored_batches").get(pk=attempt_id)
+        noted = attempt.unstored_batches
+        if any(entry["seq"] == batch.seq for entry in noted):
+            return  # the same batch again (a resend before the page heard the answer)
+        if len(noted) < MAX_UNSTORED_NOTED:
+            noted.append({"seq": batch.seq, "events": len(batch.events), "why": why})
+        else:  # the last entry counts every later one: bounded, and still nothing unsaid
+            last = noted[-1]
+            noted[-1] = {"seq": last["seq"], "events": last["events"] + len(batch.events), "why": "and later"}
+        attempt.unstored_batches = noted
+        attempt.save(update_fields=["unstored_batches"])
 
 
-def _locked(attempt_id: int) -> Attempt:
+def _locked(attempt_id: int, *, page: int | None = None) -> Attempt:
+    """The attempt under its row lock, its acknowledgement that of `page` when given (_on_page)."""
     # The attempt's row only: locking its puzzle too deadlocked with a truth correction, which
     # holds the puzzle and waits to score this attempt again.
-    return Attempt.objects.select_for_update(of=("self",)).select_related("puzzle").get(pk=attempt_id)
+    attempt = Attempt.objects.select_for_update(of=("self",)).select_related("puzzle").get(pk=attempt_id)
+    if page is not None:
+        _on_page(attempt, page)
+    return attempt
+
+
+def _on_page(attempt: Attempt, page: int) -> None:
+    """Make acked_seq and max_seq those of `page` (frames.SEQ_BLOCK: each load of the page numbers
+    its batches in a range of its own). The attempt keeps them for the page that stored last, so
+    a page's usual next batch takes one statement (_NEXT_BATCHES_SQL); a batch of another page
+    (a second browser, a reload resending what the last load left) comes here, and the page's
+    own are read from its stored batches. Saved with the attempt, they follow the page that
+    stored; a resend saves nothing and changes nothing."""
+    if page == page_of(attempt.max_seq):
+        return
+    start = page * SEQ_BLOCK
+    held = attempt.events.filter(seq__gt=start, seq__lt=start + SEQ_BLOCK).values_list("seq", flat=True)
+    seqs = list(held.distinct().order_by("seq"))
+    attempt.acked_seq = start
+    for seq in seqs:
+        if seq != attempt.acked_seq + 1:
+            break
+        attempt.acked_seq = seq
+    attempt.max_seq = seqs[-1] if seqs else start
 
 
 def _answered_unstored(attempt: Attempt, batch: Batch) -> Appended | None:
@@ -375,7 +439,7 @@ def batch_refuse(*, attempt_id: int, seq: int, code: str, message: str, received
     """Keep a refused batch's place, with why it was refused, so acknowledgement can move past it
     (the page drops the batch; without this its number would stay a gap for good)."""
     with transaction.atomic():
-        attempt = _locked(attempt_id)
+        attempt = _locked(attempt_id, page=page_of(seq))
         held = seq <= attempt.acked_seq or attempt.events.filter(seq=seq).exists()
         if attempt.is_submitted or seq > attempt.max_seq + 1 or held:
             return Appended(attempt.acked_seq, attempt.is_submitted, attempt.correct)
@@ -437,7 +501,7 @@ def _gapped_submits(attempt: Attempt) -> list[tuple[int, float]]:
     the latest first. Without a gap there are none, and no query."""
     if attempt.max_seq <= attempt.acked_seq:
         return []
-    beyond = attempt.events.filter(kind="act.submit", seq__gt=attempt.acked_seq)
+    beyond = attempt.events.filter(kind="act.submit", seq__gt=attempt.acked_seq, seq__lte=attempt.max_seq)
     return list(beyond.order_by("-seq").values_list("seq", "received"))
 
 
@@ -447,7 +511,7 @@ def _score_after_a_reload(attempt: Attempt, submits: list[tuple[int, float]]) ->
     at once (the answer is what was entered since that load; the missing batches belong to an
     earlier page, whose own submit may be waiting behind them). `submits`: _gapped_submits.
     Returns whether it was scored."""
-    beyond = attempt.events.filter(seq__gt=attempt.acked_seq)
+    beyond = attempt.events.filter(seq__gt=attempt.acked_seq, seq__lte=attempt.max_seq)
     loads = list(beyond.filter(kind="load").order_by("-seq").values_list("seq", flat=True))
     held = set(beyond.values_list("seq", flat=True))
     for submit, _ in submits:
@@ -476,13 +540,15 @@ def _score_after_the_wait(attempt: Attempt, *, now_ms: float, submits: list[tupl
     return True
 
 
-def attempt_resolve_gap(*, attempt_id: int, now_ms: float) -> bool:
+def attempt_resolve_gap(*, attempt_id: int, now_ms: float, page: int | None = None) -> bool:
     """Score a submit that has waited GAP_WAIT_S behind batches that never came, on what did come.
     Idempotent: under the row lock, an attempt already scored is left alone. Returns whether it
     was scored now. Called by the socket that carried the submit, by a later socket of the
     attempt, and by the sweep (attempts_resolve_gaps)."""
     with transaction.atomic():
         attempt = Attempt.objects.select_for_update(of=("self",)).select_related("puzzle", "study").get(pk=attempt_id)
+        if page is not None:
+            _on_page(attempt, page)
         if not _score_after_the_wait(attempt, now_ms=now_ms):
             return False
         attempt.save()
@@ -497,6 +563,7 @@ def attempts_waiting_out_a_gap(*, now_ms: float) -> list[int]:
         attempt=OuterRef("pk"),
         kind="act.submit",
         seq__gt=OuterRef("acked_seq"),
+        seq__lte=OuterRef("max_seq"),  # the page that stored last (_on_page)
         received__lte=now_ms - GAP_WAIT_S * 1000,
     )
     gapped = Attempt.objects.filter(submitted_at__isnull=True, abandoned_at__isnull=True, max_seq__gt=F("acked_seq"))

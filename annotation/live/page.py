@@ -9,8 +9,8 @@ from typing import NotRequired, TypedDict
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.live.attempts import attempt_on_screen_ms
-from annotation.live.frames import BEAT_MS, MAX_EVENTS, MAX_KEY_TEXT, MAX_TEXT
+from annotation.live.attempts import attempt_new_page, attempt_on_screen_ms
+from annotation.live.frames import BEAT_MS, MAX_EVENTS, MAX_KEY_TEXT, MAX_POSTED_BATCHES, MAX_TEXT, SEQ_BLOCK
 from annotation.live.intake import shows_verdict
 from annotation.models import Attempt, Enrollment, Flag, Participant
 from annotation.url_templates import url_template
@@ -79,6 +79,7 @@ class PageData(TypedDict):
     text_max: int  # the longest text an act.type may carry
     key_max: int  # the longest key, code or input_type a raw event may carry
     batch_max: int  # the most events in one batch
+    post_max: int  # the most batches in one HTTP fallback request
     beat_ms: int  # the heartbeat while the page is visible
     play_url: str
     play_data_url: str
@@ -86,6 +87,7 @@ class PageData(TypedDict):
     submitted: bool
     next_seq: int
     acked: int
+    seq_block: int  # a page's range of batch numbers: next_seq's page is next_seq // seq_block
     study: NotRequired[StudyBar]  # in a study only
     piece: NotRequired[PieceData]  # drag widget only
 
@@ -105,6 +107,7 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
     puzzle = attempt.puzzle
     puzzle_type = get_type(puzzle.type)
     public: PublicData = puzzle.public
+    first = attempt_new_page(attempt=attempt)
     data: PageData = {
         "attempt": attempt.uid,
         "widget": puzzle_type.widget,
@@ -124,15 +127,18 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
         "text_max": MAX_TEXT,
         "key_max": MAX_KEY_TEXT,
         "batch_max": MAX_EVENTS,
+        "post_max": MAX_POSTED_BATCHES,
         "beat_ms": BEAT_MS,
         # For moving on in place: another attempt's page and data, "{uid}" filled in by the page.
         "play_url": url_template("annotation:play", uid="str"),
         "play_data_url": url_template("annotation:play-data", uid="str"),
         "csrf": csrf_token,
         "submitted": attempt.is_closed,
-        # After every batch the server holds, gaps or not: a reloaded page never reuses a number.
-        "next_seq": attempt.max_seq + 1,
-        "acked": attempt.acked_seq,
+        # This load's own range of batch numbers: no other load, in this browser or another,
+        # numbers a batch alike, so what an earlier load left and resends never meets a clash.
+        "next_seq": first,
+        "acked": first - 1,
+        "seq_block": SEQ_BLOCK,
     }
     bar = study_bar(attempt=attempt)
     if bar:

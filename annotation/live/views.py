@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.live.attempts import attempt_for, attempt_serve, attempt_start, participant_for_user, signed_in_user
 from annotation.live.frames import error_frame
-from annotation.live.intake import attempt_resolve_gap, batch_receive
+from annotation.live.intake import attempt_resolve_gap, batch_receive, frames_read
 from annotation.live.page import attempt_page_data
 from annotation.models import Attempt
 from puzzles.models import Puzzle
@@ -72,9 +72,18 @@ def events(request: HttpRequest, uid: str) -> JsonResponse:
     if attempt is None:
         frame = error_frame("not_allowed", "no such attempt of yours; sign in first")
         return JsonResponse([frame], safe=False, status=403)
-    receipt = batch_receive(attempt=attempt, raw=request.body, received_ms=time.time() * 1000)
-    status = 200 if receipt.held else 400
-    return JsonResponse(receipt.replies, safe=False, status=status)
+    received_ms = time.time() * 1000
+    if not request.body.lstrip().startswith(b"["):  # one batch frame: the beacon, an older page
+        receipt = batch_receive(attempt=attempt, raw=request.body, received_ms=received_ms)
+        return JsonResponse(receipt.replies, safe=False, status=200 if receipt.held else 400)
+    # Several batches in one request (a page on the fallback draining its backlog), in order;
+    # each answered as it would be alone, the answers in one list.
+    receipts = [
+        batch_receive(attempt=attempt, raw=frame, received_ms=received_ms)
+        for frame in frames_read(attempt=attempt, raw=request.body)
+    ]
+    replies = [reply for receipt in receipts for reply in receipt.replies]
+    return JsonResponse(replies, safe=False, status=200 if any(r.held for r in receipts) else 400)
 
 
 @login_required

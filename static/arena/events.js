@@ -17,7 +17,13 @@ const WINDOW = 32;
 // refused batch's number, the attempt's limit) come beside the batch's ack.
 const ANSWERED_ALONE = new Set(["closed", "seq_conflict"]);
 const POST_TIMEOUT_MS = 5000; // one fallback request; a hung one must not stop the fallback
-const POST_MIN_DELAY = 1000; // fallback retries: 1 s, doubling to 8 s
+// Fallback retries: 1 s, then 2 s. A longer back-off overshot the server's return by up to its
+// length (9 s after a 20 s database outage); a failing request costs the server little.
+const POST_MIN_DELAY = 1000;
+const POST_MAX_DELAY = 2000;
+// A fallback request carries up to the page data's `post_max` batches and about this much text
+// (the site's body limit is 1 MiB): a backlog drains a request per post_max batches, not per one.
+const POST_CHARS = 512 * 1024;
 const BEACON_CHUNK = 100; // events per batch cut at pagehide: beacons have a small byte quota
 // The unacknowledged batches are kept in localStorage, per attempt, so a new tab, a restarted
 // browser or a later visit of the attempt resends them (sessionStorage died with its tab).
@@ -142,15 +148,20 @@ export class Transport {
     this.on = on; // {hold(progress), submitted(verdict), health(ok)}
     this.queue = [];
     this.unacked = [];
+    // This load's own range of batch numbers (docs/events.md, "Pages"): batches an earlier load
+    // left keep theirs, each acknowledged within its own range.
+    this.block = data.seq_block;
     this.nextSeq = data.next_seq;
-    this.acked = data.acked ?? data.next_seq - 1;
+    this.page = this.pageOf(data.next_seq);
+    this.acked = data.acked ?? data.next_seq - 1; // this page's own
+    this.acks = new Map([[this.page, this.acked]]);
     this.socket = null;
     this.mode = "ws";
     this.failures = 0; // sockets in a row that never answered
-    this.sent = this.acked; // the highest seq sent on the current socket
+    this.sent = 0; // the highest seq sent on the current socket
     this.inFlight = 0; // batches sent on the current socket and not yet answered
     this.delay = MIN_DELAY;
-    this.posted = this.acked; // HTTP: highest seq posted since the last failure
+    this.posted = 0; // HTTP: highest seq posted since the last failure
     this.retryAt = 0;
     this.postDelay = POST_MIN_DELAY;
     this.waitingSince = null; // when the socket started waiting for an ack it has not had
@@ -161,9 +172,14 @@ export class Transport {
     this.restore();
   }
 
-  /** After a reload, a crash, a closed browser: go on numbering where the last page of this
-   *  attempt stopped, and resend what it left unacknowledged (idempotent on the server), so two
-   *  loads never reuse a batch number. */
+  /** The page (load) a batch number or an ack belongs to. */
+  pageOf(seq) {
+    return Math.floor(seq / this.block);
+  }
+
+  /** After a reload, a crash, a closed browser: resend what the last loads of this attempt left
+   *  unacknowledged, under their own numbers (idempotent on the server); this load numbers its
+   *  own in the range the server gave it, so no two loads ever use one number. */
   restore() {
     let saved = null;
     try {
@@ -174,9 +190,10 @@ export class Transport {
     }
     if (!saved) return;
     if (this.data.submitted) return this.forget();
-    this.nextSeq = Math.max(this.nextSeq, saved.nextSeq || 0);
-    // Batches the server acknowledged meanwhile (a beacon that got through) need not go again.
-    this.unacked = Array.isArray(saved.unacked) ? saved.unacked.filter((batch) => batch.seq > this.acked) : [];
+    // In their order, before this page's own (a later load has a higher range). Some may have
+    // been stored meanwhile (a beacon that got through): sent again, they are only acknowledged.
+    const own = (batch) => this.pageOf(batch.seq) === this.page && batch.seq <= this.acked;
+    this.unacked = Array.isArray(saved.unacked) ? saved.unacked.filter((batch) => !own(batch)) : [];
   }
 
   /** Kept current after every batch and ack, so a crash or a closed tab loses nothing sent; once
@@ -184,10 +201,10 @@ export class Transport {
   save() {
     if (!this.unacked.length) return this.forget();
     let unacked = this.unacked;
-    let text = JSON.stringify({ nextSeq: this.nextSeq, unacked, at: Date.now() });
+    let text = JSON.stringify({ unacked, at: Date.now() });
     while (text.length > MAX_SAVED_CHARS && unacked.length > 1) {
       unacked = unacked.slice(0, Math.ceil(unacked.length / 2));
-      text = JSON.stringify({ nextSeq: this.nextSeq, unacked, at: Date.now() });
+      text = JSON.stringify({ unacked, at: Date.now() });
     }
     try {
       localStorage.setItem(this.key, text);
@@ -214,6 +231,10 @@ export class Transport {
     this.timer = setInterval(() => this.tick(), FLUSH_MS);
     this.onPagehide = () => this.beacon();
     addEventListener("pagehide", this.onPagehide);
+    // Hidden may be the last the page hears (a closed tab in a browser that fires no pagehide, a
+    // phone that kills a background tab): what waits for the next tick is cut and saved now.
+    this.onHidden = () => document.visibilityState === "hidden" && this.flush();
+    document.addEventListener("visibilitychange", this.onHidden);
   }
 
   /** Resolves once everything is acknowledged after the submit (or after timeoutMs). */
@@ -234,6 +255,7 @@ export class Transport {
     clearInterval(this.timer);
     clearTimeout(this.retry);
     removeEventListener("pagehide", this.onPagehide);
+    document.removeEventListener("visibilitychange", this.onHidden);
     const socket = this.socket;
     this.socket = null;
     socket?.close();
@@ -303,7 +325,7 @@ export class Transport {
       clearTimeout(timer);
       // Open is not yet alive: the back-off, the fallback and the failure count wait for the
       // first frame that comes back (receive). The unacknowledged batches go a window at a time.
-      Object.assign(this, { sent: this.acked, inFlight: 0, waitingSince: null });
+      Object.assign(this, { sent: 0, inFlight: 0, waitingSince: null });
       this.sendWindow();
     };
     ws.onmessage = (m) => {
@@ -333,7 +355,7 @@ export class Transport {
     if (this.stopped) return;
     if (!heard && ++this.failures >= 3 && this.mode !== "http") {
       this.mode = "http";
-      this.posted = this.acked;
+      this.posted = 0;
       this.post();
     }
     // Keep trying the socket in the background, also while on the fallback.
@@ -379,8 +401,12 @@ export class Transport {
   handle(frame) {
     if (this.stopped) return; // a late answer for an attempt no longer shown
     if (frame.type === "ack") {
-      this.acked = Math.max(this.acked, frame.seq);
-      this.unacked = this.unacked.filter((batch) => batch.seq > this.acked);
+      // An ack covers its own page's range: the batches an earlier load left are acked apart.
+      const page = this.pageOf(frame.seq);
+      const acked = Math.max(this.acks.get(page) ?? 0, frame.seq);
+      this.acks.set(page, acked);
+      if (page === this.page) this.acked = acked;
+      this.unacked = this.unacked.filter((batch) => batch.seq > acked || this.pageOf(batch.seq) !== page);
       this.waitingSince = this.unacked.length ? Date.now() : null; // heard from: the clock restarts
       this.save();
       this.sendWindow();
@@ -418,30 +444,45 @@ export class Transport {
     if (this.stopped || this.posting || this.mode !== "http" || this.refused) return;
     this.posting = true;
     try {
-      let batch;
-      while (this.mode === "http" && (batch = this.unacked.find((b) => b.seq > this.posted))) {
-        this.posted = batch.seq;
-        (await this.postOne(batch)).forEach((frame) => this.handle(frame));
+      let batches;
+      while (this.mode === "http" && (batches = this.toPost()).length) {
+        this.posted = batches.at(-1).seq;
+        (await this.postMany(batches)).forEach((frame) => this.handle(frame));
       }
       this.postDelay = POST_MIN_DELAY;
       this.on.health(true);
     } catch (err) {
       console.warn("arena: fallback post failed", err);
-      this.posted = this.acked; // resend everything unacknowledged next time
+      this.posted = 0; // resend everything unacknowledged next time
       this.retryAt = Date.now() + this.postDelay;
-      this.postDelay = Math.min(this.postDelay * 2, MAX_DELAY);
+      this.postDelay = Math.min(this.postDelay * 2, POST_MAX_DELAY);
       this.on.health(false);
     } finally {
       this.posting = false;
     }
   }
 
-  async postOne(batch) {
+  /** The next batches not yet posted, in order: up to `post_max` and about POST_CHARS. */
+  toPost() {
+    const batches = [];
+    let chars = 0;
+    for (const batch of this.unacked) {
+      if (batch.seq <= this.posted) continue;
+      const size = JSON.stringify(batch).length;
+      if (batches.length && (batches.length >= this.data.post_max || chars + size > POST_CHARS)) break;
+      batches.push(batch);
+      chars += size;
+    }
+    return batches;
+  }
+
+  /** Several batches in one request, a JSON list: the server answers each as it would alone. */
+  async postMany(batches) {
     const response = await fetch(this.data.events_url, {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-CSRFToken": this.data.csrf },
       credentials: "same-origin",
-      body: JSON.stringify(batch),
+      body: JSON.stringify(batches),
       signal: AbortSignal.timeout(POST_TIMEOUT_MS),
     });
     const frames = await response.json().catch(() => null);

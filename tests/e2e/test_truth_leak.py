@@ -24,6 +24,8 @@ PAGE_DATA_KEYS = {
     "text_max",
     "key_max",
     "batch_max",
+    "post_max",
+    "seq_block",
     "beat_ms",
     "play_url",
     "play_data_url",

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from annotation.live.frames import MAX_EVENTS, MAX_KEY_TEXT, MAX_TEXT
+from annotation.live.frames import MAX_EVENTS, MAX_KEY_TEXT, MAX_POSTED_BATCHES, MAX_TEXT
 from annotation.live.page import PageData, attempt_page_data
 from annotation.models import Attempt
 from annotation.studies.queue import enrollment_consent, enrollment_join, enrollment_next
@@ -81,6 +81,7 @@ SERVER_NUMBERS = {
     "layout.stage.w / device_check.stage.w": STAGE_W,
     "layout.stage.h / device_check.stage.h": STAGE_H,
     "batch_max": MAX_EVENTS,
+    "post_max": MAX_POSTED_BATCHES,
     "key_max": MAX_KEY_TEXT,
     "text_max": MAX_TEXT,
 }
@@ -110,6 +111,7 @@ def test_the_page_data_carries_the_limits_the_server_enforces(open_attempt):
     attempt, _ = open_attempt("Dice_Count")
     data = attempt_page_data(attempt=attempt, csrf_token="token")
     assert (data["batch_max"], data["key_max"], data["text_max"]) == (MAX_EVENTS, MAX_KEY_TEXT, MAX_TEXT)
+    assert data["post_max"] == MAX_POSTED_BATCHES
     assert data["layout"]["stage"] == {"w": STAGE_W, "h": STAGE_H}
 
 

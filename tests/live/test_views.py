@@ -6,6 +6,7 @@ import time
 import pytest
 from django.test import Client
 
+from annotation.live.frames import SEQ_BLOCK
 from annotation.models import Attempt, Event
 from puzzles.models import Puzzle
 
@@ -31,7 +32,10 @@ def test_the_page_embeds_public_data_only_and_refuses_other_people(open_attempt,
     assert data["widget"] == "point" and data["auto_submit"] and data["next_seq"] == 1
     assert "truth" not in page.content.decode() and str(attempt.puzzle.truth["point"]) not in page.content.decode()
     fetched = owner.get(f"/play/{attempt.uid}/data/").json()
-    assert {**fetched, "csrf": None} == {**data, "csrf": None}  # the same data (tokens are masked anew)
+    # The same data (tokens are masked anew), but for the second load's own range of batch numbers.
+    assert (fetched["next_seq"], fetched["acked"]) == (SEQ_BLOCK + 1, SEQ_BLOCK)
+    again = {"csrf": None, "next_seq": None, "acked": None}
+    assert {**fetched, **again} == {**data, **again}
     intruder, _ = person("mallory")
     assert signed_in(intruder).get(f"/play/{attempt.uid}/").status_code == 404
     assert signed_in(intruder).get(f"/play/{attempt.uid}/data/").status_code == 404
