@@ -10,7 +10,8 @@ connection means the others likely are too: the first failed check renews them a
 own drain(): the idle ones are closed, the ones in use are closed when given back, and new ones
 are opened in the pool's workers), so the request's next try waits for a fresh connection instead
 of checking the next dead one. Nothing is checked one by one, so a network that drops everything
-costs no round trip per connection.
+costs no round trip per connection. While the database is down the pool tries again every
+RECONNECT_MAX_DELAY_S at most, so a connection is there as soon as the database is back.
 """
 
 from __future__ import annotations
@@ -25,6 +26,24 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.base.base import NO_DB_ALIAS
 from django.db.backends.postgresql import base
 from psycopg_pool import ConnectionPool
+from psycopg_pool.base import AttemptWithBackoff
+
+# How often the pool tries to open a connection while the database refuses, at most. psycopg_pool's
+# own back-off doubles from 1 s without bound (1, 2, 4, 8, 16 s...): after a 20 s outage its next
+# try came up to 11 s after the database was back, and every request and socket handshake waited
+# for it (a page's catch-up took 21 s, bench/recovery.py). A try costs a refused TCP connection.
+RECONNECT_MAX_DELAY_S = 0.5
+
+
+class _PromptReconnect(AttemptWithBackoff):
+    """psycopg_pool's reconnection back-off, never longer than RECONNECT_MAX_DELAY_S."""
+
+    INITIAL_DELAY = 0.25
+
+    def update_delay(self, now: float) -> None:
+        super().update_delay(now)
+        self.delay = min(self.delay, RECONNECT_MAX_DELAY_S)
+
 
 # How long a connection is waited for here, when shorter than the pool's own timeout (pool_wait).
 # A context variable: asgiref's sync_to_async runs the database call in a copy of the caller's context.
@@ -55,6 +74,10 @@ class RecoveringPool(ConnectionPool):
                 configure(conn)
 
         super().__init__(*args, configure=opened, check=self._check_or_renew, **kwargs)
+
+    def _add_connection(self, attempt, growing: bool = False) -> None:
+        """The pool's own, with its reconnection back-off capped (_PromptReconnect)."""
+        super()._add_connection(attempt or _PromptReconnect(timeout=self.reconnect_timeout), growing)
 
     def getconn(self, timeout: float | None = None):
         """A connection, waited for at most the pool's timeout, or pool_wait's when shorter."""
