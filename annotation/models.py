@@ -589,6 +589,9 @@ class Benchmark(models.Model):
     # A plain string checked against annotation/hosted/dialects.py (no choices=): a new dialect needs no migration.
     dialect = models.CharField(max_length=32)
     truth_public = models.BooleanField(default=False, help_text="its puzzles' answers are published")
+    # {url: {"sha256", "source"}}: off-origin files its page loads, served by the proxy from local
+    # copies (annotation/hosted/assets.py); set from the dialect's pins when added.
+    assets = models.JSONField(default=dict, blank=True)
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -628,3 +631,16 @@ class BenchmarkFamily(models.Model):
 
     def __str__(self) -> str:
         return f"{self.benchmark.name}:{self.family} ({self.status})"
+
+
+class HostedCheck(models.Model):
+    """The one check_answer (or multi-step sequence) the proxy forwarded for a hosted attempt, and
+    the peer's own replies, verbatim (server-side only). The attempt's verdict is copied from here."""
+
+    attempt = models.OneToOneField(Attempt, on_delete=models.CASCADE, related_name="hosted_check")
+    steps = models.JSONField(default=list, help_text="[{answer, status, reply, at}]: each post forwarded and its reply")
+    correct = models.BooleanField(null=True)
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="the peer's final verdict arrived")
+
+    def __str__(self) -> str:
+        return f"hosted check of attempt {self.attempt_id} ({len(self.steps)} steps)"
