@@ -203,6 +203,12 @@ from .bank_secret import bank_secret  # noqa: E402  (beside the one setting it s
 PUZZLE_BANK_SECRET = bank_secret(debug=DEBUG, var_dir=VAR_DIR, base_dir=BASE_DIR)
 # Whether a person sees "correct / not correct" after submitting (never the answer itself).
 ARENA_SHOW_VERDICT = env_bool("ARENA_SHOW_VERDICT", default=False)
+# Hosted benchmarks (docs/hosted.md): each attempt's page is served through our proxy at its own
+# host, a-<attempt key>.<ARENA_HOSTED_DOMAIN> (a wildcard DNS name and certificate of a domain of its
+# own in production, never a subdomain of the site's; *.localhost needs neither). Pinned copies of
+# the off-origin files their pages load are kept in ARENA_HOSTED_ASSETS.
+ARENA_HOSTED_DOMAIN = env_str("ARENA_HOSTED_DOMAIN", "localhost").lower().strip(".")
+ARENA_HOSTED_ASSETS = Path(env_str("ARENA_HOSTED_ASSETS", str(VAR_DIR / "hosted-assets")))
 # Anonymous joins of one study from one client address per hour (invite links are public).
 ARENA_JOINS_PER_HOUR = env_int("ARENA_JOINS_PER_HOUR", 30)
 # Reverse proxies in front of the site: the client's address is that many hops back in
