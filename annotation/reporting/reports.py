@@ -202,11 +202,12 @@ def study_report(*, study: Study, dataset: str | None = None, exclude_trained: b
     excluded = Enrollment.objects.filter(study=study, excluded=True).count()
     k = study.attempts_allowed
     types = [_type_row(name, rows, k) for name, rows in _by_type(answers).items()]
-    boot, pass1, pass_k = _clustered(counted, types, k)
+    columns = _counted_columns(counted, types)
+    boot, pass1, pass_k = _clustered(columns, types, k)
     puzzle_types = dict(Puzzle.objects.filter(pk__in=pool).values_list("pk", "type"))
     runs = _runs_on(pool, puzzle_types)
     people_pass1 = {row["type"]: row["pass1"] for row in types if row["pass1"] is not None}
-    side = PeopleSide(_people_on_puzzles(counted), _counted_columns(counted), boot, set(people_pass1), puzzle_types)
+    side = PeopleSide(_people_on_puzzles(counted), columns, boot, set(people_pass1), puzzle_types)
     dropped = _dropped_types(study, pool, puzzle_types, types)
     return {
         "study": _study_facts(study, datasets, dataset),
@@ -532,27 +533,54 @@ def _annotator_rows(submitted: list[Answer]) -> dict[int, int]:
     return {p: i for i, p in enumerate(sorted({a["participant"] for a in submitted}))}
 
 
+@dataclass(frozen=True)
+class CountedColumns:
+    """People's submitted, counted answers as columns: each one's annotator (their row in the
+    report's cluster bootstrap), type (its column, in the type rows' order), puzzle, and whether
+    it was right and solved within k."""
+
+    people: int
+    types: list[str]
+    person: np.ndarray
+    type: np.ndarray
+    puzzle: np.ndarray
+    right: np.ndarray
+    within_k: np.ndarray
+
+
+def _counted_columns(answers: list[Answer], rows: list[TypeRow]) -> CountedColumns:
+    submitted = [a for a in answers if a["submitted"]]
+    people = _annotator_rows(submitted)
+    columns = {row["type"]: j for j, row in enumerate(rows)}
+    return CountedColumns(
+        people=len(people),
+        types=list(columns),
+        person=np.array([people[a["participant"]] for a in submitted], dtype=np.int64),
+        type=np.array([columns[a["type"]] for a in submitted], dtype=np.int64),
+        puzzle=np.array([a["puzzle"] for a in submitted], dtype=np.int64),
+        right=np.array([a["correct"] for a in submitted], dtype=bool),
+        within_k=np.array([a["solved_within_k"] for a in submitted], dtype=bool),
+    )
+
+
 def _clustered(
-    answers: list[Answer], rows: list[TypeRow], k: int
+    answers: CountedColumns, rows: list[TypeRow], k: int
 ) -> tuple[ClusterBootstrap, ClusterIntervals, ClusterIntervals | None]:
     """The cluster bootstrap over the annotators of the counted answers; the intervals of Pass@1
     (and of Pass@k with k > 1) go into the type rows, each the bootstrap's where enough people
     answered the type, else the exact one over people (stats.people_interval); the bootstrap's
     are returned for the overall figures."""
-    submitted = [a for a in answers if a["submitted"]]
-    people = _annotator_rows(submitted)
-    columns = {row["type"]: j for j, row in enumerate(rows)}
-    shape = (len(people), len(columns))
-    cells = np.array([people[a["participant"]] * shape[1] + columns[a["type"]] for a in submitted], dtype=np.int64)
+    shape = (answers.people, len(answers.types))
+    cells = answers.person * shape[1] + answers.type
 
-    def table(weights: list[bool] | None = None) -> np.ndarray:
+    def table(weights: np.ndarray | None = None) -> np.ndarray:
         """Answers (or the weighted ones) per annotator and type."""
         counted = np.bincount(cells, weights=weights, minlength=shape[0] * shape[1])
         return counted.astype(float).reshape(shape)
 
     trials = table()
-    solved = table([a["correct"] for a in submitted])
-    within_k = table([a["solved_within_k"] for a in submitted])
+    solved = table(answers.right.astype(float))
+    within_k = table(answers.within_k.astype(float))
     boot = ClusterBootstrap(trials)
     pass1 = boot.intervals(solved)
     pass_k = boot.intervals(within_k) if k > 1 else None
@@ -787,28 +815,6 @@ def _people_on_puzzles(answers: list[Answer]) -> PeopleOnPuzzles:
 
 
 @dataclass(frozen=True)
-class CountedColumns:
-    """People's submitted, counted answers as columns: each one's annotator (their row in the
-    report's cluster bootstrap), puzzle, type and whether it was right."""
-
-    person: np.ndarray
-    puzzle: np.ndarray
-    type: np.ndarray  # str
-    right: np.ndarray
-
-
-def _counted_columns(answers: list[Answer]) -> CountedColumns:
-    submitted = [a for a in answers if a["submitted"]]
-    rows = _annotator_rows(submitted)
-    return CountedColumns(
-        person=np.array([rows[a["participant"]] for a in submitted], dtype=np.int64),
-        puzzle=np.array([a["puzzle"] for a in submitted], dtype=np.int64),
-        type=np.array([a["type"] for a in submitted], dtype=object),
-        right=np.array([a["correct"] for a in submitted], dtype=bool),
-    )
-
-
-@dataclass(frozen=True)
 class PeopleSide:
     """What each run is held against: people's counted answers per puzzle and one by one, the
     report's cluster bootstrap over them, the types they have a Pass@1 on, and each puzzle's type."""
@@ -863,8 +869,9 @@ def _paired_cells(outcomes: RunOutcomes, answers: CountedColumns, names: list[st
     ids, scores = ids[order], scores[order]
     at = np.clip(np.searchsorted(ids, answers.puzzle), 0, len(ids) - 1)
     kept = ids[at] == answers.puzzle  # answers on a puzzle the run completed
-    codes = {name: j for j, name in enumerate(names)}
-    column = np.array([codes[kind] for kind in answers.type[kept]], dtype=np.int64)
+    to_column = np.full(len(answers.types), -1, dtype=np.int64)  # a type of people's: its column here
+    to_column[[answers.types.index(name) for name in names]] = np.arange(len(names))
+    column = to_column[answers.type[kept]]
     person, puzzle, right = answers.person[kept], answers.puzzle[kept], answers.right[kept]
     return PairedCells.of(person, column, puzzle, right, scores[at[kept]], shape)
 
