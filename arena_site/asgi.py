@@ -20,6 +20,7 @@ from django.contrib import auth  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.http import Http404  # noqa: E402
 
+from annotation.hosted.proxy import AttemptHosts  # noqa: E402
 from annotation.live.consumers import on_a_live_connection  # noqa: E402
 
 from .bounds import BodyLimitMiddleware, bound_daphne_bodies  # noqa: E402
@@ -122,7 +123,8 @@ application = ProtocolTypeRouter(
     {
         # daphne serves our own static files: one process to run, no separate file server needed.
         # Bodies over ARENA_MAX_BODY_BYTES are refused as they arrive (in daphne), and here too.
-        "http": BodyLimitMiddleware(CachedStaticFilesHandler(django_asgi_app)),
+        # A hosted attempt's own host (a-<key>.<ARENA_HOSTED_DOMAIN>) is the proxy's (docs/hosted.md).
+        "http": BodyLimitMiddleware(AttemptHosts(CachedStaticFilesHandler(django_asgi_app))),
         # Sockets only from the site's own pages: scheme, host and port compared.
         "websocket": SameOriginWebSocketValidator(socket_user_stack(URLRouter(websocket_urlpatterns))),
     }

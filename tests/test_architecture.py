@@ -25,8 +25,9 @@ ALLOWED = {
     "datasets": {"live", "review", "agents", "reporting"},  # read-only: labels, trajectories
     # An episode is an agent rollout, played by the same engine; its curriculum reads the labels.
     "environment": {"live", "agents", "datasets"},
-    # A hosted benchmark's page is played through the same pipeline (the proxy: docs/hosted.md).
-    "hosted": {"live"},
+    # A hosted benchmark's page is played through the same pipeline (the proxy: docs/hosted.md);
+    # its page check drives the same Chromium against the same page server as the replay.
+    "hosted": {"live", "agents"},
 }
 ENTRY_POINTS = {"views", "staff_views", "consumers"}  # wired by urls.py and routing.py only
 

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.hosted.assets import dialect_assets
 from annotation.hosted.client import PeerClient, PeerRefused, PeerUnreachable
 from annotation.hosted.dialects import Address, Addressing, Dialect, UnknownDialect, get_dialect
 from annotation.hosted.probe import Checked, ProbeFailure, check_with_truth
@@ -57,7 +58,9 @@ def benchmark_add(*, name: str, url: str, dialect: str = "nextgen", truth_public
     listing = _listing(client)
     probes = [probe_family(client, family, ids) for family, ids in listing.items()]
     with transaction.atomic():
-        benchmark = Benchmark.objects.create(name=name, base_url=url, dialect=speech.name, truth_public=truth_public)
+        benchmark = Benchmark.objects.create(
+            name=name, base_url=url, dialect=speech.name, truth_public=truth_public, assets=dialect_assets(speech.name)
+        )
         _store_probes(benchmark, speech, probes)
     return benchmark
 

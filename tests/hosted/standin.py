@@ -94,9 +94,14 @@ def truth_values() -> list[str]:
         target = puzzle["target_position"]
         radius = target["diameter"] / 2
         found += [repr(target["x"] + radius), repr(target["y"] + radius)]
-    # The jigsaw's truth travels as these fields and in "Piece i at (r, c)" strings; the stand-in
+    # The jigsaw's truth travels in "Piece i at (r, c)" strings and as TRUTH_FIELDS; the stand-in
     # never sends shuffled_order (as Next-Gen no longer does), so it is not searched for.
-    return found + ["correct_positions", "grid_row", "Piece 0 at", "Target at"]
+    return found + ["Piece 0 at", "Target at"]
+
+
+# Field names that carry the jigsaw's truth in a JSON body (a page's own script names them in the
+# answer it builds, so they are searched for in JSON bodies only).
+TRUTH_FIELDS = ("correct_positions", "grid_row")
 
 
 class Server:
@@ -307,10 +312,31 @@ class Server:
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Stand-in CAPTCHA</title>
 <script src="https://cdnjs.cloudflare.com/ajax/libs/three.js/r128/three.min.js"></script>
-</head><body><main id="puzzle"></main><button id="submit">Submit</button>
+<style>
+  body { font-family: sans-serif; margin: 16px; }
+  .red-dot-area { position: relative; background: #f4f4f4; border: 1px solid #333; }
+  .red-dot { position: absolute; border-radius: 50%; background: #d00; cursor: pointer; }
+  .red-dot-hidden { display: none; }
+  .spooky-size-click-area { position: relative; background: #000; cursor: crosshair; }
+  .spooky-size-click-area img { width: 100%; height: 100%; pointer-events: none; }
+  .jigsaw-grid { display: grid; grid-template-columns: repeat(2, 84px); gap: 4px; margin: 8px 0; }
+  .jigsaw-grid-cell { width: 80px; height: 80px; border: 2px dashed #ccc; }
+  .jigsaw-tray-piece { display: inline-block; width: 64px; height: 64px; margin: 4px; border: 1px solid #888; }
+  .jigsaw-tray-piece img { width: 100%; height: 100%; }
+</style>
+</head><body>
+<h2 id="puzzle-prompt"></h2>
+<div class="puzzle-image-container" id="puzzle-container"></div>
+<div class="input-group" hidden><input id="user-answer" type="text" autocomplete="off"></div>
+<button id="submit-answer" hidden>Submit</button>
+<div id="result-message"></div>
 <script src="/static/js/standin.js"></script></body></html>
 """
 
+# The page's script, with the DOM of Next-Gen's page for these input types (ids and classes read
+# from its static/js/script.js): a number typed into #user-answer, a click on the Spooky_Size area,
+# Red_Dot's dot clicked hit after hit, jigsaw pieces dragged from the tray to the grid (numbered by
+# display index: the server sends no shuffled_order). Dice_Roll_Path needs three.js, as Next-Gen's does.
 SCRIPT = """// Reads its address from the URL; with none, asks for the next puzzle (no address at all).
 const params = new URLSearchParams(window.location.search);
 let url = '/api/get_puzzle?mode=sequential';
@@ -319,22 +345,143 @@ if (params.get('type')) {
   if (params.get('puzzle_index') !== null) url += '&puzzle_index=' + params.get('puzzle_index');
   if (params.get('seed') !== null) url += '&seed=' + params.get('seed');
 }
+const container = document.getElementById('puzzle-container');
+const inputGroup = document.querySelector('.input-group');
+const answerInput = document.getElementById('user-answer');
+const submitButton = document.getElementById('submit-answer');
+const result = document.getElementById('result-message');
 let current = null;
+let submitAnswer = null;
+
+function post(path, body) {
+  return fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)})
+    .then(r => r.json());
+}
+function show(data) {
+  result.textContent = data.error ? 'Error: ' + data.error : (data.correct ? 'Correct!' : 'Incorrect.');
+}
+function check(answer) {
+  return post('/api/check_answer', {puzzle_type: current.puzzle_type, puzzle_id: current.puzzle_id,
+                                    answer: answer, elapsed_time: 1.5});
+}
+submitButton.addEventListener('click', () => { if (submitAnswer) check(submitAnswer()).then(show); });
+
+const setups = {
+  number(data) {
+    const die = new THREE.Object3D();  // the 3-D die: needs three.js
+    die.name = data.puzzle_id;
+    const img = document.createElement('img');
+    img.src = data.reference_image;
+    container.appendChild(img);
+    inputGroup.hidden = submitButton.hidden = false;
+    submitAnswer = () => answerInput.value.trim();
+  },
+  spooky_size_click(data) {
+    const area = document.createElement('div');
+    area.className = 'spooky-size-click-area';
+    area.style.width = (data.canvas_width || 600) + 'px';
+    area.style.height = (data.canvas_height || 400) + 'px';
+    area.innerHTML = '<img alt="Spooky Size Puzzle">';
+    area.firstChild.src = data.media_path;
+    let answered = false;
+    area.addEventListener('click', (event) => {
+      if (answered) return;
+      answered = true;
+      const rect = area.getBoundingClientRect();
+      check({position: {x: event.clientX - rect.left, y: event.clientY - rect.top}}).then(show);
+    });
+    container.appendChild(area);
+  },
+  red_dot_click(data) {
+    const area = document.createElement('div');
+    area.className = 'red-dot-area';
+    area.style.width = data.area.width + 'px';
+    area.style.height = data.area.height + 'px';
+    const dot = document.createElement('div');
+    dot.className = 'red-dot';
+    area.appendChild(dot);
+    container.appendChild(area);
+    let hits = data.hits_completed || 0;
+    let timer = null;
+    const place = (target, timeoutMs) => {
+      dot.style.width = dot.style.height = target.diameter + 'px';
+      dot.style.left = target.x + 'px';
+      dot.style.top = target.y + 'px';
+      dot.classList.remove('red-dot-hidden');
+      clearTimeout(timer);
+      timer = setTimeout(() => send({clicked: false}), timeoutMs);
+    };
+    const send = (payload) => {
+      clearTimeout(timer);
+      dot.classList.add('red-dot-hidden');
+      check({...payload, hit_index: hits}).then((reply) => {
+        if (reply.status === 'continue') {
+          hits = reply.hits_completed;
+          place(reply.next_dot, reply.timeout_ms);
+        } else {
+          show(reply);
+        }
+      });
+    };
+    dot.addEventListener('click', (event) => {
+      event.stopPropagation();
+      const rect = area.getBoundingClientRect();
+      send({clicked: true, position: {x: event.clientX - rect.left, y: event.clientY - rect.top}});
+    });
+    place(data.dot, data.timeout_ms);
+  },
+  jigsaw_puzzle(data) {
+    const [rows, cols] = data.grid_size;
+    const order = data.shuffled_order || data.pieces.map((_, i) => i);  // the server no longer sends it
+    const placements = [];
+    const grid = document.createElement('div');
+    grid.className = 'jigsaw-grid';
+    for (let row = 0; row < rows; row++) {
+      for (let col = 0; col < cols; col++) {
+        const cell = document.createElement('div');
+        cell.className = 'jigsaw-grid-cell';
+        cell.dataset.row = row;
+        cell.dataset.col = col;
+        cell.addEventListener('dragover', (event) => event.preventDefault());
+        cell.addEventListener('drop', (event) => {
+          event.preventDefault();
+          const display = parseInt(event.dataTransfer.getData('text/plain'));
+          placements.push({piece_index: order[display], grid_row: row, grid_col: col});
+          const piece = document.querySelector('.jigsaw-tray-piece[data-piece-index="' + display + '"]');
+          if (piece) cell.appendChild(piece);
+          submitButton.hidden = placements.length < data.pieces.length;
+        });
+        grid.appendChild(cell);
+      }
+    }
+    const tray = document.createElement('div');
+    data.pieces.forEach((src, display) => {
+      const piece = document.createElement('div');
+      piece.className = 'jigsaw-tray-piece';
+      piece.draggable = true;
+      piece.dataset.pieceIndex = display;
+      piece.innerHTML = '<img alt="piece" draggable="false">';
+      piece.firstChild.src = src;
+      piece.addEventListener('dragstart', (event) => event.dataTransfer.setData('text/plain', String(display)));
+      tray.appendChild(piece);
+    });
+    container.append(grid, tray);
+    submitAnswer = () => placements;
+  },
+};
+
 fetch(url).then(r => r.json()).then(data => {
   current = data;
-  document.getElementById('puzzle').textContent = data.prompt || '';
+  document.getElementById('puzzle-prompt').textContent = data.prompt || data.error || '';
+  try {
+    setups[data.input_type](data);
+  } catch (error) {
+    result.textContent = 'Error: ' + error.message;  // e.g. "THREE is not defined" with no three.js
+  }
 });
 // Like a page that colours its marker from the truth: it asks a truth route on every click.
-document.getElementById('puzzle').addEventListener('click', () => {
-  fetch('/api/get_ground_truth', {method: 'POST', headers: {'Content-Type': 'application/json'},
-    body: JSON.stringify({puzzle_type: current.puzzle_type, puzzle_id: current.puzzle_id})});
-});
-// The answer is set by the test driving the page (window.standinAnswer); for a jigsaw, pieces are
-// numbered by display index, as Next-Gen's page does without shuffled_order.
-document.getElementById('submit').addEventListener('click', () => {
-  fetch('/api/check_answer', {method: 'POST', headers: {'Content-Type': 'application/json'},
-    body: JSON.stringify({puzzle_type: current.puzzle_type, puzzle_id: current.puzzle_id,
-                          answer: window.standinAnswer, elapsed_time: 1.5})});
+container.addEventListener('click', () => {
+  if (current) post('/api/get_ground_truth', {puzzle_type: current.puzzle_type, puzzle_id: current.puzzle_id});
 });
 """
 

@@ -3,16 +3,26 @@
 add   NAME --url URL [--dialect D]  the server must answer; each family it lists is probed
 list  [NAME]                        each benchmark and its families: served or set aside, and why
 draw  NAME --per-type N [--types T ...] [--split test] [--seed S]  puzzles as dataset hosted:NAME
+check NAME                          each drawn puzzle's truth played on its page in Chromium, through
+                                    the proxy: verified, or set aside with the reason
+assets NAME                         fetch the pinned local copies of what its page loads off-origin
 """
 
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Count
 
+from annotation.hosted.assets import AssetProblem, fetch_copy, missing
 from annotation.hosted.dialects import DIALECTS
+from annotation.hosted.pagecheck import PageOutcome, benchmark_check
 from annotation.hosted.registry import HostedError, benchmark_add, benchmark_draw, find_benchmark
 from annotation.models import Benchmark, BenchmarkFamily
-from puzzles.hosted_names import hosted_dataset
+from puzzles.hosted_names import hosted_dataset, split_hosted_type
+from puzzles.models import Puzzle
+
+# A drawn puzzle's status as `list` says it: failed puzzles are set aside (by the draw or the page check).
+PUZZLE_WORDS = {"verified": "verified", "failed": "set aside", "draft": "not page-checked", "retired": "retired"}
 
 
 class Command(BaseCommand):
@@ -33,6 +43,10 @@ class Command(BaseCommand):
         draw.add_argument("--types", nargs="+", help="families to draw (default: every served family)")
         draw.add_argument("--split", default="test")
         draw.add_argument("--seed", type=int, default=0)
+        check = actions.add_parser("check", help="play each drawn puzzle's truth on its page in Chromium")
+        check.add_argument("name")
+        assets = actions.add_parser("assets", help="fetch the pinned copies of files its page loads off-origin")
+        assets.add_argument("name")
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
@@ -65,6 +79,30 @@ class Command(BaseCommand):
         total = sum(d.drawn for d in draws)
         self.stdout.write(f"{total} puzzles drawn into dataset {hosted_dataset(name)} ({split}, seed {seed})")
 
+    def _check(self, name: str, **_: Any) -> None:
+        benchmark = find_benchmark(name)
+        for pin in missing(benchmark.assets):
+            self.stderr.write(f"warning: no local copy of {pin.url} (benchmarks assets {name}): its pages will fail")
+        outcomes = benchmark_check(name=name, on_result=self._progress)
+        passed = sum(outcome.verified for outcome in outcomes)
+        self.stdout.write(f"{passed} of {len(outcomes)} puzzles verified through their page")
+        self._print(find_benchmark(name))
+
+    def _progress(self, outcome: PageOutcome, number: int, total: int) -> None:
+        said = "verified" if outcome.verified else f"failed: {outcome.reason}"
+        self.stdout.write(f"[{number}/{total}] {outcome.family} {outcome.source_id}: {said}")
+
+    def _assets(self, name: str, **_: Any) -> None:
+        benchmark = find_benchmark(name)
+        wanted = missing(benchmark.assets)
+        for pin in wanted:
+            try:
+                self.stdout.write(f"{pin.url}: {pin.source} -> {fetch_copy(pin)}")
+            except AssetProblem as problem:
+                raise CommandError(str(problem)) from None
+        kept = len(benchmark.assets) - len(wanted)
+        self.stdout.write(f"{len(wanted)} fetched, {kept} already kept, each checked against its sha256")
+
     def _print(self, benchmark: Benchmark) -> None:
         rows = list(benchmark.families.all())
         served = sum(row.status == BenchmarkFamily.Status.SERVED for row in rows)
@@ -72,8 +110,24 @@ class Command(BaseCommand):
             f"{benchmark.name}  {benchmark.base_url}  ({DIALECTS[benchmark.dialect].title})  "
             f"{served} of {len(rows)} families served, added {benchmark.added_at:%Y-%m-%d %H:%M}"
         )
+        counts = self._puzzle_counts(benchmark)
         for row in rows:
-            self.stdout.write(f"  {row.family:<28} {self._status(row)}")
+            self.stdout.write(f"  {row.family:<28} {self._status(row)}{counts.get(row.family, '')}")
+
+    def _puzzle_counts(self, benchmark: Benchmark) -> dict[str, str]:
+        """Per family: its drawn puzzles by status ("; 3 verified, 1 set aside")."""
+        rows = (
+            Puzzle.objects.filter(dataset=hosted_dataset(benchmark.name))
+            .values_list("type", "status")
+            .annotate(n=Count("pk"))
+            .order_by("type", "status")
+        )
+        found: dict[str, list[str]] = {}
+        for puzzle_type, status, n in rows:
+            found.setdefault((split_hosted_type(puzzle_type) or ("", puzzle_type))[1], []).append(
+                f"{n} {PUZZLE_WORDS.get(status, status)}"
+            )
+        return {family: "; " + ", ".join(words) for family, words in found.items()}
 
     def _status(self, row: BenchmarkFamily) -> str:
         if row.status == BenchmarkFamily.Status.SET_ASIDE:
