@@ -9,7 +9,8 @@ Each annotator meets the puzzles at places 1..N of their run in an order of thei
 by-position section reads it). Then study_report() is timed --runs times (best and median wall
 seconds, and the CPU seconds of this process, which does the report's Python work; PostgreSQL's
 own CPU is in another process), with the load average, and each format's rendering separately.
-The report includes people against each agent run (the paired bootstrap) and the position halves.
+The report includes people against each agent run (paired by puzzle, intervals clustered by person)
+and the position halves.
 
     python bench/report.py [--per-type 200] [--annotators 10] [--runs 3] [--seed 1]
 
