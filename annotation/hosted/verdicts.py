@@ -82,8 +82,12 @@ def forward_check(pin: Pin, answer: Any) -> Reply:
     Under the attempt's row lock, so two posts at once (a double click, two tabs) forward one. A
     peer that does not answer raises PeerUnreachable and nothing is kept: the page may post again."""
     with transaction.atomic():
-        attempt = Attempt.objects.select_for_update().get(pk=pin.attempt_id)
-        record = HostedCheck.objects.filter(attempt=attempt).first() or HostedCheck(attempt=attempt)
+        locked = Attempt.objects.select_for_update(of=("self",)).select_related("hosted_check")
+        attempt = locked.get(pk=pin.attempt_id)  # one query: the attempt and its check so far, if any
+        try:
+            record = attempt.hosted_check
+        except HostedCheck.DoesNotExist:
+            record = HostedCheck(attempt=attempt)
         if record.finished_at is not None or attempt.is_closed:
             return Reply(409, {"error": ALREADY_ANSWERED})
         reply = pin.client().check(pin.family, pin.puzzle_id, answer)
