@@ -10,6 +10,7 @@ stores nothing twice.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import getpass
 import os
 import socket
@@ -97,6 +98,37 @@ def job_cancel(job: Job) -> None:
 def chunk_run(task, chunk_id: int, work: Work, finish: Finish | None = None) -> dict:
     """Run one chunk's work inside its Celery task (bound): the whole life of a delivery. The
     delivery that finds the job ended runs `finish` (a summary over all chunks' output)."""
+    if task.request.is_eager:
+        return _apart_from_the_caller(lambda: _delivery(task, chunk_id, work, finish))
+    return _delivery(task, chunk_id, work, finish)
+
+
+def _apart_from_the_caller(run: Callable[[], dict]) -> dict:
+    """A chunk run inline (no broker: `make run`) in a thread of its own with an empty context,
+    waited for. Inline, the task runs where it was sent: a staff page's request, inside asgiref's
+    context for that request, whose thread-sensitive calls go back to the request's own thread. A
+    chunk's pages run their own event loop and hand database calls to that thread, which is busy
+    running the chunk ("You cannot submit onto CurrentThreadExecutor from its own thread")."""
+    result: list[dict] = []
+    raised: list[BaseException] = []
+
+    def apart() -> None:
+        try:
+            result.append(run())
+        except BaseException as error:  # handed back to the caller's thread
+            raised.append(error)
+        finally:
+            connection.close()  # this thread's own
+
+    thread = threading.Thread(target=contextvars.Context().run, args=(apart,), name="inline-chunk")
+    thread.start()
+    thread.join()
+    if raised:
+        raise raised[0]
+    return result[0]
+
+
+def _delivery(task, chunk_id: int, work: Work, finish: Finish | None) -> dict:
     holder = f"{socket.gethostname()}:{os.getpid()}:{task.request.id}"
     taken = _take(chunk_id, holder)
     if isinstance(taken, Held):
