@@ -22,7 +22,7 @@ from annotation.agents.browser import VIEWPORT, chromium
 from annotation.agents.server import live_server
 from annotation.hosted.entries import enter, entry_for
 from annotation.hosted.hosts import attempt_origin
-from annotation.hosted.pagecheck import CANNOT_SUBMIT, benchmark_check
+from annotation.hosted.pagecheck import CANNOT_SUBMIT
 from annotation.hosted.registry import benchmark_add, benchmark_draw
 from annotation.hosted.verdicts import ALREADY_ANSWERED, pin_of
 from annotation.live.attempts import attempt_start, participant_for_user
@@ -120,16 +120,16 @@ def start(person, family: str) -> Attempt:
 
 
 def test_the_page_check_verifies_what_its_page_can_answer_and_sets_the_jigsaw_aside(benchmark, standin):
-    progress: list[str] = []
-    outcomes = benchmark_check(name=NAME, on_result=lambda o, n, total: progress.append(f"{n}/{total}"))
+    said = _command("check", NAME)
 
-    verified = {o.family for o in outcomes if o.verified}
-    assert verified == {"Dice_Roll_Path", "Spooky_Size", "Red_Dot"}  # Red_Dot: all three hits, one sequence
+    drawn = Puzzle.objects.filter(dataset=f"hosted:{NAME}").count()
+    progress = [line.split("]")[0] + "]" for line in said.splitlines() if line.startswith("[")]
+    assert progress == [f"[{n}/{drawn}]" for n in range(1, drawn + 1)]
+    assert f"6 of {drawn} puzzles verified through their page" in said  # Red_Dot: three hits, one sequence
     jigsaw = BenchmarkFamily.objects.get(benchmark=benchmark, family="Static_Jigsaw")
     assert jigsaw.status == BenchmarkFamily.Status.SET_ASIDE
     assert jigsaw.page_check == BenchmarkFamily.PageCheck.FAILED
     assert CANNOT_SUBMIT in jigsaw.reason
-    assert progress == [f"{n}/{len(outcomes)}" for n in range(1, len(outcomes) + 1)]
     # Every stored verdict is the peer's own reply to the one check forwarded for its attempt.
     for check in HostedCheck.objects.select_related("attempt"):
         reply = check.steps[-1]["reply"]
