@@ -21,6 +21,7 @@ class Job(models.Model):
     kind = models.CharField(max_length=32, help_text="replay, generate, trajectories")
     label = models.CharField(max_length=300, help_text="what it works on, in words")
     params = models.JSONField(default=dict, blank=True, help_text="what each chunk needs besides its items")
+    task = models.CharField(max_length=200, blank=True, help_text="the Celery task that runs one chunk, by name")
     started_by = models.CharField(max_length=150, help_text="a staff member's name, or shell:<login> for a command")
     total = models.PositiveIntegerField()
     done = models.PositiveIntegerField(default=0)
@@ -65,6 +66,9 @@ class Chunk(models.Model):
     holder = models.CharField(max_length=200, blank=True, help_text="host:pid:task of the worker running it")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     deliveries = models.PositiveIntegerField(default=0, help_text="times a worker took it up (2+: redelivered)")
+    lost = models.PositiveIntegerField(default=0, help_text="times it was taken over from a holder gone silent")
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="when its task was last sent")
+    sent_to = models.CharField(max_length=64, blank=True, help_text="the run id of the Redis it was sent to")
 
     class Meta:
         ordering = ["job", "number"]
