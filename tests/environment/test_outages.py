@@ -28,12 +28,14 @@ from annotation.environment.episodes import episode_begin
 from annotation.environment.protocol import reset_params
 from annotation.environment.tokens import key_hash
 from annotation.models import EnvToken, PlayerProcess, Rollout
+from tests.faults import report
 from tests.private_servers import private_postgres, private_redis, process_environment
 
 from .conftest import serve
 from .test_server_stop import descendants
 
 pytestmark = pytest.mark.browser
+restart = pytest.mark.restart  # the scenarios of the restart matrix (bench/restarts.py)
 OUTAGE_S = 20.0  # the database down this long (the issue's outage: 21 s)
 CEILING_S = 60.0  # a server not back (or a rollout not failed) by then never will be: the test fails
 
@@ -73,6 +75,7 @@ async def until_it_works(attempt, ceiling_s: float = CEILING_S) -> tuple[float, 
             await asyncio.sleep(0.5)
 
 
+@restart
 def test_a_database_restart_under_a_session_costs_only_the_outage(private_root):
     with private_postgres() as pg, contextlib.ExitStack() as stack:
         env = process_environment(pg.url)
@@ -122,10 +125,19 @@ def test_a_database_restart_under_a_session_costs_only_the_outage(private_root):
             ended = db.execute("SELECT status, reason FROM annotation_rollout ORDER BY id").fetchall()
             turns = db.execute("SELECT count(*) FROM annotation_turn").fetchone()
         closed = ("failed", "closed: the client closed the session")
+        row = report.row(
+            f"env serve x PostgreSQL stopped {OUTAGE_S:g} s", "units: steps; recovery: back -> the session's next step"
+        )
+        row.add(
+            {"generated": 2, "stored": turns[0], "lost": 2 - turns[0], "duplicated": 0},
+            scored=True,
+            recovery_s=seen["step_s"],
+        )
         assert ended == [closed, closed]  # each episode ended by its client, as it would without the outage
         assert turns == (2,)  # the two steps done (the refused one was not), each stored once
 
 
+@restart
 def test_a_killed_server_s_episode_is_failed_when_the_next_one_starts(transactional_db, bank, key):
     (puzzle,) = bank("Dice_Count")
     trainer_key = key()
@@ -154,6 +166,11 @@ def test_a_killed_server_s_episode_is_failed_when_the_next_one_starts(transactio
         took = time.monotonic() - began
     rollout = Rollout.objects.get()
     print(f"\nenv serve SIGKILLed mid-episode: its rollout failed {took:.1f} s after the next start (load {load()})")
+    failed = int(rollout.status == Rollout.Status.FAILED)
+    row = report.row("env serve SIGKILLed mid-episode", "units: open rollouts; recovery: next start -> rollout failed")
+    row.add(
+        {"generated": 1, "stored": failed, "lost": 1 - failed, "duplicated": 0}, scored=bool(failed), recovery_s=took
+    )
     assert rollout.status == Rollout.Status.FAILED, f"still {rollout.status} {took:.0f} s after the restart"
     assert rollout.reason.startswith(f"its player stopped: env serve (pid {process.pid} on "), rollout.reason
     assert rollout.turns.count() == 1 and rollout.finished_at is not None
@@ -190,6 +207,7 @@ def _ended_pid() -> int:
     return child.pid
 
 
+@restart
 def test_a_redis_restart_under_a_session(transactional_db, bank, key):
     """Redis killed (all it held lost) and started again under an open session: the site's page
     server, which the episodes' pages talk to, keeps its rate limits and groups there."""
@@ -228,4 +246,11 @@ def test_a_redis_restart_under_a_session(transactional_db, bank, key):
         )
         assert health(base) == (200, {"status": "healthy"})
     first = Rollout.objects.order_by("pk").first()
-    assert first is not None and first.turns.count() == 3  # every step stored once, through the restart
+    stored = first.turns.count() if first is not None else 0
+    row = report.row("env serve x Redis killed", "units: steps; recovery: Redis back -> the session's next step")
+    row.add(
+        {"generated": 3, "stored": stored, "lost": max(0, 3 - stored), "duplicated": max(0, stored - 3)},
+        scored=True,
+        recovery_s=seen["step_s"],
+    )
+    assert stored == 3  # every step stored once, through the restart
