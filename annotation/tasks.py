@@ -74,8 +74,8 @@ REPLAY_CHUNK = 10  # puzzles a chunk: each chunk starts a page server and a Chro
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def replay_chunk_task(self: Task, chunk_id: int) -> dict:
-    return chunk_run(self, chunk_id, _replay_chunk)
+def replay_chunk_task(self: Task, chunk_id: int, after: str = "") -> dict:
+    return chunk_run(self, chunk_id, _replay_chunk, after=after)
 
 
 def replay_job_start(ids: list[int], *, label: str, pages: int, started_by: str, chunk_size: int = REPLAY_CHUNK) -> Job:
@@ -156,8 +156,8 @@ TRAJECTORIES_CHUNK = 10  # attempts a chunk: a page server, a Chromium and 10 re
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def trajectories_chunk_task(self: Task, chunk_id: int) -> dict:
-    return chunk_run(self, chunk_id, _trajectories_chunk, finish=_trajectories_finish)
+def trajectories_chunk_task(self: Task, chunk_id: int, after: str = "") -> dict:
+    return chunk_run(self, chunk_id, _trajectories_chunk, finish=_trajectories_finish, after=after)
 
 
 def export_folder(out: str | Path) -> Path:
@@ -274,8 +274,8 @@ AGENT_CHUNK = 10  # rollouts a chunk: a page server, a Chromium and `pages` mode
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def agent_chunk_task(self: Task, chunk_id: int) -> dict:
-    return chunk_run(self, chunk_id, _agent_chunk)
+def agent_chunk_task(self: Task, chunk_id: int, after: str = "") -> dict:
+    return chunk_run(self, chunk_id, _agent_chunk, after=after)
 
 
 def agent_job_start(

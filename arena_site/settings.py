@@ -168,6 +168,9 @@ GAP_SWEEP_S = 5.0
 # Rollouts left open by a killed `env serve` or `agent run` are failed, with the reason, by this
 # sweep too (annotation/agents/players.py), should no env serve be left running to do it.
 ROLLOUT_SWEEP_S = 30.0
+# A job's chunk whose task may be lost (its holder silent past the lease, or sent to a Redis that
+# restarted since) is sent again by this sweep, every quarter lease (puzzles/jobs/runs.py, docs/jobs.md).
+JOB_RESEND_S = max(1.0, ARENA_JOB_LEASE_S / 4)
 CELERY_BEAT_SCHEDULE = {
     "resolve-gaps": {"task": "annotation.resolve_gaps", "schedule": GAP_SWEEP_S, "options": {"expires": GAP_SWEEP_S}},
     "abandoned-rollouts": {
@@ -175,6 +178,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": ROLLOUT_SWEEP_S,
         "options": {"expires": ROLLOUT_SWEEP_S},
     },
+    "resend-chunks": {"task": "puzzles.jobs_resend", "schedule": JOB_RESEND_S, "options": {"expires": JOB_RESEND_S}},
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -10,7 +10,7 @@ from django.conf import settings
 from puzzles.bank import SPLIT_SIZES, bank_key, split_code
 from puzzles.interop_import import ImportPlan, import_chunk, import_items
 from puzzles.jobs.models import Chunk, Job
-from puzzles.jobs.runs import Report, chunk_run, job_start, lease_s
+from puzzles.jobs.runs import Report, chunk_run, chunks_resend, job_start, lease_s
 from puzzles.models import Asset
 from puzzles.registry import type_names
 from puzzles.services import bank_generate
@@ -32,6 +32,12 @@ def bank_generate_task(
     return {"created": result.created, "skipped": result.skipped, "total": total}
 
 
+@shared_task(name="puzzles.jobs_resend", ignore_result=True)
+def jobs_resend_task() -> int:
+    """Chunks whose task may be lost, sent again: sent by beat (settings.CELERY_BEAT_SCHEDULE)."""
+    return chunks_resend()
+
+
 # --- generation as a job: chunks of [type, index] items on the workers (puzzles/jobs) ---------------
 GENERATE_CHUNK = 50  # puzzles a chunk: a few seconds of one worker process
 GENERATE_STEP = 5  # puzzles stored (one transaction) and reported at a time within a chunk
@@ -39,8 +45,8 @@ ASSET_FOLDER = "a"  # where puzzles.models.asset_upload_to puts images: a/<2 hex
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def generate_chunk_task(self, chunk_id: int) -> dict:
-    return chunk_run(self, chunk_id, _generate_chunk, finish=remove_orphan_images)
+def generate_chunk_task(self, chunk_id: int, after: str = "") -> dict:
+    return chunk_run(self, chunk_id, _generate_chunk, finish=remove_orphan_images, after=after)
 
 
 def generate_job_start(
@@ -134,8 +140,8 @@ IMPORT_STEP = 20  # entries stored (one transaction) and reported at a time with
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def import_chunk_task(self, chunk_id: int) -> dict:
-    return chunk_run(self, chunk_id, _import_chunk, finish=remove_orphan_images)
+def import_chunk_task(self, chunk_id: int, after: str = "") -> dict:
+    return chunk_run(self, chunk_id, _import_chunk, finish=remove_orphan_images, after=after)
 
 
 def import_job_start(plan: ImportPlan, *, started_by: str, chunk_size: int = IMPORT_CHUNK) -> Job:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import getpass
+import logging
 import os
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import TextIO, cast
 
@@ -28,10 +28,17 @@ from django.db.models import Q, Sum
 from django.utils import timezone
 
 from puzzles.jobs.models import Chunk, Job
+from puzzles.jobs.outages import broker_run, check_not_restarted, is_transient, services_seen
 from puzzles.progress import Progress
 
-# A delivery of a chunk more than this many times (its workers died each time) fails it by name.
-MAX_DELIVERIES = 4
+logger = logging.getLogger(__name__)
+
+# A chunk taken over from a silent holder this many times (its workers died each time) fails by name.
+MAX_LOST = 4
+# Tries again after the database or the broker went away: 1, 2, 4... s, at most this (and half a lease).
+BACK_OFF_FIRST_S = 1.0
+BACK_OFF_MOST_S = 30.0
+INLINE_TRIES = 8  # inline (no broker) the caller waits: about 2.5 min of tries at most
 FINISHED = (Chunk.State.DONE, Chunk.State.FAILED, Chunk.State.CANCELLED)
 
 Report = Callable[[int, list[dict]], None]  # (items done in the chunk, its failed items so far)
@@ -48,11 +55,12 @@ class Cancelled(Exception):
     """Staff cancelled the job: the chunk stops between items."""
 
 
-@dataclass(frozen=True)
-class Held:
+class Held(Exception):
     """The chunk is running on another worker that is still alive: try again after `wait_s`."""
 
-    wait_s: float
+    def __init__(self, wait_s: float):
+        super().__init__(f"held by a live worker: try again in {wait_s:.0f} s")
+        self.wait_s = wait_s
 
 
 def lease_s() -> float:
@@ -70,22 +78,61 @@ def started_by_shell() -> str:
 def job_start(
     *, kind: str, label: str, items: Sequence, chunk_size: int, task, started_by: str, params: dict | None = None
 ) -> Job:
-    """Store the job and its chunks, then send one task a chunk (once the rows are committed)."""
+    """Store the job and its chunks, then send one task a chunk (once the rows are committed). Each
+    chunk keeps which run of the broker it was sent to: one that restarted may have lost it, and
+    the beat sends it again (chunks_resend)."""
     if not items:
         raise NothingToDo(f"nothing to do: the {kind} job has no items ({label})")
     if chunk_size < 1:
         raise ValueError(f"chunk size must be at least 1, not {chunk_size}")
+    broker = broker_run()
     with transaction.atomic():
         job = Job.objects.create(
-            kind=kind, label=label, params=params or {}, started_by=started_by[:150], total=len(items)
+            kind=kind, label=label, params=params or {}, started_by=started_by[:150], total=len(items), task=task.name
         )
+        now = timezone.now()
         chunks = Chunk.objects.bulk_create(
-            Chunk(job=job, number=n, items=list(items[i : i + chunk_size]), size=len(items[i : i + chunk_size]))
+            Chunk(
+                job=job,
+                number=n,
+                items=list(items[i : i + chunk_size]),
+                size=len(items[i : i + chunk_size]),
+                sent_at=now,
+                sent_to=broker,
+            )
             for n, i in enumerate(range(0, len(items), chunk_size), start=1)
         )
         ids = [chunk.pk for chunk in chunks]
         transaction.on_commit(lambda: [task.delay(chunk_id) for chunk_id in ids])
     return job
+
+
+def chunks_resend() -> int:
+    """The beat's sweep (puzzles.jobs_resend): send again each chunk of a running job that may have
+    no task left anywhere, and say how many. A running chunk whose holder has been silent past the
+    lease: its worker died, or its task ended on an error while the broker was away too; and a
+    pending chunk sent to an earlier run of the broker, which may have lost it (a Redis restarted
+    keeps what it holds only if it saved it). A chunk is sent again at most once a lease; a copy
+    too many finds its chunk held or finished, and ends there (_take)."""
+    from arena_site.celery import app
+
+    broker = broker_run()
+    now = timezone.now()
+    quiet_since = now - timedelta(seconds=lease_s())
+    silent = Q(state=Chunk.State.RUNNING, heartbeat_at__lt=quiet_since)
+    lost_with_the_broker = Q(state=Chunk.State.PENDING) & ~Q(sent_to="") & ~Q(sent_to=broker)
+    chunks = Chunk.objects.filter(
+        silent | lost_with_the_broker,
+        Q(sent_at__isnull=True) | Q(sent_at__lt=quiet_since) | lost_with_the_broker,
+        job__state=Job.State.RUNNING,
+        job__cancel_requested=False,
+    ).exclude(job__task="")
+    resent = list(chunks.values_list("pk", "job__task", "number", "job_id"))
+    for chunk_id, task, number, job_id in resent:
+        app.send_task(task, args=[chunk_id])
+        Chunk.objects.filter(pk=chunk_id).update(sent_at=now, sent_to=broker)
+        logger.warning("job %s: chunk %s sent again (its task may be lost)", job_id, number)
+    return len(resent)
 
 
 def job_cancel(job: Job) -> None:
@@ -95,12 +142,54 @@ def job_cancel(job: Job) -> None:
     _settle(job.pk)
 
 
-def chunk_run(task, chunk_id: int, work: Work, finish: Finish | None = None) -> dict:
+def chunk_run(task, chunk_id: int, work: Work, finish: Finish | None = None, after: str = "") -> dict:
     """Run one chunk's work inside its Celery task (bound): the whole life of a delivery. The
-    delivery that finds the job ended runs `finish` (a summary over all chunks' output)."""
+    delivery that finds the job ended runs `finish` (a summary over all chunks' output).
+
+    The database or the broker gone (is_transient) is waited out, never a failure: the delivery is
+    tried again after a back-off that doubles up to BACK_OFF_MOST_S, as long as it takes. The try
+    again carries the holder of the try that failed (`after`), so it takes the chunk over at once
+    instead of waiting out that holder's lease. Only an error of the work itself fails the chunk."""
+    holder = f"{socket.gethostname()}:{os.getpid()}:{task.request.id}"
     if task.request.is_eager:
-        return _apart_from_the_caller(lambda: _delivery(task, chunk_id, work, finish))
-    return _delivery(task, chunk_id, work, finish)
+        return _apart_from_the_caller(lambda: _inline_tries(chunk_id, work, finish, holder))
+    try:
+        return _delivery(chunk_id, work, finish, holder, after)
+    except Held as held:
+        raise task.retry(countdown=held.wait_s, max_retries=None) from None
+    except Exception as error:
+        if not is_transient(error):
+            raise
+        wait_s = back_off_s(task.request.retries)
+        logger.warning("chunk %s: %s; tried again in %.0f s", chunk_id, _said(error), wait_s)
+        # If the broker is away too, sending this fails and the task ends: the beat sends the
+        # chunk again once its lease has passed (chunks_resend).
+        raise task.retry(args=[chunk_id], kwargs={"after": holder}, countdown=wait_s, max_retries=None) from error
+
+
+def back_off_s(tries: int) -> float:
+    """The wait before try `tries + 1`: doubling from a second, at most BACK_OFF_MOST_S and half a
+    lease (so a chunk waiting to be tried again is not sent again as lost)."""
+    return min(BACK_OFF_FIRST_S * 2**tries, BACK_OFF_MOST_S, lease_s() / 2)
+
+
+def _inline_tries(chunk_id: int, work: Work, finish: Finish | None, holder: str) -> dict:
+    """Inline, the same waits in the caller's process, INLINE_TRIES at most (then the error is the caller's)."""
+    after = ""
+    for tries in range(INLINE_TRIES):
+        try:
+            return _delivery(chunk_id, work, finish, holder, after)
+        except Exception as error:
+            if not is_transient(error) or tries + 1 == INLINE_TRIES:
+                raise
+            connection.close()
+            time.sleep(back_off_s(tries))
+            after = holder
+    raise AssertionError("unreachable")
+
+
+def _said(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:300]
 
 
 def _apart_from_the_caller(run: Callable[[], dict]) -> dict:
@@ -128,28 +217,31 @@ def _apart_from_the_caller(run: Callable[[], dict]) -> dict:
     return result[0]
 
 
-def _delivery(task, chunk_id: int, work: Work, finish: Finish | None) -> dict:
-    holder = f"{socket.gethostname()}:{os.getpid()}:{task.request.id}"
-    taken = _take(chunk_id, holder)
-    if isinstance(taken, Held):
-        raise task.retry(countdown=taken.wait_s, max_retries=None)
+def _delivery(chunk_id: int, work: Work, finish: Finish | None, holder: str, after: str) -> dict:
+    taken = _take(chunk_id, holder, after)
     if taken is None:  # settled again: a delivery whose worker died in the job's finish ends it here
         _settle(Chunk.objects.values_list("job_id", flat=True).get(pk=chunk_id), finish)
         return {"chunk": chunk_id, "skipped": "already finished"}
+    seen = services_seen()
     with _heartbeat(chunk_id, holder):
         state, error = Chunk.State.DONE, ""
         try:
-            work(taken, lambda done, failures: _report(taken, holder, done, failures))
+            work(taken, lambda done, failures: _report(taken, holder, done, failures, seen))
         except Cancelled:
             state = Chunk.State.CANCELLED
         except Exception as problem:  # the chunk fails by name, with why; the others go on
-            state, error = Chunk.State.FAILED, f"{type(problem).__name__}: {problem}"[:500]
+            if is_transient(problem):
+                raise  # tried again (chunk_run): what it stored stays, and is skipped next time
+            state, error = Chunk.State.FAILED, _said(problem)[:500]
     Chunk.objects.filter(pk=chunk_id, holder=holder).update(state=state, error=error, heartbeat_at=timezone.now())
     _settle(taken.job_id, finish)
     return {"chunk": chunk_id, "state": state}
 
 
-def _take(chunk_id: int, holder: str) -> Chunk | Held | None:
+def _take(chunk_id: int, holder: str, after: str = "") -> Chunk | None:
+    """The chunk, now held by `holder`; None when there is nothing to run; raises Held when
+    another live holder has it. `after`: the holder of this delivery's own failed try, which
+    has ended, so its chunk is taken back at once."""
     with transaction.atomic():
         chunk = Chunk.objects.select_for_update().select_related("job").get(pk=chunk_id)
         if chunk.state in FINISHED:
@@ -161,25 +253,32 @@ def _take(chunk_id: int, holder: str) -> Chunk | Held | None:
             return None
         now = timezone.now()
         silent_since = now - timedelta(seconds=lease_s())
-        if chunk.state == Chunk.State.RUNNING and chunk.heartbeat_at and chunk.heartbeat_at > silent_since:
-            return Held(wait_s=lease_s() / 2)
-        if chunk.deliveries >= MAX_DELIVERIES:
+        taken_over = chunk.state == Chunk.State.RUNNING and not (after and chunk.holder == after)
+        if taken_over and chunk.heartbeat_at and chunk.heartbeat_at > silent_since:
+            raise Held(wait_s=lease_s() / 2)
+        if taken_over and chunk.lost + 1 >= MAX_LOST:
             chunk.state = Chunk.State.FAILED
-            chunk.error = f"its worker was lost {chunk.deliveries} times"
+            chunk.error = f"its worker was lost {chunk.lost + 1} times"
             chunk.save(update_fields=["state", "error"])
             transaction.on_commit(lambda: _settle(chunk.job_id))
             return None
         chunk.state, chunk.holder, chunk.heartbeat_at = Chunk.State.RUNNING, holder, now
         chunk.deliveries += 1
-        chunk.save(update_fields=["state", "holder", "heartbeat_at", "deliveries"])
+        chunk.lost += int(taken_over)
+        chunk.save(update_fields=["state", "holder", "heartbeat_at", "deliveries", "lost"])
         return chunk
 
 
-def _report(chunk: Chunk, holder: str, done: int, failures: list[dict]) -> None:
-    """The chunk's own count (set, not added: a delivery again counts from what is stored)."""
+def _report(chunk: Chunk, holder: str, done: int, failures: list[dict], seen: tuple[str, str]) -> None:
+    """The chunk's own count (set, not added: a delivery again counts from what is stored). A new
+    failed item while the database or the broker restarted may be the outage's, not the item's:
+    the delivery is tried again instead (ServicesRestarted), and the item with it."""
+    if len(failures) > chunk.failed:
+        check_not_restarted(seen)
     Chunk.objects.filter(pk=chunk.pk, holder=holder).update(
         done=done, failed=len(failures), failures=failures, heartbeat_at=timezone.now()
     )
+    chunk.failed = len(failures)
     _settle(chunk.job_id)
     if Job.objects.filter(pk=chunk.job_id, cancel_requested=True).exists():
         raise Cancelled
@@ -211,6 +310,8 @@ def _finish(job: Job, finish: Finish | None) -> None:
         with transaction.atomic():  # a savepoint: a failed finish leaves the job's lock usable
             finish(job)
     except Exception as problem:
+        if is_transient(problem):
+            raise  # the job stays running; the delivery is tried again and finishes it
         job.state, job.error = Job.State.FAILED, f"its last step failed: {type(problem).__name__}: {problem}"[:500]
 
 
@@ -230,7 +331,12 @@ def _heartbeat(chunk_id: int, holder: str) -> Iterator[None]:
     def beat() -> None:
         try:
             while not stop.wait(lease_s() / 4):
-                Chunk.objects.filter(pk=chunk_id, holder=holder).update(heartbeat_at=timezone.now())
+                try:
+                    Chunk.objects.filter(pk=chunk_id, holder=holder).update(heartbeat_at=timezone.now())
+                except Exception as error:  # the database away: beat again once it is back
+                    if not is_transient(error):
+                        raise
+                    connection.close()
         finally:
             connection.close()  # this thread's own connection
 
@@ -243,11 +349,27 @@ def _heartbeat(chunk_id: int, holder: str) -> Iterator[None]:
         thread.join()
 
 
-def job_follow(job: Job, progress: Progress, poll_s: float = 0.5) -> Job:
-    """Draw the workers' progress (the job's row) until the job ends; Ctrl-C cancels it."""
+def job_follow(job: Job, progress: Progress, poll_s: float = 0.5, say: Callable[[str], None] = print) -> Job:
+    """Draw the workers' progress (the job's row) until the job ends; Ctrl-C cancels it. The
+    database away is waited out (the workers wait it out too): the follower says so once, reads
+    again until it answers, and ends with the job's real end."""
+    away = False
     try:
         while True:
-            job.refresh_from_db()
+            try:
+                job.refresh_from_db()
+            except Exception as error:
+                if not is_transient(error):
+                    raise
+                if not away:
+                    say(f"job {job.pk}: the database is unavailable ({_said(error)}); waiting for it")
+                away = True
+                connection.close()  # the next read takes a new connection
+                time.sleep(poll_s)
+                continue
+            if away:
+                say(f"job {job.pk}: the database is back")
+                away = False
             if job.done > progress.done:
                 progress.advance(job.done - progress.done)
             if job.state != Job.State.RUNNING:
@@ -283,8 +405,14 @@ def job_announce(job: Job) -> str:
         return f"job {job.pk}: {job.total} items in {chunks} chunks, run here (no broker: REDIS_URL is not set)"
     from arena_site.celery import app
 
-    answered = len(app.control.ping(timeout=1.0) or [])
-    workers = f"{answered} worker{'' if answered == 1 else 's'} answered" if answered else "no worker answered yet"
+    try:
+        answered = len(app.control.ping(timeout=1.0) or [])
+    except Exception as error:  # the broker away for a moment: the job is sent; the workers will take it
+        if not is_transient(error):
+            raise
+        workers = "the broker did not answer a ping"
+    else:
+        workers = f"{answered} worker{'' if answered == 1 else 's'} answered" if answered else "no worker answered yet"
     return f"job {job.pk}: {job.total} items in {chunks} chunks sent to the workers ({workers}); Ctrl-C cancels it"
 
 
@@ -294,7 +422,7 @@ def job_watch(job: Job, title: str, stdout: OutputWrapper, stderr: OutputWrapper
     stdout.write(job_announce(job))
     # The stream under the wrapper, written to as is: a progress bar redraws one line (the stubs
     # omit this private field).
-    return job_follow(job, Progress(job.total, title, stream=cast(TextIO, stderr._out)))
+    return job_follow(job, Progress(job.total, title, stream=cast(TextIO, stderr._out)), say=stderr.write)
 
 
 def job_ended_done(job: Job) -> None:

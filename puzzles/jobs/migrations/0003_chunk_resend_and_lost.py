@@ -4,30 +4,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0002_job_error'),
+        ("jobs", "0002_job_error"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='chunk',
-            name='lost',
-            field=models.PositiveIntegerField(default=0, help_text='times it was taken over from a holder gone silent'),
+            model_name="chunk",
+            name="lost",
+            field=models.PositiveIntegerField(default=0, help_text="times it was taken over from a holder gone silent"),
         ),
         migrations.AddField(
-            model_name='chunk',
-            name='sent_at',
-            field=models.DateTimeField(blank=True, help_text='when its task was last sent', null=True),
+            model_name="chunk",
+            name="sent_at",
+            field=models.DateTimeField(blank=True, help_text="when its task was last sent", null=True),
         ),
         migrations.AddField(
-            model_name='chunk',
-            name='sent_to',
-            field=models.CharField(blank=True, help_text='the run id of the Redis it was sent to', max_length=64),
+            model_name="chunk",
+            name="sent_to",
+            field=models.CharField(blank=True, help_text="the run id of the Redis it was sent to", max_length=64),
         ),
         migrations.AddField(
-            model_name='job',
-            name='task',
-            field=models.CharField(blank=True, help_text='the Celery task that runs one chunk, by name', max_length=200),
+            model_name="job",
+            name="task",
+            field=models.CharField(
+                blank=True, help_text="the Celery task that runs one chunk, by name", max_length=200
+            ),
         ),
     ]
