@@ -13,6 +13,7 @@ import re
 import typing
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from annotation.agents import protocols
@@ -168,3 +169,23 @@ def test_every_protocol_is_named_in_protocols():
     unnamed = protocol_classes() - set(PROTOCOLS.values())
     assert not unnamed, f"protocols missing from PROTOCOLS: {sorted(c.__name__ for c in unnamed)}"
     assert all(name == cls.name for name, cls in PROTOCOLS.items())
+
+
+# --- chance rates: every type states its blind guess and what it scores ------------------------
+
+
+@pytest.mark.parametrize("name", type_names())
+def test_every_type_has_a_chance_rate(name):
+    """Each type's chance hooks (puzzles/types/base.py) are its own, not the base's, and agree:
+    a rate in 0..1 with a guess the verifier reads, or None for both (nothing to guess)."""
+    puzzle_type = get_type(name)
+    assert puzzle_type.chance_rule.strip(), f"{name} states no chance_rule"
+    puzzle = puzzle_type.generate(np.random.default_rng(7))
+    rate = puzzle_type.chance_rate(puzzle.truth, puzzle.masks)
+    guess = puzzle_type.random_answer(puzzle.public, np.random.default_rng(7))
+    if rate is None:
+        assert guess is None and "not chance-able" in puzzle_type.chance_rule
+        return
+    assert 0.0 <= rate <= 1.0
+    verdict = puzzle_type.verify(puzzle.truth, guess, puzzle.masks)
+    assert not verdict.reason.startswith("malformed"), f"{name}'s guess {guess!r}: {verdict.reason}"

@@ -161,6 +161,22 @@ class PuzzleType(Generic[TruthT]):
         """The published computer-use answer (answer_cu_kind, answer_cu); every kind gives one."""
         raise NotImplementedError(f"{type(self).__name__} has no computer-use answer")
 
+    # --- chance: what a blind guess scores ---------------------------------------------
+    # The guess random_answer draws and chance_rate counts, said once for the labels, the report
+    # and a release's data card ("a point uniform over the image").
+    chance_rule: ClassVar[str]
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> Any:
+        """A blind guess: an answer drawn uniformly from what the page lets anyone enter, knowing
+        only the public data (never the pictures); None for a type with nothing to guess."""
+        raise NotImplementedError
+
+    def chance_rate(self, truth: TruthT, masks: Masks) -> float | None:
+        """The share of random_answer's guesses the verifier accepts on this puzzle, worked out
+        from its answer space (bench/chance.py checks it against guesses sent through verify);
+        None for a type with nothing to guess."""
+        raise NotImplementedError
+
     def hold_progress(self, truth: TruthT, held_ms: float) -> float | None:
         """The hold button's loading bar (0..1) after held_ms; None for types without a hold bar."""
         return None

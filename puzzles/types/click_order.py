@@ -116,6 +116,7 @@ def _reference(names, rng) -> Image.Image:
 class ClickOrder(PointSequenceType):
     name = "Click_Order"
     steps = 5  # the published page's "Action Steps" stars
+    guess_points = (3, 5)  # generate() draws 3 to 5 icons
     instruction = "Click the icons in order as shown in the reference image."
 
     def generate(self, rng: np.random.Generator) -> Generated:

@@ -93,6 +93,7 @@ def _place(rng, radii, size, margin=6):
 class DiceCount(IntegerTextType):
     name = "Dice_Count"
     steps = 3  # the published page's "Action Steps" stars
+    guess_range = (3, 36)  # generate() throws 3 to 6 dice
     instruction = "Sum up the numbers on all the dice"
 
     def generate(self, rng: np.random.Generator) -> Generated:

@@ -143,6 +143,35 @@ def _disc_mask(size: Sequence[int], disc: Sequence[float]) -> np.ndarray:
     return (columns - x) ** 2 + (rows - y) ** 2 <= r * r
 
 
+# --- chance: blind guesses and the share of them a verifier accepts ------------------------
+def _uniform_point(size: Sequence[int], rng: np.random.Generator) -> list[float]:
+    """A point uniform over the image, as parse_point accepts it (0 <= x < w)."""
+    return [float(rng.uniform(0, size[0])), float(rng.uniform(0, size[1]))]
+
+
+def _rounded_share(mask: np.ndarray) -> float:
+    """The share of points uniform over the image whose pixel, rounded as _on_target rounds, is on
+    the mask: the first row and column take half a pixel each (0 <= x < 0.5), every other pixel a
+    whole one, and the last half pixel rounds off the image."""
+    weighted = mask.sum() - 0.5 * mask[0, :].sum() - 0.5 * mask[:, 0].sum() + 0.25 * mask[0, 0]
+    return float(weighted) / mask.size
+
+
+def _disc_share(size: Sequence[int], centre: Sequence[float], radius: float, step: float = 0.25) -> float:
+    """The share of the image within radius of centre (the disc clipped to the image), counted on
+    a grid of about step px over the disc's box: a tolerance's answer space."""
+    w, h = size
+    x0, x1 = max(0.0, centre[0] - radius), min(float(w), centre[0] + radius)
+    y0, y1 = max(0.0, centre[1] - radius), min(float(h), centre[1] + radius)
+    if x1 <= x0 or y1 <= y0:
+        return 0.0
+    nx, ny = math.ceil((x1 - x0) / step), math.ceil((y1 - y0) / step)
+    xs = x0 + (np.arange(nx) + 0.5) * (x1 - x0) / nx
+    ys = y0 + (np.arange(ny) + 0.5) * (y1 - y0) / ny
+    inside = (xs[None, :] - centre[0]) ** 2 + (ys[:, None] - centre[1]) ** 2 <= radius * radius
+    return float(inside.mean()) * (x1 - x0) * (y1 - y0) / (w * h)
+
+
 def _on_target(truth: MaskTruth, mask: np.ndarray, point: tuple[float, float]) -> bool:
     """Whether a point is on the target, as the published grader judges it: an older file's box
     by its inclusive bounds on the point as given, the oldest file's point by the distance to it;
@@ -217,6 +246,14 @@ class MaskPointType(PuzzleType[MaskT]):
     def solution(self, truth: MaskT) -> list[float]:
         return list(truth["point"])
 
+    chance_rule = "a point uniform over the image: the target's share of the image"
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> list[float]:
+        return _uniform_point(public["image_size"], rng)
+
+    def chance_rate(self, truth: MaskT, masks: Masks) -> float:
+        return _rounded_share(masks[truth["mask"]])
+
     def reduce(self, actions: list[Action], public: PublicData) -> list[float]:
         return _last_click(actions)
 
@@ -281,6 +318,11 @@ class AvoidMaskPointType(MaskPointType[AvoidMaskTruth]):
     def perturbations(self, truth: AvoidMaskTruth, masks: Masks, rng: np.random.Generator) -> list[Any]:
         return _outside_points(~masks[truth["mask"]], rng, 8)
 
+    chance_rule = "a point uniform over the image: the share of the image clear of the figure to avoid"
+
+    def chance_rate(self, truth: AvoidMaskTruth, masks: Masks) -> float:
+        return 1.0 - _rounded_share(masks[truth["mask"]])
+
     def published_truth(self, truth: AvoidMaskTruth, mask_paths: dict[str, str]) -> dict[str, Any]:
         x1, y1, x2, y2 = truth["bbox"]
         out = {k: v for k, v in truth.items() if k != "mask"}
@@ -329,6 +371,14 @@ class TolerancePointType(PuzzleType[PointT]):
     def solution(self, truth: PointT) -> list[float]:
         return list(truth["target_position"])
 
+    chance_rule = "a point uniform over the image: the tolerance's disc (clipped to the image) over the image"
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> list[float]:
+        return _uniform_point(public["image_size"], rng)
+
+    def chance_rate(self, truth: PointT, masks: Masks) -> float:
+        return _disc_share(truth["image_size"], truth["target_position"], truth["tolerance"])
+
     def reduce(self, actions: list[Action], public: PublicData) -> list[float]:
         return _last_click(actions)
 
@@ -364,6 +414,13 @@ class PointSequenceType(PuzzleType[PointSequenceTruth]):
 
     mode = Mode.CLICK
     widget = "points"
+    # How many points a blind guess clicks, uniform over this range: the reference picture shows
+    # the count, the page data does not.
+    guess_points: ClassVar[tuple[int, int]] = (1, 5)
+    chance_rule = (
+        "a count uniform over the type's range, then that many points uniform over the image: "
+        "the chance of the right count times each target's tolerance disc over the image"
+    )
 
     def verify(self, truth: PointSequenceTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         if not isinstance(answer, (list, tuple)):
@@ -389,6 +446,19 @@ class PointSequenceType(PuzzleType[PointSequenceTruth]):
 
     def solution(self, truth: PointSequenceTruth) -> list[list[float]]:
         return [list(p) for p in truth["answer"]]
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> list[list[float]]:
+        low, high = self.guess_points
+        return [_uniform_point(public["image_size"], rng) for _ in range(int(rng.integers(low, high + 1)))]
+
+    def chance_rate(self, truth: PointSequenceTruth, masks: Masks) -> float:
+        low, high = self.guess_points
+        if not low <= len(truth["answer"]) <= high:
+            return 0.0
+        rate = 1 / (high - low + 1)
+        for target in truth["answer"]:
+            rate *= _disc_share(truth["image_size"], target, truth["tolerance"])
+        return rate
 
     def layout(self, public: PublicData) -> Layout:
         return order_page(_pair(public["image_size"]), _pair(public["reference_size"]), self.steps)
@@ -447,6 +517,9 @@ def _cell_center_natural(index: int, grid: Sequence[int], size: Sequence[int]) -
     return ((c + 0.5) * size[0] / cols, (r + 0.5) * size[1] / rows)
 
 
+SINGLE_CHOICE_CHANCE = "one cell uniform over the grid: 1 over the cells (0 when more than one is right)"
+
+
 class CellSetType(PuzzleType[CellSetTruth]):
     """Select exactly the right cells. truth: correct_patches, grid_size [rows, cols], image_size."""
 
@@ -473,6 +546,20 @@ class CellSetType(PuzzleType[CellSetTruth]):
 
     def solution(self, truth: CellSetTruth) -> list[int]:
         return sorted(truth["correct_patches"])
+
+    chance_rule = "each cell picked with probability 1/2: 1 over 2 to the number of cells"
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> list[int]:
+        rows, cols = public["grid_size"]
+        if self.single_choice:
+            return [int(rng.integers(rows * cols))]
+        return [cell for cell in range(rows * cols) if rng.random() < 0.5]
+
+    def chance_rate(self, truth: CellSetTruth, masks: Masks) -> float:
+        rows, cols = truth["grid_size"]
+        if self.single_choice:
+            return 1 / (rows * cols) if len(set(truth["correct_patches"])) == 1 else 0.0
+        return 0.5 ** (rows * cols)
 
     def layout(self, public: PublicData) -> Layout:
         return CELL_PAGES[self.cell_page](_pair(public["image_size"]), _pair(public["grid_size"]), self.steps)
@@ -542,6 +629,18 @@ class SwapType(PuzzleType[SwapTruth]):
 
     def solution(self, truth: SwapTruth) -> list[int]:
         return list(truth["answer"][0])
+
+    chance_rule = "two different cells uniform over the grid: the swaps that complete a line over all pairs"
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> list[int]:
+        rows, cols = public["grid_size"]
+        return sorted(int(cell) for cell in rng.choice(rows * cols, size=2, replace=False))
+
+    def chance_rate(self, truth: SwapTruth, masks: Masks) -> float:
+        rows, cols = truth["grid_size"]
+        cells = rows * cols
+        valid = {frozenset(pair) for pair in truth["answer"] if len(set(pair)) == 2 and set(pair) <= set(range(cells))}
+        return len(valid) / math.comb(cells, 2)
 
     def layout(self, public: PublicData) -> Layout:
         return bingo_page(_pair(public["image_size"]), _pair(public["grid_size"]), self.steps)
@@ -631,6 +730,14 @@ class OptionType(PuzzleType[OptionTruth]):
     def solution(self, truth: OptionTruth) -> int:
         return truth["correct_option_index"]
 
+    chance_rule = "one option uniform over the options: 1 over the option count"
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> int:
+        return int(rng.integers(public["option_count"]))
+
+    def chance_rate(self, truth: OptionTruth, masks: Masks) -> float:
+        return 1 / truth["option_count"]
+
     def layout(self, public: PublicData) -> Layout:
         return arrows_page(
             _pair(public["image_size"]),
@@ -689,6 +796,14 @@ class AngleType(PuzzleType[AngleTruth]):
     def solution(self, truth: AngleTruth) -> int:
         return truth["correct_angle"]
 
+    chance_rule = "one rotation uniform over the steps of a turn: the step over 360 degrees"
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> int:
+        return int(rng.integers(360 // self.step)) * self.step
+
+    def chance_rate(self, truth: AngleTruth, masks: Masks) -> float:
+        return self.step / 360
+
     def layout(self, public: PublicData) -> Layout:
         labels = ("Reference", "Rotate to match")
         sizes = _pair(public["image_size"]), _pair(public["reference_size"])
@@ -721,6 +836,9 @@ class IntegerTextType(PuzzleType[IntegerTruth]):
     mode = Mode.TEXT
     widget = "text"
     truth_key: ClassVar[Literal["sum"]] = "sum"  # the truth's key of the number (IntegerTruth)
+    # The whole numbers a blind guess types, uniform, both ends included: the type's possible answers.
+    guess_range: ClassVar[tuple[int, int]]
+    chance_rule = "a whole number uniform over the type's possible answers: 1 over their count"
 
     def verify(self, truth: IntegerTruth, answer: Any, masks: Masks | None = None) -> Verdict:
         value = self._parse(answer)
@@ -740,6 +858,14 @@ class IntegerTextType(PuzzleType[IntegerTruth]):
 
     def solution(self, truth: IntegerTruth) -> str:
         return str(truth[self.truth_key])
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> str:
+        low, high = self.guess_range
+        return str(int(rng.integers(low, high + 1)))
+
+    def chance_rate(self, truth: IntegerTruth, masks: Masks) -> float:
+        low, high = self.guess_range
+        return 1 / (high - low + 1) if low <= truth[self.truth_key] <= high else 0.0
 
     def layout(self, public: PublicData) -> Layout:
         return text_page(_pair(public["image_size"]), self.steps)
@@ -787,6 +913,32 @@ class DragPositionType(TolerancePointType[DragTruth]):
     def layout(self, public: PublicData) -> Layout:
         start = public["start_position"]
         return slider_page(_pair(public["image_size"]), _pair(public["piece_size"]), (start[0], start[1]), self.steps)
+
+    chance_rule = (
+        "the piece dropped uniformly along its track (it moves along its row only): "
+        "the part of the track within tolerance of the slot over the track"
+    )
+
+    def _track(self, image_size: Sequence[int], piece_size: Sequence[int], start: Sequence[float]) -> float:
+        """How far the piece's corner can travel from its start, natural px (the page's slider)."""
+        page = slider_page(_pair(image_size), _pair(piece_size), (start[0], start[1]), self.steps)
+        assert page.slider is not None, "the drag widget's layout has a slider"
+        return page.slider.piece_range / page.slider.scale
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> list[float]:
+        start = public["start_position"]
+        track = self._track(public["image_size"], public["piece_size"], start)
+        return [start[0] + float(rng.uniform(0, track)), float(start[1])]
+
+    def chance_rate(self, truth: DragTruth, masks: Masks) -> float:
+        start, (tx, ty), tolerance = truth["start_position"], truth["target_position"], truth["tolerance"]
+        track = self._track(truth["image_size"], truth["piece_size"], start)
+        rise = abs(ty - start[1])
+        if rise > tolerance or track <= 0:
+            return 0.0
+        half = math.sqrt(tolerance**2 - rise**2)  # the slot's tolerance along the piece's row
+        overlap = min(tx + half, start[0] + track) - max(tx - half, start[0])
+        return max(0.0, overlap) / track
 
     def reduce(self, actions: list[Action], public: PublicData) -> list[float]:
         drops = _of(actions, "act.drag_end")
@@ -889,6 +1041,14 @@ class HoldType(PuzzleType[HoldTruth]):
 
     def layout(self, public: PublicData) -> Layout:
         return hold_page(self.steps)
+
+    chance_rule = "none: any hold long enough passes, so there is nothing to guess (not chance-able)"
+
+    def random_answer(self, public: PublicData, rng: np.random.Generator) -> None:
+        return None
+
+    def chance_rate(self, truth: HoldTruth, masks: Masks) -> None:
+        return None
 
     def hold_progress(self, truth: HoldTruth, held_ms: float) -> float:
         """How far the button's loading bar is after held_ms, 0..1 (shown while holding)."""

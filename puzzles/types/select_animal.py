@@ -8,7 +8,7 @@ from PIL import ImageDraw
 from puzzles.drawing import grid_cells
 from puzzles.drawing.emoji import ANIMALS
 from puzzles.types.base import Generated
-from puzzles.types.kinds import CellSetType
+from puzzles.types.kinds import SINGLE_CHOICE_CHANCE, CellSetType
 
 ROWS, COLS = 2, 3
 CELL = 200
@@ -92,6 +92,7 @@ class SelectAnimal(CellSetType):
     name = "Select_Animal"
     steps = 2  # the published page's "Action Steps" stars
     single_choice = True
+    chance_rule = SINGLE_CHOICE_CHANCE
     instruction = "Pick a rooster"
 
     def published_instruction(self, entry: dict[str, Any]) -> str | None:
