@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+from django.utils import timezone
 
 from puzzles.models import Puzzle
 
@@ -539,6 +540,11 @@ class AuditLog(models.Model):
         return f"{self.action} at {self.at:%Y-%m-%d %H:%M}"
 
 
+def default_env_splits() -> list[str]:
+    """A trainer's token draws from the train split unless staff give it more."""
+    return ["train"]
+
+
 class EnvToken(models.Model):
     """A trainer's key to the training environment (annotation/environment): only its hash is
     kept; it serves the datasets listed and nothing once revoked."""
@@ -546,6 +552,8 @@ class EnvToken(models.Model):
     name = models.CharField(max_length=100, unique=True, help_text="the client; names its runs")
     key_hash = models.CharField(max_length=64, unique=True, editable=False, help_text="sha256 of the key")
     datasets = models.JSONField(default=list, help_text="dataset labels it may draw puzzles from")
+    splits = models.JSONField(default=default_env_splits, help_text="splits it may draw puzzles from")
+    max_sessions = models.PositiveIntegerField(default=4, help_text="its sessions open at once, per env serve")
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True, help_text="set: the key opens nothing any more")
 
@@ -557,15 +565,19 @@ class EnvToken(models.Model):
 
 
 class EnvGroup(models.Model):
-    """The puzzle of a group of environment episodes: every reset naming the group gets it."""
+    """The puzzle of a group of environment episodes: every reset naming the group in the same run
+    (client and checkpoint) gets it, with the filters it was drawn with, until it lies unused."""
 
     token = models.ForeignKey(EnvToken, on_delete=models.CASCADE, related_name="groups")
+    run = models.ForeignKey("AgentRun", null=True, on_delete=models.CASCADE, related_name="+")
     name = models.CharField(max_length=200)
     puzzle = models.ForeignKey(Puzzle, on_delete=models.CASCADE, related_name="+")
+    filters = models.JSONField(default=dict, help_text="the reset filters its puzzle was drawn with")
     created_at = models.DateTimeField(auto_now_add=True)
+    used_at = models.DateTimeField(default=timezone.now, help_text="its last reset")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["token", "name"], name="envgroup_unique_name")]
+        constraints = [models.UniqueConstraint(fields=["token", "run", "name"], name="envgroup_unique_run_name")]
 
     def __str__(self) -> str:
         return self.name
