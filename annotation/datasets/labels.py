@@ -31,6 +31,15 @@ Counting rules (written into every sidecar):
   flags: at least SUSPECT_OPEN_FLAGS open flags (distinct people: one open flag each);
   people fail: at least SUSPECT_FAIL_MIN_ANSWERS answers and the solve rate's Wilson upper bound
   under SUSPECT_FAIL_HIGH (people clearly cannot solve it);
+- people-solvable: `people_solved` of `people_tried` people solved it within the rule's
+  attempts each (a person tried it when their first attempt was an answer; solved it within K
+  when one of their first K attempts was right with input evidence: annotation/live/solvable.py);
+  `people_solvable` when at least the rule's people did (ARC-AGI-2's rule by default: at least
+  2 people within 2 attempts; `labels export --solvable-rule N:K` asks another), shown beside
+  replay verification (`status`), and a filter wherever puzzles are drawn;
+- chance rate: the share of blind guesses the verifier accepts on the puzzle, worked out from the
+  type's answer space (`chance_rules` in the sidecar say each type's guess; null for a type with
+  nothing to guess, the hold);
 - valid: replay-verified (status `verified`: its reference answer passed on the live page; not
   retired, not failed, not a draft) and not suspect;
 - difficulty (people): `unknown` under DIFFICULTY_MIN_ANSWERS answers, else by solve rate:
@@ -53,10 +62,12 @@ from typing import Any
 
 from django.db.models import F, QuerySet
 
+from annotation.live.solvable import ARC_AGI_2, SolvableRule, Solved, people_solved
 from annotation.models import AgentRun, Attempt, AuditLog, Enrollment, Flag, Participant, Rollout
 from annotation.reporting.stats import wilson_interval
 from annotation.review.labels import answer_key, answer_person, join_address  # as the consensus audit counts
 from arena_site.csv_cells import TextSink, csv_write
+from puzzles.chance import chance_rates, chance_rules
 from puzzles.models import Puzzle
 
 RULES = __doc__.split("Counting rules (written into every sidecar):\n", 1)[1].strip()
@@ -93,7 +104,11 @@ COLUMNS = {
     "dataset": "the puzzle's dataset",
     "split": "its split",
     "source_id": "its id in the dataset (file id for imports, index for generated puzzles)",
-    "status": "draft, verified, failed or retired",
+    "status": "draft, verified, failed or retired (verified: its reference answer replayed correct)",
+    "people_solved": "people who solved it within the rule's attempts each",
+    "people_tried": "people whose first attempt on it was an answer",
+    "people_solvable": "at least the rule's people solved it within its attempts (solvable_rule)",
+    "chance_rate": "a blind guess's chance of passing, from the type's answer space (null: nothing to guess)",
     "truth_public": "its answer is published (anyone can look it up)",
     "human_started": "people with a first attempt on it",
     "human_answers": "their submitted first attempts with input evidence",
@@ -131,7 +146,9 @@ class LabelSet:
     meta: dict[str, Any]
 
 
-def puzzle_labels(*, dataset: str, split: str, study_id: int | None = None) -> LabelSet:
+def puzzle_labels(
+    *, dataset: str, split: str, study_id: int | None = None, solvable_rule: SolvableRule = ARC_AGI_2
+) -> LabelSet:
     """One row per puzzle of the dataset's split (retired ones too), in the bank's order."""
     puzzles: list[dict[str, Any]] = [
         dict(row)
@@ -144,10 +161,17 @@ def puzzle_labels(*, dataset: str, split: str, study_id: int | None = None) -> L
     flags, open_flags = _flags(ids)
     audit = _audit(ids)
     agents, runs = _agents(ids)
+    solved = people_solved(ids, within=solvable_rule.attempts, study_id=study_id)
+    chance = chance_rates(ids)
     rows = [
-        _row(p, people.get(p["pk"], []), flags.get(p["pk"], {}), open_flags.get(p["pk"], 0), audit, agents)
+        {
+            **_row(p, people.get(p["pk"], []), flags.get(p["pk"], {}), open_flags.get(p["pk"], 0), audit, agents),
+            **_solvable(solved[p["pk"]], solvable_rule),
+            "chance_rate": chance.get(p["pk"]),
+        }
         for p in puzzles
     ]
+    rows = [{name: row[name] for name in COLUMNS} for row in rows]  # the columns' order
     meta = {
         "dataset": dataset,
         "split": split,
@@ -158,12 +182,16 @@ def puzzle_labels(*, dataset: str, split: str, study_id: int | None = None) -> L
         "thresholds": THRESHOLDS,
         "columns": COLUMNS,
         "flag_reasons": list(Flag.Reason.values),
+        "solvable_rule": {"spec": solvable_rule.spec, "rule": str(solvable_rule)},
+        "chance_rules": chance_rules(),
         "runs": runs,
         "counts": {
             "valid": sum(r["valid"] for r in rows),
             "suspect": sum(r["suspect"] for r in rows),
             "mining": sum(r["mining"] for r in rows),
             "mining_and_valid": sum(r["mining"] and r["valid"] for r in rows),
+            "people_solvable": sum(r["people_solvable"] for r in rows),
+            "people_solvable_and_valid": sum(r["people_solvable"] and r["valid"] for r in rows),
             "difficulty": {d: sum(r["difficulty"] == d for r in rows) for d in DIFFICULTIES},
             "review": {v or "none": sum(r["review"] == v for r in rows) for v in REVIEWS},
         },
@@ -397,6 +425,10 @@ def _row(p: dict, first: list[tuple], flags: dict, open_flags: int, audit: dict,
         "mining": bool(mining_runs),
         "mining_runs": mining_runs,
     }
+
+
+def _solvable(solved: Solved, rule: SolvableRule) -> dict[str, Any]:
+    return {"people_solved": solved.solved, "people_tried": solved.tried, "people_solvable": solved.passes(rule)}
 
 
 # --- flat rows (CSV, Parquet) ----------------------------------------------------------------

@@ -68,6 +68,7 @@ def labels(request: HttpRequest) -> HttpResponse:
         "total": len(found.rows) if found else 0,
         "counts": found.meta["counts"] if found else None,
         "runs": found.meta["runs"] if found else [],
+        "solvable_rule": found.meta["solvable_rule"]["rule"] if found else "",
         "rules": RULES,
         "query": request.GET.urlencode(),
     }

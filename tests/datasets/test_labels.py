@@ -148,6 +148,14 @@ def test_labels_match_the_counts_worked_out_by_hand(built, tmp_path):
     assert (retired["human_answers"], retired["difficulty"]) == (2, "unknown")  # under 3 answers
     assert retired["mining"]  # 2 of 3: mining, though not valid; curation takes both
 
+    # ARC-AGI-2's rule: fay (no input) never tried p0, gus is excluded; p3 stays solvable though retired
+    four = (easy, consensus, corrected, retired)
+    solved = [(r["people_solved"], r["people_tried"], r["people_solvable"]) for r in four]
+    assert solved == [(5, 5, True), (2, 5, True), (4, 5, True), (2, 2, True)]
+    assert meta["solvable_rule"]["spec"] == "2:2" and meta["counts"]["people_solvable"] == 4
+    assert all(r["chance_rate"] == 1 / 34 for r in rows)  # a sum of 3 to 36 typed blind
+    assert "1 over their count" in meta["chance_rules"]["Dice_Count"]
+
     assert meta["counts"]["valid"] == 2 and meta["counts"]["suspect"] == 1
     assert meta["counts"]["mining"] == 2 and meta["counts"]["mining_and_valid"] == 0
     assert "suspect: not retired, and at least one of" in meta["rules"]
@@ -169,6 +177,11 @@ def test_a_study_filter_and_unknown_names(built, tmp_path):
     other = Study.objects.create(name="Other", split="test", puzzles_per_annotator=1)
     rows, _ = export(tmp_path, "jsonl", "--study", str(other.pk))
     assert all(r["human_started"] == 0 and r["difficulty"] == "unknown" for r in rows)
+    rows, meta = export(tmp_path, "jsonl", "--solvable-rule", "3:1")
+    assert [r["people_solvable"] for r in rows] == [True, False, True, False]  # 5, 2, 4 and 2 people
+    assert meta["solvable_rule"]["rule"] == "solved by at least 3 people within 1 attempts each"
+    with pytest.raises(CommandError, match="write PEOPLE:ATTEMPTS"):
+        export(tmp_path, "jsonl", "--solvable-rule", "two")
     with pytest.raises(CommandError, match="no puzzles in dataset"):
         call_command("labels", "export", "--dataset", "nope", "--split", "test", "--out", str(tmp_path / "x.jsonl"))
 

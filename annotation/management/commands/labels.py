@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.datasets.labels import FORMATS, FormatUnavailable, labels_write, puzzle_labels
 from annotation.datasets.motion import motion_table
 from annotation.live.scoring import attempt_measure_motion, attempts_without_motion
+from annotation.live.solvable import ARC_AGI_2, SolvableRule
 from annotation.management.common import find_study
 from annotation.reporting.motion import COLUMNS
 from puzzles.models import Puzzle
@@ -31,6 +32,12 @@ class Command(BaseCommand):
         export.add_argument("--out", required=True, help="the file to write; the rules go to <out>.rules.json")
         export.add_argument("--format", choices=FORMATS, help="by default from the file's suffix, else jsonl")
         export.add_argument("--study", help="count people's attempts in this study only (name or id)")
+        export.add_argument(
+            "--solvable-rule",
+            default=ARC_AGI_2.spec,
+            help="people-solvable: at least PEOPLE people within ATTEMPTS attempts each, as PEOPLE:ATTEMPTS "
+            f"(default {ARC_AGI_2.spec}, ARC-AGI-2's)",
+        )
         motion = actions.add_parser("motion", help="pointer motion per type: people beside agent runs")
         motion.add_argument("--dataset", required=True)
         motion.add_argument("--split", required=True)
@@ -42,11 +49,17 @@ class Command(BaseCommand):
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         getattr(self, f"do_{action}")(**options)
 
-    def do_export(self, *, dataset: str, split: str, out: str, format: str | None, study: str | None, **_: Any) -> None:
+    def do_export(
+        self, *, dataset: str, split: str, out: str, format: str | None, study: str | None, solvable_rule: str, **_: Any
+    ) -> None:
         fmt = format or next((f for f in FORMATS if out.endswith(f".{f}")), "jsonl")
         _known(dataset, split)
+        try:
+            rule = SolvableRule.parse(solvable_rule)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
         started = time.perf_counter()
-        labels = puzzle_labels(dataset=dataset, split=split, study_id=_study(study))
+        labels = puzzle_labels(dataset=dataset, split=split, study_id=_study(study), solvable_rule=rule)
         try:
             sidecar = labels_write(labels, out, fmt)
         except FormatUnavailable as error:
@@ -55,7 +68,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{len(labels.rows)} puzzles to {out} ({fmt}) in {time.perf_counter() - started:.2f} s; "
             f"valid {counts['valid']}, suspect {counts['suspect']}, mining {counts['mining']} "
-            f"({counts['mining_and_valid']} valid); rules in {sidecar}"
+            f"({counts['mining_and_valid']} valid), people-solvable {counts['people_solvable']} ({rule}); "
+            f"rules in {sidecar}"
         )
 
     def do_motion(self, *, dataset: str, split: str, study: str | None, measure: bool, **_: Any) -> None:
