@@ -65,6 +65,11 @@ class Study(models.Model):
     split = models.CharField(max_length=16)
     types = models.JSONField(default=list, blank=True, help_text="type names; empty for all")
     dataset = models.CharField(max_length=128, blank=True, help_text="the dataset of its pool; empty: every one")
+    people_solvable = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="its pool only of puzzles people solved, as PEOPLE:ATTEMPTS (annotation/live/solvable.py); empty: any",
+    )
     quotas = models.JSONField(
         default=dict,
         blank=True,
