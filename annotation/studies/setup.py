@@ -34,6 +34,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Field, Q, QuerySet
 
+from annotation.live.solvable import SolvableRule, solvable_only
 from annotation.models import AuditLog, Enrollment, Slot, Study
 from annotation.reporting.wording import public_truth_line
 from annotation.studies.study_settings import CODES, DETAILS, RULES, STANDARD_CONSENT
@@ -95,13 +96,15 @@ def study_setup(
     practice: Sequence[Puzzle] = (),
     gold: Sequence[Puzzle] = (),
     dataset: str | None = None,
+    people_solvable: SolvableRule | None = None,
     **settings: Any,
 ) -> Drawn:
     """A study's settings checked and its pool drawn, or StudySetupError saying why not.
 
     per_type: N puzzles of each type; quotas: a number per type (over per_type; 0 leaves a type
     out). Either draws by seeded sampling (pool_draw). settings: RULES (split and
-    puzzles_per_annotator needed, any other left out at the Study field's default) and DETAILS."""
+    puzzles_per_annotator needed, any other left out at the Study field's default) and DETAILS.
+    people_solvable: draw only puzzles people solved by that rule (annotation/live/solvable.py)."""
     rules = _rules(settings)
     details = {key: value for key, value in settings.items() if key not in RULES}
     _check_details(details)
@@ -110,6 +113,7 @@ def study_setup(
     names, drawn_quotas, pool = _pool(
         split=rules["split"],
         dataset=dataset,
+        people_solvable=people_solvable,
         types=types,
         quotas=quotas,
         per_type=per_type,
@@ -118,6 +122,7 @@ def study_setup(
         puzzles_per_annotator=rules["puzzles_per_annotator"],
     )
     fields = {**rules, "dataset": dataset or "", "types": names, "quotas": drawn_quotas, **details}
+    fields["people_solvable"] = people_solvable.spec if people_solvable else ""
     return Drawn(fields=fields, pool=pool, practice=list(practice), gold=list(gold))
 
 
@@ -213,6 +218,7 @@ def _pool(
     *,
     split: str,
     dataset: str | None,
+    people_solvable: SolvableRule | None,
     types: list[str] | None,
     quotas: Mapping[str, int] | None,
     per_type: int | None,
@@ -231,11 +237,17 @@ def _pool(
     verified = Puzzle.objects.filter(split=split, status=Puzzle.Status.VERIFIED).exclude(pk__in=[p.pk for p in special])
     if names:
         verified = verified.filter(type__in=names)
-    chosen = verified.filter(dataset=dataset) if dataset else verified
+    chosen = solvable_only(verified.filter(dataset=dataset) if dataset else verified, people_solvable)
     drawing = quotas is not None or per_type is not None
-    pool, drawn = pool_draw(chosen, names=names, quotas=quotas or {}, per_type=per_type, seed=seed)
+    try:
+        pool, drawn = pool_draw(chosen, names=names, quotas=quotas or {}, per_type=per_type, seed=seed)
+    except StudySetupError as short:  # say that the rule narrowed the candidates
+        raise StudySetupError(
+            f"{short}; people-solvable only: {people_solvable}" if people_solvable else str(short)
+        ) from None
     if not pool:
         of = f" of dataset {dataset!r}" if dataset else ""
+        of += f" {people_solvable} (people-solvable)" if people_solvable else ""
         raise StudySetupError(
             f"no replay-verified puzzles{of} in split {split!r} for those types "
             f"(its datasets: {datasets_line(dataset_counts(verified))})"
