@@ -17,7 +17,7 @@ it: a study's set-up, an agent run and the training environment's reset.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -107,6 +107,23 @@ def solvable_ids(puzzle_ids: Iterable[int], rule: SolvableRule, *, study_id: int
     """The puzzles of puzzle_ids the rule keeps."""
     counts = people_solved(puzzle_ids, within=rule.attempts, study_id=study_id)
     return {pk for pk, solved in counts.items() if solved.passes(rule)}
+
+
+def solvable_selection(ids: list[int], rule: SolvableRule, *, per_type: int | None = None) -> list[int]:
+    """The ids the rule keeps, in their order, then the first per_type of each type (all when
+    None): the rule narrows the candidates before a per-type count is taken (`agent run`)."""
+    solvable = solvable_ids(ids, rule)
+    kept = [pk for pk in ids if pk in solvable]
+    if per_type is None:
+        return kept
+    types = dict(Puzzle.objects.filter(pk__in=kept).values_list("pk", "type"))
+    taken: Counter[str] = Counter()
+    chosen = []
+    for pk in kept:
+        taken[types[pk]] += 1
+        if taken[types[pk]] <= per_type:
+            chosen.append(pk)
+    return chosen
 
 
 def solvable_only(puzzles: QuerySet[Puzzle], rule: SolvableRule | None) -> QuerySet[Puzzle]:

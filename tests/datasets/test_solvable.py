@@ -2,8 +2,9 @@
 the rule as a filter where puzzles are drawn."""
 
 import pytest
+from django.core.management import CommandError, call_command
 
-from annotation.live.solvable import ARC_AGI_2, SolvableRule, people_solved, solvable_ids
+from annotation.live.solvable import ARC_AGI_2, SolvableRule, people_solved, solvable_ids, solvable_selection
 from annotation.models import Study
 from annotation.studies.quality import enrollment_exclude
 from annotation.studies.setup import StudySetupError, study_create
@@ -73,3 +74,25 @@ def test_the_rule_filters_a_study_draw(retries):
     short = r"Dice_Count has 2 \(asked 3\); people-solvable only: solved by at least 2"
     with pytest.raises(StudySetupError, match=short):
         study_create(name="Too many", split="test", puzzles_per_annotator=1, people_solvable=ARC_AGI_2, per_type=3)
+
+
+def test_an_agent_run_draws_people_solvable_puzzles_before_counting_per_type(retries):
+    p0, p1, p2, p3 = retries["puzzles"]
+    ids = [p3.pk, p2.pk, p1.pk, p0.pk]  # a selection's order is kept
+    assert solvable_selection(ids, ARC_AGI_2) == [p2.pk, p0.pk]
+    assert solvable_selection(ids, ARC_AGI_2, per_type=1) == [p2.pk]  # the rule first, then one Dice_Count
+    with pytest.raises(CommandError, match="write PEOPLE:ATTEMPTS"):
+        call_command(
+            "agent",
+            "run",
+            "--protocol",
+            "openai-tools",
+            "--model",
+            "m",
+            "--base-url",
+            "http://x",
+            "--split",
+            "test",
+            "--people-solvable",
+            "2",
+        )

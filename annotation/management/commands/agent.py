@@ -18,6 +18,7 @@ from annotation.agents.context import CONTEXTS
 from annotation.agents.prompts import PromptError, PromptSource
 from annotation.agents.protocols import PROTOCOLS
 from annotation.agents.published import DEFAULT_PAGE
+from annotation.live.solvable import ARC_AGI_2, SolvableRule, solvable_selection
 from annotation.models import AgentRun, Rollout
 from puzzles.bank import SPLIT_SIZES
 from puzzles.models import Puzzle
@@ -56,6 +57,14 @@ class Command(BaseCommand):
         run.add_argument("--limit", type=int, help="puzzles in total (types interleaved)")
         run.add_argument("--per-type", type=int, help="puzzles per type")
         run.add_argument("--verified-only", action="store_true", help="only replay-verified puzzles")
+        run.add_argument(
+            "--people-solvable",
+            nargs="?",
+            const=ARC_AGI_2.spec,
+            metavar="PEOPLE:ATTEMPTS",
+            help=f"only puzzles that many people solved within that many attempts each (alone: {ARC_AGI_2.spec}, "
+            "ARC-AGI-2's), before --per-type and --limit",
+        )
         run.add_argument("--rollouts", type=int, default=1, help="k: rollouts per puzzle (for Pass@k)")
         run.add_argument("--context", choices=list(CONTEXTS), default="published", help="history sent per request")
         run.add_argument("--max-steps", type=int, default=30, help="model calls per rollout")
@@ -157,6 +166,7 @@ class Command(BaseCommand):
                 "disable_thinking": options["disable_thinking"],
                 "api_key_env": options["api_key_env"],
                 "prompt": prompt.describe(),
+                "people_solvable": options["people_solvable"] or "",
             },
         )
 
@@ -165,7 +175,11 @@ class Command(BaseCommand):
         from puzzles.selectors import puzzle_selection
 
         split, dataset = options["split"], options["dataset"]
-        ids = puzzle_selection(split=split, types=options["types"], per_type=options["per_type"], dataset=dataset)
+        rule = _solvable_rule(options["people_solvable"])
+        per_type = None if rule else options["per_type"]  # the rule first, then so many of each type
+        ids = puzzle_selection(split=split, types=options["types"], per_type=per_type, dataset=dataset)
+        if rule:
+            ids = solvable_selection(ids, rule, per_type=options["per_type"])
         if options["verified_only"]:
             verified = set(
                 Puzzle.objects.filter(pk__in=ids, status=Puzzle.Status.VERIFIED).values_list("pk", flat=True)
@@ -238,6 +252,13 @@ class Command(BaseCommand):
         self.stdout.write(
             f"import: {result.matched} puzzles matched into run {name!r}, {len(result.unmatched)} unmatched"
         )
+
+
+def _solvable_rule(spec: str | None) -> SolvableRule | None:
+    try:
+        return SolvableRule.parse(spec) if spec else None
+    except ValueError as error:
+        raise CommandError(str(error)) from None
 
 
 def find_run(key: str) -> AgentRun:
