@@ -19,6 +19,7 @@ from django.utils import timezone
 from annotation.datasets.labels import valid_puzzles
 from annotation.environment.protocol import BadRequest, ResetParams
 from annotation.live.attempts import attempt_start, system_participant
+from annotation.live.solvable import SolvableRule, solvable_ids
 from annotation.models import AgentRun, Attempt, EnvGroup, EnvToken, Participant, Rollout
 from puzzles.models import Puzzle
 from puzzles.registry import UnknownPuzzleType, get_type
@@ -108,6 +109,9 @@ def _curriculum(token: EnvToken, ids: list[int], params: ResetParams) -> list[in
     if params.valid_only:
         valid = valid_puzzles(ids)
         ids = [pk for pk in ids if pk in valid]
+    if params.people_solvable:
+        solvable = solvable_ids(ids, SolvableRule.parse(params.people_solvable))
+        ids = [pk for pk in ids if pk in solvable]
     return ids
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from annotation.agents.actions import HOLD_DEFAULT_MS, HOLD_MAX_MS
 from annotation.agents.protocols.base import Call
+from annotation.live.solvable import SolvableRule
 from puzzles.layout import STAGE_H, STAGE_W
 
 MAX_STEPS_DEFAULT, MAX_STEPS_LIMIT = 30, 200
@@ -46,6 +47,7 @@ ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 BUTTONS = ("left", "right", "middle")
 RESET_TEXT = ("type", "dataset", "split", "puzzle", "group", "checkpoint", "episode_id", "mined_from")
+RESET_TEXT += ("people_solvable",)  # a rule, PEOPLE:ATTEMPTS, read below
 RESET_NUMBERS = ("seed", "max_steps", "mined_last")
 RESET_FLAGS = ("verified_only", "valid_only")
 RESET_RATES = ("human_pass_min", "human_pass_max")
@@ -77,6 +79,7 @@ class ResetParams:
     human_pass_max: float | None = None
     mined_from: str = ""  # a run's name: its puzzles solved at least once but not every time...
     mined_last: int = MINED_LAST_DEFAULT  # ... in its last K rollouts of each
+    people_solvable: str = ""  # PEOPLE:ATTEMPTS: only puzzles people solved so (annotation/live/solvable.py)
 
 
 def reset_params(data: Any) -> ResetParams:
@@ -107,6 +110,11 @@ def reset_params(data: Any) -> ResetParams:
         raise BadRequest(f"reset max_steps must be 1 to {MAX_STEPS_LIMIT}")
     if given.get("mined_last", 1) < 1:
         raise BadRequest("reset mined_last must be at least 1")
+    if "people_solvable" in given:
+        try:
+            SolvableRule.parse(given["people_solvable"])
+        except ValueError as error:
+            raise BadRequest(f"reset {error}") from None
     return ResetParams(**given)
 
 

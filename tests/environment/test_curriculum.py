@@ -112,3 +112,20 @@ def test_valid_only_draws_verified_puzzles_people_do_not_find_suspect(three):
     assert drawn(verified_only=True) == {"Geometry_Click", "Dice_Count"}
     labels = puzzle_labels(dataset=three["Dice_Count"].dataset, split=three["Dice_Count"].split)
     assert {row["type"] for row in labels.rows if row["valid"]} == {"Geometry_Click"}  # the labels agree
+
+
+def test_people_solvable_keeps_what_enough_people_solved(three):
+    """ARC-AGI-2's rule at reset (annotation/live/solvable.py): study attempts of people count."""
+    from annotation.models import Study
+
+    study = Study.objects.create(name="People", split=three["Bingo"].split, puzzles_per_annotator=1)
+    for kind, verdicts in {"Geometry_Click": (True, True), "Dice_Count": (True, False)}.items():
+        for number, correct in enumerate(verdicts):
+            person = participant_for_user(user=get_user_model().objects.create_user(f"solver-{kind}-{number}"))
+            Attempt.objects.create(
+                participant=person, puzzle=three[kind], study=study, submitted_at=timezone.now(), correct=correct
+            )
+    assert drawn(people_solvable="2:2") == {"Geometry_Click"}
+    assert drawn(people_solvable="1:1") == {"Geometry_Click", "Dice_Count"}
+    with pytest.raises(BadRequest, match="write PEOPLE:ATTEMPTS"):
+        reset_params({"people_solvable": "two"})
