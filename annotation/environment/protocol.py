@@ -46,7 +46,7 @@ ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "done": ((), ()),
 }
 BUTTONS = ("left", "right", "middle")
-RESET_TEXT = ("type", "dataset", "split", "puzzle", "group", "checkpoint", "episode_id", "mined_from")
+RESET_TEXT: tuple[str, ...] = ("type", "dataset", "split", "puzzle", "group", "checkpoint", "episode_id", "mined_from")
 RESET_TEXT += ("people_solvable",)  # a rule, PEOPLE:ATTEMPTS, read below
 RESET_NUMBERS = ("seed", "max_steps", "mined_last")
 RESET_FLAGS = ("verified_only", "valid_only")
