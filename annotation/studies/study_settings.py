@@ -25,8 +25,9 @@ STUDY = None
 SETUP = "Set-up (change it on the study's page while a draft)"
 CROWD = "Crowd platform"
 CONSENT = "Consent page"
-# What a study is and what became of it: no setting, never on the form.
-RECORD = ("status", "is_open", "token", "created_at")
+# What a study is and what became of it: no setting, never on the form. people_solvable: the rule
+# its pool was drawn by, when set-up was given one (study_setup's keyword; annotation/live/solvable.py).
+RECORD = ("status", "is_open", "token", "created_at", "people_solvable")
 
 STANDARD_CONSENT = (
     "We record your clicks, movements, key presses and their timing on the puzzle page, to measure how "
