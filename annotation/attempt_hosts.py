@@ -1,5 +1,6 @@
 """Each hosted attempt's own origin: a-<uid>-<mac>.<ARENA_HOSTED_DOMAIN> (docs/hosted.md, "One
-origin per attempt").
+origin per attempt"). Beside the domains, not in hosted/: the live page frames the attempt's host
+(live/page.py) and the proxy serves it (hosted/proxy.py), and live/ imports no other domain.
 
 The host names the attempt, so the peer's page runs unchanged at `/` and every root-relative URL it
 builds reaches the proxy, pinned to that attempt. The MAC (keyed by the site's secret) makes the host
@@ -50,6 +51,18 @@ def uid_of_host(host: str) -> str | None:
 
 
 def is_attempt_host(host: str) -> bool:
-    """Cheap test for the ASGI router: a host under the hosted domain that starts like an attempt's."""
+    """Cheap test for the ASGI router: any host under the hosted domain. All of them go to the proxy
+    (which answers 404 for a name that is no attempt's), so the site's own pages are never served
+    under that domain, whatever ALLOWED_HOSTS holds."""
     name = host.rsplit(":", 1)[0].lower()
-    return name.startswith("a-") and name.endswith("." + settings.ARENA_HOSTED_DOMAIN)
+    return name.endswith("." + settings.ARENA_HOSTED_DOMAIN)
+
+
+def covers_hosted_domain(origin_or_host: str) -> bool:
+    """Whether a CSRF_TRUSTED_ORIGINS entry (or a host) reaches the attempts' pages: a host under the
+    hosted domain, or a wildcard over it or over a parent of it (the bare domain is no attempt's)."""
+    name = urlsplit(origin_or_host).hostname if "://" in origin_or_host else origin_or_host.rsplit(":", 1)[0]
+    name = (name or "").lower().lstrip("*").lstrip(".")
+    domain = settings.ARENA_HOSTED_DOMAIN
+    wildcard = origin_or_host.split("://")[-1].startswith(("*.", "."))
+    return name.endswith("." + domain) or (wildcard and (name == domain or domain.endswith("." + name)))

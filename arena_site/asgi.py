@@ -16,12 +16,16 @@ from channels.auth import AuthMiddleware  # noqa: E402  (needs Django set up fir
 from channels.db import database_sync_to_async  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.contrib import auth  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.core.exceptions import ImproperlyConfigured  # noqa: E402
 from django.http import Http404  # noqa: E402
 
+from annotation.attempt_hosts import covers_hosted_domain  # noqa: E402
 from annotation.hosted.proxy import AttemptHosts  # noqa: E402
 from annotation.live.consumers import on_a_live_connection  # noqa: E402
+from annotation.routing import hosted_websocket_urlpatterns  # noqa: E402
 
 from .bounds import BodyLimitMiddleware, bound_daphne_bodies  # noqa: E402
 from .origins import SameOriginWebSocketValidator  # noqa: E402
@@ -115,7 +119,20 @@ def _plain_value(val, color: str = "white", bold: bool = True) -> object:
     return val
 
 
+def refuse_trusting_the_hosted_domain() -> None:
+    """CSRF_TRUSTED_ORIGINS must never reach the hosted domain: a peer's page (its scripts
+    forwarded, never reviewed) could then post our forms and open our sockets as the signed-in
+    person (docs/hosted.md, "CSRF"). Refused at start, naming the entry."""
+    for entry in settings.CSRF_TRUSTED_ORIGINS:
+        if covers_hosted_domain(entry):
+            raise ImproperlyConfigured(
+                f"CSRF_TRUSTED_ORIGINS entry {entry!r} reaches the hosted domain {settings.ARENA_HOSTED_DOMAIN!r}, "
+                "where benchmarks' own pages run: remove it, or give ARENA_HOSTED_DOMAIN a domain of its own"
+            )
+
+
 # daphne, as deployed, imports this module before it accepts a connection.
+refuse_trusting_the_hosted_domain()
 bound_daphne_bodies()
 quiet_autobahn_debug_lines()
 
@@ -125,8 +142,14 @@ application = ProtocolTypeRouter(
         # Bodies over ARENA_MAX_BODY_BYTES are refused as they arrive (in daphne), and here too.
         # A hosted attempt's own host (a-<key>.<ARENA_HOSTED_DOMAIN>) is the proxy's (docs/hosted.md).
         "http": BodyLimitMiddleware(AttemptHosts(CachedStaticFilesHandler(django_asgi_app))),
-        # Sockets only from the site's own pages: scheme, host and port compared.
-        "websocket": SameOriginWebSocketValidator(socket_user_stack(URLRouter(websocket_urlpatterns))),
+        # Sockets only from the site's own pages: scheme, host and port compared. On an attempt's
+        # host only the recorder's socket, from that very host, the attempt named by the host.
+        "websocket": AttemptHosts(
+            SameOriginWebSocketValidator(socket_user_stack(URLRouter(websocket_urlpatterns))),
+            sockets=SameOriginWebSocketValidator(
+                URLRouter(hosted_websocket_urlpatterns), hosts=[f".{settings.ARENA_HOSTED_DOMAIN}"]
+            ),
+        ),
     }
 )
 

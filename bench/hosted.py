@@ -93,7 +93,7 @@ def _setup(peer: str, assets: Path, count: int) -> tuple[list[str], str]:
 
 
 def _cpu_per_request(site: str, pid: int, attempts: list[str], page: str, count: int) -> None:
-    from annotation.hosted.hosts import attempt_host
+    from annotation.attempt_hosts import attempt_host
 
     port = urlsplit(site).port
     kinds = {
@@ -129,7 +129,7 @@ def _request(port: int | None, host: str, method: str, path: str, body: object) 
 
 async def _page_loads(site: str, peer: str, uid: str, page: str, loads: int) -> tuple[list[float], list[float]]:
     from annotation.agents.browser import VIEWPORT, chromium
-    from annotation.hosted.hosts import attempt_origin
+    from annotation.attempt_hosts import attempt_origin
 
     direct, proxied = [], []
     async with chromium() as browser:

@@ -21,8 +21,8 @@ from playwright.async_api import Browser, Page
 
 from annotation.agents.browser import VIEWPORT, chromium
 from annotation.agents.server import live_server
+from annotation.attempt_hosts import attempt_origin
 from annotation.hosted.entries import CannotPlay, enter, entry_for
-from annotation.hosted.hosts import attempt_origin
 from annotation.hosted.registry import HostedError, find_benchmark
 from annotation.hosted.verdicts import pin_of
 from annotation.live.attempts import attempt_start, system_participant
@@ -125,6 +125,16 @@ async def play_truth(page: Page, site: str, attempt: Attempt, puzzle: Puzzle) ->
         raise RuntimeError(f"the page's puzzle did not load: {shown!r:.200}")
     entry = entry_for(shown.get("input_type"))
     await enter(page, entry, list(puzzle.truth.get("answers") or []), pin.dialect.check_route)
+    await recorder_done(page)
+
+
+async def recorder_done(page: Page) -> None:
+    """Until our recorder on the page has heard the attempt scored: its events all stored, its submit
+    acknowledged (a page that cannot carry the recorder cannot be served to people either)."""
+    await page.wait_for_function(SCORED_ON_PAGE, timeout=PAGE_TIMEOUT_MS)
+
+
+SCORED_ON_PAGE = "() => window.arenaRecorder !== undefined && window.arenaRecorder.state().submitted"
 
 
 def _verdict(attempt: Attempt, problem: str | None) -> tuple[bool, str]:
@@ -137,8 +147,10 @@ def _verdict(attempt: Attempt, problem: str | None) -> tuple[bool, str]:
         return False, problem[:300]
     if not finished:
         return False, "the page sent no answer to the peer (or the peer gave no final verdict)"
-    said = Attempt.objects.values_list("reason", flat=True).get(pk=attempt.pk)
-    return False, f"{CANNOT_SUBMIT}: the truth, entered on its page, was judged not correct ({said})"[:300]
+    reply = check.steps[-1].get("reply") if check is not None and check.steps else None
+    said = (reply.get("error") or reply.get("message")) if isinstance(reply, dict) else None
+    judged = f"{CANNOT_SUBMIT}: the truth, entered on its page, was judged not correct"
+    return False, (judged + (f" ({said})" if said else ""))[:300]
 
 
 def _judge_families(benchmark: Benchmark, outcomes: list[PageOutcome]) -> None:

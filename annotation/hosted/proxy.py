@@ -1,4 +1,4 @@
-"""The reverse proxy: a peer's own page, served to a person at the attempt's own host (hosts.py).
+"""The reverse proxy: a peer's own page, served to a person at the attempt's own host (annotation/attempt_hosts.py).
 
 Every request to a-<key>.<ARENA_HOSTED_DOMAIN> comes here (arena_site/asgi.py routes by host,
 before Django) and is decided by `answer`, one branch per kind of request:
@@ -10,31 +10,52 @@ before Django) and is decided by `answer`, one branch per kind of request:
   attempt's puzzle only, from the stored payload (a peer without addresses) or forwarded with its
   stored address, live, when the page asks (the peer's clock starts with the person's);
 - check_answer: forwarded once per attempt (verdicts.forward_check), the page's own puzzle id and
-  elapsed_time replaced by the pinned id and 0;
+  elapsed_time replaced by the pinned id and 0; the final reply says so in `x-arena-submitted` (the
+  recorder's cue to send its submit) and, where the attempt hides verdicts, tells the page only that
+  its answer was received;
 - `/__arena/asset/<sha256>`: a pinned local copy;
+- `/__arena/static/<version>/arena/...`: our recorder's scripts (RECORDER_FILES);
+- `/__arena/events` (POST): the recorder's HTTP fallback and beacon (live intake's one entry);
 - any other GET (scripts, styles, media): forwarded as it is; any other method: 405.
 
+The page at `/` gets our event recorder (static/arena/recorder.js) first in its <head>, with its
+data (live/page.py, RecorderData); the recorder's socket is a WebSocket to the same host, routed by
+AttemptHosts to the live consumer with the attempt the host names.
+
 Every JSON body the page receives passes strip_truth. Each response carries a CSP allowing only the
-attempt's own origin, so a load the proxy did not see fails on the page instead of leaving.
+attempt's own origin, so a load the proxy did not see fails on the page instead of leaving; it may
+be framed only by the site's own hosts (the play page: our study bar above the peer's page).
 """
 
 from __future__ import annotations
 
+import functools
+import html as html_text
 import http.client
 import json
 import mimetypes
+import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from channels.db import database_sync_to_async
+from channels.security.websocket import WebsocketDenier
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.utils.html import json_script
 
+from annotation.attempt_hosts import covers_hosted_domain, is_attempt_host, uid_of_host
 from annotation.hosted.assets import ASSET_PATH, pins, read_copy, rewrite_page
 from annotation.hosted.client import MAX_BODY, TIMEOUT_S, PeerUnreachable, Reply
 from annotation.hosted.dialects import Route
-from annotation.hosted.hosts import is_attempt_host, uid_of_host
 from annotation.hosted.truth import refused, strip_truth
 from annotation.hosted.verdicts import ALREADY_ANSWERED, Pin, check_started, forward_check, pin_of
+from annotation.live.attempts import attempt_serve
+from annotation.live.intake import posted_receive
+from annotation.live.page import RECORDER_EVENTS_PATH, recorder_data
+from annotation.models import Attempt
 
 PINS_KEPT = 4096  # attempts whose pin this process keeps in memory (a pin never changes)
 CSP = (
@@ -43,10 +64,18 @@ CSP = (
     "worker-src 'self' blob:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'self'"
 )
 SECURITY_HEADERS = [
-    (b"content-security-policy", CSP.encode()),
     (b"referrer-policy", b"no-referrer"),
     (b"x-content-type-options", b"nosniff"),
 ]
+# Our own paths on an attempt's host, never forwarded: the recorder's scripts and its fallback.
+OWN_PREFIX = "/__arena/"
+RECORDER_STATIC = f"{OWN_PREFIX}static/"
+RECORDER_FILES = frozenset({"arena/recorder.js", "arena/events.js", "arena/stage.js"})
+RECORDER_DATA_ID = "arena-recorder-data"
+SUBMITTED_HEADER = "x-arena-submitted"  # on the final check reply: the recorder sends its submit
+# What the page hears of its final check where the attempt hides verdicts: enough to move on.
+RECEIVED = {"status": "submitted", "message": "Your answer was received."}
+HEAD = re.compile(rb"<head(\s[^>]*)?>", re.IGNORECASE)
 PASSED_HEADERS = frozenset({"content-type", "set-cookie", "last-modified", "etag"})
 FORWARDED_REQUEST_HEADERS = ("content-type", "cookie", "accept", "if-none-match", "if-modified-since")
 JSON_TYPE = "application/json"
@@ -61,6 +90,7 @@ class Request:
     headers: dict[str, str]
     body: bytes = b""
     raw_path: str = ""  # as the browser sent it, still percent-encoded: what is forwarded
+    scheme: str = "http"
 
     @property
     def params(self) -> dict[str, str]:
@@ -87,11 +117,12 @@ class Response:
 
 
 class AttemptHosts:
-    """ASGI: requests to an attempt's host go to the proxy, all others to the site (arena_site/asgi.py)."""
+    """ASGI: requests to an attempt's host go to the proxy, all others to the site (arena_site/asgi.py);
+    `sockets`: the application of the recorder's socket on an attempt's host (annotation/routing.py)."""
 
-    def __init__(self, site: Any) -> None:
+    def __init__(self, site: Any, sockets: Any = None) -> None:
         self.site = site
-        self.proxy = HostedProxy()
+        self.proxy = HostedProxy(sockets)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         host = next((value for name, value in scope.get("headers", ()) if name == b"host"), b"")
@@ -102,20 +133,32 @@ class AttemptHosts:
 class HostedProxy:
     """The ASGI application of the attempts' hosts."""
 
-    def __init__(self) -> None:
+    def __init__(self, sockets: Any = None) -> None:
         self.pins: dict[str, Pin] = {}
+        self.sockets = sockets
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":  # the recorder's socket comes with the next slice (docs/hosted.md)
-            await send({"type": "websocket.close", "code": 4404})
+        if scope["type"] == "websocket":
+            await self._socket(scope, receive, send)
             return
         request = await _request(scope, receive)
+        request.scheme = scope.get("scheme", "http")
         pin = await self._pin(request.headers.get("host", ""))
         if pin is None:
             response = Response.error(404, NOT_FOUND)
         else:
             response = await database_sync_to_async(answer, thread_sensitive=False)(pin, request)
-        await _send(send, response)
+        await _send(send, response, frame_ancestors(request))
+
+    async def _socket(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """The recorder's socket: to the live consumer with the attempt its host names (the MAC
+        checked here), or refused."""
+        host = next((value for name, value in scope.get("headers", ()) if name == b"host"), b"")
+        uid = uid_of_host(host.decode("latin1"))
+        if uid is None or self.sockets is None:
+            await WebsocketDenier()(scope, receive, send)
+            return
+        await self.sockets({**scope, "hosted_uid": uid}, receive, send)
 
     async def _pin(self, host: str) -> Pin | None:
         uid = uid_of_host(host)
@@ -136,6 +179,10 @@ def answer(pin: Pin, request: Request) -> Response:
     why = refused(pin.dialect, request.path, request.params)
     if why:
         return Response.error(403, f"refused: {why}")
+    if request.path == RECORDER_EVENTS_PATH:
+        return _events(pin, request) if request.method == "POST" else Response.error(405, "events take a POST")
+    if request.path.startswith(RECORDER_STATIC):
+        return _recorder_file(request.path.removeprefix(RECORDER_STATIC))
     if request.path.startswith(ASSET_PATH):
         return _asset(pin, request.path.removeprefix(ASSET_PATH))
     route = pin.dialect.route_of(request.path)
@@ -151,15 +198,59 @@ def answer(pin: Pin, request: Request) -> Response:
 
 
 def page_html(pin: Pin, html: str) -> str:
-    """The page as the person's browser gets it. The next slice adds our recorder here: one
-    `<script src="/__arena/recorder.js?...">` before `</head>`, served from the attempt's host."""
+    """A page as the person's browser gets it: its pinned CDN URLs pointing at local copies."""
     return rewrite_page(html, pin.assets)
+
+
+def with_recorder(pin: Pin, body: bytes) -> bytes:
+    """The peer's page with our recorder first in its <head>, before the peer's scripts: its data
+    (a load of its own: live/page.py, recorder_data) and the module. Served to the page at `/` only."""
+    attempt = Attempt.objects.select_related("puzzle", "study").get(pk=pin.attempt_id)
+    attempt_serve(attempt=attempt)  # the page check opens the host alone: the time runs from here too
+    data = json_script(recorder_data(attempt=attempt), RECORDER_DATA_ID)
+    source = html_text.escape(f"{RECORDER_STATIC}{_static_version()}/arena/recorder.js")
+    tags = f'{data}<script type="module" src="{source}"></script>'.encode()
+    found = HEAD.search(body)
+    return body[: found.end()] + tags + body[found.end() :] if found else tags + body
+
+
+def _static_version() -> str:
+    """This release's static version (arena_site/static_version.py), as in STATIC_URL."""
+    return settings.STATIC_URL.strip("/").removeprefix("static/")
 
 
 def _page(pin: Pin, request: Request) -> Response:
     if request.target != pin.page:  # the page reads its address from its URL: give it the pinned one
         return Response(302, b"", [("location", pin.page), ("cache-control", "no-store")])
-    return _passed(pin, _forward(pin, request))
+    response = _passed(pin, _forward(pin, request))
+    if response.status == 200 and _kind(response).startswith("text/html"):
+        response.body = with_recorder(pin, response.body)
+        response.headers = [(name, value) for name, value in response.headers if name not in ("etag", "last-modified")]
+        response.headers.append(("cache-control", "no-store"))  # each load is a load of its own
+    return response
+
+
+def _kind(response: Response) -> str:
+    return next((value for name, value in response.headers if name == "content-type"), "")
+
+
+def _recorder_file(path: str) -> Response:
+    """Our recorder's module and what it imports, from this release's static files (never the peer's)."""
+    version, _, name = path.partition("/")
+    found = finders.find(name) if name in RECORDER_FILES else None
+    if not found:
+        return Response.error(404, "no such file of the recorder")
+    with open(found, "rb") as file:
+        data = file.read()
+    caching = "public, max-age=31536000, immutable" if version == _static_version() else "no-store"
+    return Response(200, data, [("content-type", "text/javascript"), ("cache-control", caching)])
+
+
+def _events(pin: Pin, request: Request) -> Response:
+    """The recorder's HTTP fallback and beacon: live intake's one entry, as live/views.py's events."""
+    attempt = Attempt.objects.select_related("puzzle", "study").get(pk=pin.attempt_id)
+    replies, held = posted_receive(attempt=attempt, raw=request.body, received_ms=time.time() * 1000)
+    return Response.json(200 if held else 400, replies)
 
 
 def _fetch(pin: Pin) -> Response:
@@ -185,10 +276,18 @@ def _check(pin: Pin, request: Request) -> Response:
     if not isinstance(sent, dict) or "answer" not in sent:
         return Response.error(400, "check_answer needs an answer")
     try:
-        reply: Reply = forward_check(pin, sent["answer"])
+        forwarded = forward_check(pin, sent["answer"])
     except PeerUnreachable:
         return Response.error(502, "The benchmark's server did not answer. Please submit again.")
-    return Response.json(reply.status, strip_truth(pin.dialect, reply.body))
+    reply: Reply = forwarded.reply
+    if not forwarded.final:
+        return Response.json(reply.status, strip_truth(pin.dialect, reply.body))
+    # The sequence ended: the page learns its verdict only where the attempt shows verdicts.
+    response = Response.json(reply.status, strip_truth(pin.dialect, reply.body))
+    if not forwarded.show_verdict:
+        response = Response.json(200, RECEIVED)
+    response.headers.append((SUBMITTED_HEADER, "1"))
+    return response
 
 
 def _asset(pin: Pin, sha256: str) -> Response:
@@ -229,7 +328,7 @@ def _own_location(pin: Pin, location: str) -> str:
 
 def _passed(pin: Pin, response: Response) -> Response:
     """What the page may receive: JSON without truth, the page with its pinned assets local."""
-    kind = next((value for name, value in response.headers if name == "content-type"), "")
+    kind = _kind(response)
     if JSON_TYPE in kind or kind.endswith("+json"):
         try:
             data = json.loads(response.body)
@@ -254,8 +353,28 @@ async def _request(scope: dict[str, Any], receive: Any) -> Request:
     return Request(scope["method"], scope["path"], query, headers, b"".join(chunks), raw_path.decode("latin1"))
 
 
-async def _send(send: Any, response: Response) -> None:
+def frame_ancestors(request: Request) -> str:
+    """Who may frame an attempt's page: the site's own hosts (ALLOWED_HOSTS; the play page shows our
+    study bar above it), on the request's scheme and port, never a host under the hosted domain."""
+    host = request.headers.get("host", "")
+    port = host.rsplit(":", 1)[1] if ":" in host and not host.endswith("]") else ""
+    return _ancestors(request.scheme.replace("ws", "http"), port, tuple(settings.ALLOWED_HOSTS))
+
+
+@functools.lru_cache(maxsize=64)
+def _ancestors(scheme: str, port: str, hosts: tuple[str, ...]) -> str:
+    suffix = f":{port}" if port else ""
+    sources = ["'self'"]
+    for host in hosts:
+        if host == "*" or covers_hosted_domain(host):
+            continue  # "*" would let any site frame the page; the hosted domain is the peers'
+        sources.append(f"{scheme}://{'*' if host.startswith('.') else ''}{host}{suffix}")
+    return CSP.replace("frame-ancestors 'self'", "frame-ancestors " + " ".join(sources))
+
+
+async def _send(send: Any, response: Response, csp: str = CSP) -> None:
     headers = [(name.encode("latin1"), value.encode("latin1")) for name, value in response.headers]
-    headers += SECURITY_HEADERS + [(b"content-length", str(len(response.body)).encode())]
+    headers += [(b"content-security-policy", csp.encode()), *SECURITY_HEADERS]
+    headers += [(b"content-length", str(len(response.body)).encode())]
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": response.body})

@@ -1,7 +1,8 @@
 """A hosted attempt's pin (its puzzle at the peer) and its one check: the proxy forwards one
 check_answer per attempt (a multi-step family: one sequence, step after step while the peer says
-`continue`), keeps the peer's replies verbatim, and copies the peer's verdict to the attempt. The
-browser's word is never taken: not its `correct`, not its `elapsed_time`, not its puzzle id.
+`continue`) and keeps the peer's replies verbatim; the final one is the attempt's verdict, taken by
+the scoring entry (live/intake.py attempt_check_answered, live/scoring.py) under the same row lock.
+The browser's word is never taken: not its `correct`, not its `elapsed_time`, not its puzzle id.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from annotation.hosted.client import PeerClient, Reply
 from annotation.hosted.dialects import Address, Dialect, get_dialect
+from annotation.live.intake import attempt_check_answered, shows_verdict
 from annotation.models import Attempt, Benchmark, HostedCheck
 
 ALREADY_ANSWERED = "This puzzle was already answered: its verdict is kept, a second answer is not checked."
@@ -76,51 +78,53 @@ def check_started(pin: Pin) -> bool:
     return HostedCheck.objects.filter(attempt_id=pin.attempt_id).exists()
 
 
-def forward_check(pin: Pin, answer: Any) -> Reply:
+@dataclass(frozen=True)
+class Forwarded:
+    """The peer's reply to one post, whether it ended the attempt's check, and whether the attempt
+    shows its verdict to the person (live/intake.py shows_verdict): the page hears it only then."""
+
+    reply: Reply
+    final: bool = False
+    show_verdict: bool = False
+
+
+def forward_check(pin: Pin, answer: Any) -> Forwarded:
     """Forward the page's answer to the peer when this attempt may still be checked; keep the reply.
 
     Under the attempt's row lock, so two posts at once (a double click, two tabs) forward one. A
-    peer that does not answer raises PeerUnreachable and nothing is kept: the page may post again."""
+    peer that does not answer raises PeerUnreachable and nothing is kept: the page may post again.
+    The final reply goes to the scoring entry under the same lock: the attempt is scored now if its
+    page's submit is already held, else when it comes (live/scoring.py, module docstring)."""
     with transaction.atomic():
-        locked = Attempt.objects.select_for_update(of=("self",)).select_related("hosted_check")
+        locked = Attempt.objects.select_for_update(of=("self",)).select_related("hosted_check", "puzzle", "study")
         attempt = locked.get(pk=pin.attempt_id)  # one query: the attempt and its check so far, if any
         try:
             record = attempt.hosted_check
         except HostedCheck.DoesNotExist:
             record = HostedCheck(attempt=attempt)
         if record.finished_at is not None or attempt.is_closed:
-            return Reply(409, {"error": ALREADY_ANSWERED})
+            return Forwarded(Reply(409, {"error": ALREADY_ANSWERED}))
         reply = pin.client().check(pin.family, pin.puzzle_id, answer)
-        record.steps.append({"answer": answer, "status": reply.status, "reply": reply.body, "at": _now()})
-        if not (pin.multi_step and _continues(reply)):
-            _finish(pin, record, attempt, reply)
+        step = {"answer": answer, "status": reply.status, "reply": reply.body, "at": _now()}
+        record.steps.append({**step, "sequence": True} if pin.multi_step else step)
+        final = not (pin.multi_step and _continues(reply))
+        if final:
+            record.correct, record.finished_at = _correct(pin, reply), timezone.now()
         record.save()
-    return reply
+        if final:
+            attempt_check_answered(attempt=attempt)
+    return Forwarded(reply, final, shows_verdict(attempt))
 
 
 def _continues(reply: Reply) -> bool:
     return reply.error() is None and isinstance(reply.body, dict) and reply.body.get("status") == "continue"
 
 
-def _finish(pin: Pin, record: HostedCheck, attempt: Attempt, reply: Reply) -> None:
+def _correct(pin: Pin, reply: Reply) -> bool:
+    """The peer's verdict: its own `correct`, and for a multi-step family its `completed`."""
     body = reply.body if isinstance(reply.body, dict) else {}
     correct = reply.error() is None and body.get("correct") is True
-    if pin.multi_step:
-        correct = correct and body.get("status") == "completed"
-    record.correct, record.finished_at = correct, timezone.now()
-    answers = [step["answer"] for step in record.steps]
-    attempt.answer = answers if pin.multi_step else answers[-1]
-    attempt.correct = correct
-    attempt.reason = _reason(pin, reply, correct)[:300]
-    attempt.submitted_at = record.finished_at
-    attempt.save(update_fields=["answer", "correct", "reason", "submitted_at"])
-
-
-def _reason(pin: Pin, reply: Reply, correct: bool) -> str:
-    """The verdict in words: the peer's own `message` or error, never its `correct_answer`."""
-    said = reply.error() or (reply.body.get("message") if isinstance(reply.body, dict) else None)
-    verdict = "correct" if correct else "not correct"
-    return f"{pin.benchmark}'s verdict: {verdict}" + (f" ({said})" if said else "")
+    return correct and body.get("status") == "completed" if pin.multi_step else correct
 
 
 def _now() -> str:

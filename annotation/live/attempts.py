@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotation.live.frames import MAX_PAGES, SEQ_BLOCK, Limits, page_of
 from annotation.live.timing import STATE_KINDS, on_screen_ms
 from annotation.models import Attempt, Event, Participant
+from puzzles.hosted_names import split_hosted_type
 from puzzles.models import Puzzle
 
 # Pauses kept per attempt: past them a pause does not stop the clock (the list stays small).
@@ -144,8 +145,23 @@ def attempt_for(*, uid: str, user: User | AnonymousUser) -> Attempt | None:
     return Attempt.objects.select_related("puzzle", "study").filter(uid=uid, participant__user=user).first()
 
 
+def attempt_of_host(*, uid: str) -> Attempt | None:
+    """The hosted attempt an attempt's own host names (annotation/attempt_hosts.py: its MAC, checked
+    before this, is the credential, as a signed-in user is for attempt_for), or None."""
+    attempt = Attempt.objects.select_related("puzzle", "study").filter(uid=uid).first()
+    return attempt if attempt is not None and is_hosted(attempt.puzzle) else None
+
+
+def is_hosted(puzzle: Puzzle) -> bool:
+    """A family of a hosted benchmark (docs/hosted.md): its page, verdict and truth are the peer's."""
+    return split_hosted_type(puzzle.type) is not None
+
+
 def attempt_limits(*, puzzle: Puzzle) -> Limits:
-    """What the puzzle's semantic actions may refer to, for frame validation."""
+    """What the puzzle's semantic actions may refer to, for frame validation. A hosted page has no
+    picture or grid of ours: its one semantic action is the recorder's submit."""
+    if is_hosted(puzzle):
+        return Limits(image_w=0, image_h=0, cells=0)
     w, h = puzzle.public["image_size"]
     grid = puzzle.public.get("grid_size")
     return Limits(image_w=w, image_h=h, cells=grid[0] * grid[1] if grid else 0)

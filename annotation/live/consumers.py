@@ -22,7 +22,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import InterfaceError, OperationalError, connection
 
-from annotation.live.attempts import attempt_for
+from annotation.live.attempts import attempt_for, attempt_of_host
 from annotation.live.frames import ack_frame, error_frame, frame_text, page_of
 from annotation.live.intake import (
     GAP_WAIT_S,
@@ -104,6 +104,7 @@ _gap_resolve = database_sync_to_async(gap_resolve, thread_sensitive=False)
 # handshake not accepted within 5 s.
 # Like the writes, once more on a fresh connection if the database dropped the one this thread kept.
 _attempt_for = database_sync_to_async(partial(on_a_live_connection, attempt_for), thread_sensitive=False)
+_attempt_of_host = database_sync_to_async(partial(on_a_live_connection, attempt_of_host), thread_sensitive=False)
 
 
 def _digest(raw: str | bytes) -> bytes:
@@ -160,6 +161,10 @@ class AttemptConsumer(AsyncWebsocketConsumer):
     # No channel layer: events go point to point with acknowledgements, never through groups
     # (which drop silently when full), so a socket need not hold a channel open in Redis.
     channel_layer_alias = None
+    # On a hosted attempt's own host (docs/hosted.md, annotation/routing.py): the attempt is the one
+    # its host names (scope["hosted_uid"], set by the proxy once the host's MAC checked out), no
+    # session comes with the socket, and the recorder of the peer's page is what speaks.
+    by_host = False
 
     @property
     def _open(self) -> Attempt:
@@ -184,7 +189,7 @@ class AttemptConsumer(AsyncWebsocketConsumer):
         self.writer = asyncio.create_task(self._write_all())
         uid = self.scope["url_route"]["kwargs"]["uid"]
         try:
-            self.attempt = await _attempt_for(uid=uid, user=self.scope["user"])
+            self.attempt = await self._find(uid)
         except Exception:  # the database blinked: the page's next try gets a fresh connection
             logger.exception("attempt %s not looked up", uid)
             await self.close(code=RETRY_LATER)
@@ -203,6 +208,15 @@ class AttemptConsumer(AsyncWebsocketConsumer):
                     await self._resolve_gap()
                 except Exception:  # the sweep or the next connection does it
                     logger.exception("gap of attempt %s not resolved on connect", uid)
+
+    async def _find(self, uid: str) -> Attempt | None:
+        """The attempt this socket may store for: the signed-in participant's own, or on a hosted
+        attempt's host the one that host names (and no other uid in the path)."""
+        if not self.by_host:
+            return await _attempt_for(uid=uid, user=self.scope["user"])
+        if uid != self.scope.get("hosted_uid"):
+            return None
+        return await _attempt_of_host(uid=uid)
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any], send: Callable[..., Any]) -> None:
         """As channels' AsyncConsumer.__call__ for a consumer without a channel layer, without its

@@ -49,6 +49,12 @@ each action passes. It stops scripts that send semantic actions without raw inpu
 
 Marked though a person: assistive technology that activates a control with a bare `click` and
 no key or pointer events (a screen reader in browse mode, Switch Access, voice control).
+
+A hosted benchmark's page (docs/hosted.md) has no controls of ours to name: its one semantic
+action is the recorder's act.submit, pushed once the proxy answered the page's final check_answer.
+`page_input_evidence` asks of it what the page's own answer needs: a press on the page (a
+pointerdown with its pointerup, or a key down) before the submit, and movement before the first
+press, as above.
 """
 
 from __future__ import annotations
@@ -147,6 +153,25 @@ def input_evidence(
         problem = check.action(action, actions[:index])
         if problem:
             return Evidence(False, f"{action.kind} at {(action.t - origin) / 1000:.1f} s: {problem}"[:200])
+    return Evidence(True)
+
+
+PAGE_PRESSES = frozenset({"pointerdown", "keydown"})
+
+
+def page_input_evidence(events: Sequence[LoggedEvent], *, free_submit: bool = False) -> Evidence:
+    """Whether a hosted page's submit has a hand behind it (module docstring, last paragraph)."""
+    submits = [e for e in events if e.kind == "act.submit"]
+    if free_submit or not submits:
+        return Evidence(True) if free_submit else Evidence(False, "the page sent no submit")
+    raw = _Raw(events)
+    presses = raw.within(-math.inf, submits[-1].t, PAGE_PRESSES)
+    if not presses:
+        return Evidence(False, "no press or key on the page before its answer was sent")
+    if not _moved_before(raw, presses[0].t):
+        return Evidence(False, "no pointer movement or focus before the first press")
+    if presses[-1].kind == "pointerdown" and raw.first_after(presses[-1].t, lambda e: e.kind in RELEASES) is None:
+        return Evidence(False, "the last press on the page was never released")
     return Evidence(True)
 
 

@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -42,7 +43,7 @@ from annotation.live.frames import (
     submitted_frame,
 )
 from annotation.live.frames import hold_frame as progress_frame
-from annotation.live.scoring import attempt_score, hold_progress
+from annotation.live.scoring import attempt_score, attempt_score_unsubmitted, hold_progress
 from annotation.models import Attempt, Event
 
 logger = logging.getLogger(__name__)
@@ -134,6 +135,20 @@ def batch_receive(
     except BatchConflict as conflict:
         return Receipt(Decision.CONFLICT, [FrameError("seq_conflict", str(conflict), parsed.seq).as_frame()])
     return _held(attempt, parsed, appended)
+
+
+def posted_receive(*, attempt: Attempt, raw: bytes, received_ms: float) -> tuple[list[dict[str, Any]], bool]:
+    """An HTTP fallback request (live/views.py; a hosted page's, hosted/proxy.py): one batch frame
+    (the beacon, an older page) or a JSON list of them, each through batch_receive in order. Returns
+    the answers in one list, and whether any batch was held."""
+    if not raw.lstrip().startswith(b"["):
+        receipt = batch_receive(attempt=attempt, raw=raw, received_ms=received_ms)
+        return receipt.replies, receipt.held
+    receipts = [
+        batch_receive(attempt=attempt, raw=frame, received_ms=received_ms)
+        for frame in frames_read(attempt=attempt, raw=raw)
+    ]
+    return [reply for receipt in receipts for reply in receipt.replies], any(r.held for r in receipts)
 
 
 def _refused(attempt: Attempt, error: FrameError, received_ms: float) -> Receipt:
@@ -519,8 +534,7 @@ def _score_after_a_reload(attempt: Attempt, submits: list[tuple[int, float]]) ->
         if load is None or load <= attempt.acked_seq + 1:
             continue  # no reload beyond the gap before this submit: it waits (_score_after_the_wait)
         if held >= set(range(load, submit + 1)):
-            attempt_score(attempt=attempt, through=submit)
-            return True
+            return attempt_score(attempt=attempt, through=submit)
     return False
 
 
@@ -536,8 +550,7 @@ def _score_after_the_wait(attempt: Attempt, *, now_ms: float, submits: list[tupl
     seq, received = submits[-1]  # the first: the one that waited longest
     if now_ms - received < GAP_WAIT_S * 1000:
         return False
-    attempt_score(attempt=attempt, through=seq)
-    return True
+    return attempt_score(attempt=attempt, through=seq)
 
 
 def attempt_resolve_gap(*, attempt_id: int, now_ms: float, page: int | None = None) -> bool:
@@ -572,7 +585,8 @@ def attempts_waiting_out_a_gap(*, now_ms: float) -> list[int]:
 
 def attempts_resolve_gaps(*, now_ms: float) -> int:
     """Every open attempt whose submit has waited long enough behind missing batches, scored (for
-    submits whose socket is gone: the HTTP fallback, a server restart). The periodic sweep. One
+    submits whose socket is gone: the HTTP fallback, a server restart), and every hosted attempt
+    whose check was answered that long ago with no submit from its page. The periodic sweep. One
     attempt whose scoring fails is logged and left for the next sweep; the others are scored."""
     scored = 0
     for pk in attempts_waiting_out_a_gap(now_ms=now_ms):
@@ -580,7 +594,48 @@ def attempts_resolve_gaps(*, now_ms: float) -> int:
             scored += attempt_resolve_gap(attempt_id=pk, now_ms=now_ms)
         except Exception:
             logger.exception("the gapped submit of attempt %s was not scored", pk)
+    for pk in hosted_checks_unsubmitted(now_ms=now_ms):
+        try:
+            scored += attempt_resolve_unsubmitted(attempt_id=pk)
+        except Exception:
+            logger.exception("the hosted attempt %s was not scored", pk)
     return scored
+
+
+def attempt_check_answered(*, attempt: Attempt) -> bool:
+    """A hosted attempt's check has its final reply (annotation/hosted/verdicts.py calls this under
+    the attempt's row lock, the reply kept): scored now when its page's submit is already held,
+    else when that submit is acknowledged (_scored), or by the sweep if it never comes. The caller
+    holds the lock; this saves the attempt when it scores. Returns whether it scored."""
+    if attempt.is_closed:
+        return False
+    if not attempt.events.filter(kind="act.submit", seq__lte=attempt.acked_seq).exists():
+        return False
+    if not attempt_score(attempt=attempt):
+        return False
+    attempt.save()
+    return True
+
+
+def hosted_checks_unsubmitted(*, now_ms: float) -> list[int]:
+    """Open attempts whose hosted check was answered GAP_WAIT_S ago and more: their page's submit
+    (the recorder's, sent once it hears the answer) should have come long before."""
+    since = datetime.fromtimestamp((now_ms - GAP_WAIT_S * 1000) / 1000, tz=UTC)
+    waiting = Attempt.objects.filter(
+        submitted_at__isnull=True, abandoned_at__isnull=True, hosted_check__finished_at__lte=since
+    )
+    return list(waiting.values_list("pk", flat=True))
+
+
+def attempt_resolve_unsubmitted(*, attempt_id: int) -> bool:
+    """A hosted attempt whose check was answered and whose page never sent its submit, scored on
+    the batches that came, under the attempt's row lock."""
+    with transaction.atomic():
+        attempt = Attempt.objects.select_for_update(of=("self",)).select_related("puzzle", "study").get(pk=attempt_id)
+        if not attempt_score_unsubmitted(attempt=attempt):
+            return False
+        attempt.save()
+        return True
 
 
 _sweep = {"due": 0.0}  # time.monotonic() when this process sweeps next (tasks run inline only)

@@ -9,10 +9,11 @@ from typing import NotRequired, TypedDict
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.live.attempts import attempt_new_page, attempt_on_screen_ms
+from annotation.attempt_hosts import attempt_origin
+from annotation.live.attempts import attempt_new_page, attempt_on_screen_ms, is_hosted
 from annotation.live.frames import BEAT_MS, MAX_EVENTS, MAX_KEY_TEXT, MAX_POSTED_BATCHES, MAX_TEXT, SEQ_BLOCK
 from annotation.live.intake import shows_verdict
-from annotation.models import Attempt, Enrollment, Flag, Participant
+from annotation.models import Attempt, Enrollment, Flag, HostedCheck, Participant
 from annotation.url_templates import url_template
 from puzzles.layout import STAGE_H, STAGE_W, LayoutData, StageSize
 from puzzles.registry import get_type
@@ -92,6 +93,54 @@ class PageData(TypedDict):
     piece: NotRequired[PieceData]  # drag widget only
 
 
+class HostedFrame(TypedDict):
+    """A hosted benchmark's page (docs/hosted.md), framed at the attempt's own host."""
+
+    frame: str  # the peer's page for this puzzle, at the attempt's host
+    origin: str  # that host's origin: the only one the play page hears messages from
+
+
+class HostedPageData(TypedDict):
+    """The play page of a hosted attempt: our chrome (study bar, status, Flag) above the peer's page
+    in a frame; the events come from the recorder inside the frame (RecorderData), never from here."""
+
+    attempt: str
+    hosted: HostedFrame
+    person: bool
+    show_verdict: bool
+    title: str  # the family, for the window's title
+    flag_url: str
+    flag_reasons: list[list[str]]
+    flag_note_max: int
+    play_url: str
+    play_data_url: str
+    csrf: str
+    submitted: bool
+    study: NotRequired[StudyBar]
+
+
+class RecorderData(TypedDict):
+    """What the event recorder on a hosted page is given (static/arena/recorder.js, inlined by the
+    proxy into the peer's page): the Transport's part of PageData, on the attempt's own host."""
+
+    attempt: str
+    socket: str
+    events_url: str
+    csrf: str  # empty: the attempt's host is the credential (docs/hosted.md), not a cookie
+    key_max: int
+    batch_max: int
+    post_max: int
+    beat_ms: int
+    submitted: bool
+    checked: bool  # the peer answered the final check: the page's submit is due at once
+    next_seq: int
+    acked: int
+    seq_block: int
+
+
+RECORDER_EVENTS_PATH = "/__arena/events"  # the HTTP fallback and the beacon, on the attempt's host
+
+
 class DeviceCheckData(TypedDict):
     """What the join page's device check is given: the size of the page the puzzles scale."""
 
@@ -102,8 +151,12 @@ def device_check_data() -> DeviceCheckData:
     return {"stage": {"w": STAGE_W, "h": STAGE_H}}
 
 
-def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
-    """Everything the live page needs, and nothing of the truth: public fields and asset URLs only."""
+def attempt_page_data(*, attempt: Attempt, csrf_token: str, site_url: str = "") -> PageData | HostedPageData:
+    """Everything the live page needs, and nothing of the truth: public fields and asset URLs only.
+    A hosted attempt's page frames the peer's page at the attempt's host, beside `site_url`'s
+    scheme and port (the request's own site)."""
+    if is_hosted(attempt.puzzle):
+        return hosted_page_data(attempt=attempt, csrf_token=csrf_token, site_url=site_url)
     puzzle = attempt.puzzle
     puzzle_type = get_type(puzzle.type)
     public: PublicData = puzzle.public
@@ -146,6 +199,51 @@ def attempt_page_data(*, attempt: Attempt, csrf_token: str) -> PageData:
     if "piece_size" in public:
         data["piece"] = {"size": public["piece_size"], "start": public["start_position"]}
     return data
+
+
+def hosted_page_data(*, attempt: Attempt, csrf_token: str, site_url: str) -> HostedPageData:
+    """The play page of a hosted attempt (HostedPageData)."""
+    hosted = attempt.puzzle.public.get("hosted") or {}
+    origin = attempt_origin(attempt.uid, site_url)
+    data: HostedPageData = {
+        "attempt": attempt.uid,
+        "hosted": {"frame": origin + str(hosted.get("page") or "/"), "origin": origin},
+        "person": attempt.participant.kind == Participant.Kind.HUMAN,
+        "show_verdict": shows_verdict(attempt),
+        "title": str(hosted.get("family") or attempt.puzzle.type),
+        "flag_url": reverse("annotation:flag", args=[attempt.uid]),
+        "flag_reasons": [[value, label] for value, label in Flag.Reason.choices],
+        "flag_note_max": Flag.NOTE_MAX,
+        "play_url": url_template("annotation:play", uid="str"),
+        "play_data_url": url_template("annotation:play-data", uid="str"),
+        "csrf": csrf_token,
+        "submitted": attempt.is_closed,
+    }
+    bar = study_bar(attempt=attempt)
+    if bar:
+        data["study"] = bar
+    return data
+
+
+def recorder_data(*, attempt: Attempt) -> RecorderData:
+    """The recorder's data for one load of a hosted attempt's page: a load of its own, with its own
+    range of batch numbers, as a load of our page (attempt_new_page)."""
+    first = attempt_new_page(attempt=attempt)
+    return {
+        "attempt": attempt.uid,
+        "socket": f"/ws/attempts/{attempt.uid}/",
+        "events_url": RECORDER_EVENTS_PATH,
+        "csrf": "",
+        "key_max": MAX_KEY_TEXT,
+        "batch_max": MAX_EVENTS,
+        "post_max": MAX_POSTED_BATCHES,
+        "beat_ms": BEAT_MS,
+        "submitted": attempt.is_closed,
+        "checked": HostedCheck.objects.filter(attempt_id=attempt.pk, finished_at__isnull=False).exists(),
+        "next_seq": first,
+        "acked": first - 1,
+        "seq_block": SEQ_BLOCK,
+    }
 
 
 def _stats(attempt: Attempt) -> Stats:

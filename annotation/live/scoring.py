@@ -7,6 +7,14 @@ verdict from the verifier, the times from the events bounded by the server's clo
 by the server's clock alone: the time the puzzle was on screen, live/timing.py), and whether raw input backs
 the actions from the events too (live/evidence.py). The pointer's motion is measured from the same
 events (live/motion.py) and kept on the attempt.
+
+A hosted benchmark's attempt (docs/hosted.md) is judged by the peer: the verdict is the peer's reply
+to the one check_answer the proxy forwarded (HostedCheck), never the browser's word; the times, the
+time limit and the evidence of a hand come from our events as for our own page. It is scored when
+both have come, whichever comes second, under the attempt's row lock: the recorder's act.submit
+(pushed once the proxy answered the page's final check) acknowledged in order, and the check's
+final reply (intake.attempt_check_answered, called by the proxy). Without a check it is scored only
+when its submit came at the study's time limit (timed out: no answer reached the peer).
 """
 
 from __future__ import annotations
@@ -14,12 +22,13 @@ from __future__ import annotations
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.live.attempts import attempt_opened_ms
-from annotation.live.evidence import input_evidence
+from annotation.live.attempts import attempt_opened_ms, is_hosted
+from annotation.live.evidence import Evidence, input_evidence, page_input_evidence
 from annotation.live.frames import MAX_ATTEMPT_EVENTS
 from annotation.live.motion import attempt_motion
 from annotation.live.timing import STATE_KINDS, LoggedEvent, measure, on_screen_ms
-from annotation.models import Attempt, Event, Slot
+from annotation.models import Attempt, Event, HostedCheck, Slot
+from puzzles.hosted_names import split_hosted_type
 from puzzles.models import Puzzle
 from puzzles.registry import get_type
 from puzzles.types.base import Action, Unreadable, Verdict, malformed
@@ -42,12 +51,15 @@ def time_up_from_ms(limit_s: int) -> float:
     return limit_ms - min(TIME_UP_EARLY_MS, limit_ms * TIME_UP_EARLY_SHARE)
 
 
-def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
+def attempt_score(*, attempt: Attempt, through: int | None = None) -> bool:
     """Reduce the stored actions before the first submit to an answer, verify it, measure time.
     Called under the attempt's row lock once its acknowledged batches reach a submit (or, through
     batch `through`, once a submit has waited long enough behind batches that never came: those
-    are named in missing_batches); the caller saves the attempt."""
+    are named in missing_batches); the caller saves the attempt. Returns whether it was scored: a
+    hosted attempt waits for its check (module docstring)."""
     through = attempt.acked_seq if through is None else through
+    if is_hosted(attempt.puzzle):
+        return _hosted_score(attempt, through=through)
     events, actions = _submitted_events(attempt, through=through)
     attempt.missing_batches = _missing(attempt, through=through)
     attempt.scored_through = through  # a rescore reads the same batches (attempt_rescore)
@@ -55,9 +67,18 @@ def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
     # either sees this verdict and re-scores it, or finishes first and this uses the new truth.
     attempt.puzzle = Puzzle.objects.select_for_update().get(pk=attempt.puzzle_id)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
-    timing = measure(events, opened_ms=attempt_opened_ms(attempt=attempt))
     attempt.screen_ms = _screen_ms(attempt, events)
     verdict = _within_time_limit(attempt, verdict, screen_ms=attempt.screen_ms)
+    _submitted(attempt, answer, verdict, events)
+    _note_input(attempt, events, screen_ms=attempt.screen_ms)
+    if attempt.slot_id:
+        _slot_after_submit(attempt, slot_id=attempt.slot_id)
+    return True
+
+
+def _submitted(attempt: Attempt, answer: object, verdict: Verdict, events: list[Event]) -> None:
+    """The verdict and the times of a submitted attempt, on the attempt."""
+    timing = measure(events, opened_ms=attempt_opened_ms(attempt=attempt))
     attempt.submitted_at = timezone.now()
     attempt.answer = answer
     attempt.correct, attempt.reward, attempt.reason = verdict.correct, verdict.reward, verdict.reason[:300]
@@ -65,9 +86,84 @@ def attempt_score(*, attempt: Attempt, through: int | None = None) -> None:
     attempt.first_action_ms, attempt.action_count = timing.first_action_ms, timing.action_count
     attempt.clock_ok = timing.clock_ok
     attempt.motion = attempt_motion(events)
-    _note_input(attempt, events, screen_ms=attempt.screen_ms)
+
+
+# The verdict's reason when a hosted attempt ends with no answer sent to its benchmark.
+NO_CHECK = "no answer reached the benchmark"
+
+
+def _hosted_score(attempt: Attempt, *, through: int) -> bool:
+    """A hosted attempt: the peer's verdict (HostedCheck), our events' times. Scored once the check
+    has its final reply, or at the time limit without one; otherwise left open (False)."""
+    check = HostedCheck.objects.filter(attempt_id=attempt.pk, finished_at__isnull=False).first()
+    events = _page_events(attempt, through=through)
+    if not events:
+        return False  # no events (not even a load): the sweep scores it by the server's clock alone
+    screen_ms = _screen_ms(attempt, events)
+    limit_s = _limit_s(attempt)
+    at_limit = bool(limit_s) and screen_ms >= time_up_from_ms(limit_s or 0)
+    if check is None and not at_limit:
+        return False
+    verdict = _peer_verdict(attempt, check) if check else Verdict(False, 0.0, NO_CHECK)
+    attempt.missing_batches = _missing(attempt, through=through)
+    attempt.scored_through = through
+    attempt.screen_ms = screen_ms
+    _submitted(attempt, _peer_answer(check), _within_time_limit(attempt, verdict, screen_ms=screen_ms), events)
+    evidence = page_input_evidence(events, free_submit=at_limit and check is None)
+    _keep_evidence(attempt, evidence)
     if attempt.slot_id:
         _slot_after_submit(attempt, slot_id=attempt.slot_id)
+    return True
+
+
+def _page_events(attempt: Attempt, *, through: int) -> list[Event]:
+    """A hosted page's events through its last submit at or before batch `through` (all of them
+    through it when no submit came: the sweep's case)."""
+    events = [e for e in attempt.events.filter(seq__lte=through).order_by("seq", "index") if e.kind != Event.REFUSED]
+    submits = [i for i, e in enumerate(events) if e.kind == "act.submit"]
+    return events[: submits[-1] + 1] if submits else events
+
+
+def _peer_verdict(attempt: Attempt, check: HostedCheck) -> Verdict:
+    """The peer's verdict in words: its own `message` or error, never its `correct_answer`."""
+    benchmark = (split_hosted_type(attempt.puzzle.type) or ("the benchmark", ""))[0]
+    reply = check.steps[-1].get("reply") if check.steps else None
+    said = reply.get("error") or reply.get("message") if isinstance(reply, dict) else None
+    word = "correct" if check.correct else "not correct"
+    reason = f"{benchmark}'s verdict: {word}" + (f" ({said})" if isinstance(said, str) and said else "")
+    return Verdict(bool(check.correct), 1.0 if check.correct else 0.0, reason)
+
+
+def _peer_answer(check: HostedCheck | None) -> object:
+    """What the page sent to the peer: each step's answer of a multi-step sequence, else the one."""
+    if check is None or not check.steps:
+        return None
+    answers = [step.get("answer") for step in check.steps]
+    return answers if check.steps[-1].get("sequence") else answers[-1]
+
+
+def attempt_score_unsubmitted(*, attempt: Attempt) -> bool:
+    """A hosted attempt whose check has its final reply but whose page never sent its submit (the
+    recorder gone, or kept out): scored on every batch that came, by the same rules (the sweep,
+    under the attempt's row lock; the caller saves). With no events at all, timed by the server."""
+    if attempt.is_closed or not is_hosted(attempt.puzzle):
+        return False
+    if _hosted_score(attempt, through=attempt.max_seq):
+        return True
+    check = HostedCheck.objects.filter(attempt_id=attempt.pk, finished_at__isnull=False).first()
+    if check is None or check.finished_at is None or attempt.events.exists():
+        return False
+    opened_ms = attempt_opened_ms(attempt=attempt)
+    attempt.submitted_at = timezone.now()
+    attempt.answer = _peer_answer(check)
+    verdict = _peer_verdict(attempt, check)
+    attempt.correct, attempt.reward, attempt.reason = verdict.correct, verdict.reward, verdict.reason[:300]
+    attempt.wall_ms = attempt.active_ms = attempt.screen_ms = max(0.0, check.finished_at.timestamp() * 1000 - opened_ms)
+    attempt.clock_ok = False
+    _keep_evidence(attempt, Evidence(False, "no events came from the page"))
+    if attempt.slot_id:
+        _slot_after_submit(attempt, slot_id=attempt.slot_id)
+    return True
 
 
 def attempt_rescore(*, attempt: Attempt) -> bool:
@@ -75,7 +171,10 @@ def attempt_rescore(*, attempt: Attempt) -> bool:
     returns whether its correctness changed. Times are not touched; the input evidence is
     checked again (it may be missing on attempts scored before it existed). It reads the batches
     the first score read (scored_through): after a gap, a later page's incomplete run may hold a
-    later submit, which must not become the answer now."""
+    later submit, which must not become the answer now. A hosted attempt's verdict is the peer's:
+    no truth of ours to correct, so it is left as it is."""
+    if is_hosted(attempt.puzzle):
+        return False
     events, actions = _submitted_events(attempt, through=attempt.scored_through)
     answer, verdict = score_actions(puzzle=attempt.puzzle, actions=actions)
     screen_ms = _screen_ms(attempt, events)
@@ -187,6 +286,10 @@ def _note_input(attempt: Attempt, events: list[Event], *, screen_ms: float) -> N
         layout=get_type(puzzle.type).layout(puzzle.public),
         free_submit=bool(limit_s) and screen_ms >= time_up_from_ms(limit_s or 0),
     )
+    _keep_evidence(attempt, evidence)
+
+
+def _keep_evidence(attempt: Attempt, evidence: Evidence) -> None:
     problem = evidence.problem
     if not evidence.ok and attempt.event_count > MAX_ATTEMPT_EVENTS:  # over it only once something was dropped
         problem = f"raw input past the attempt's limit was dropped; {problem}"
@@ -218,4 +321,6 @@ def score_actions(*, puzzle: Puzzle, actions: list[Action]) -> tuple[object, Ver
 
 def hold_progress(*, puzzle: Puzzle, held_ms: float) -> float | None:
     """The loading bar of a hold widget after held_ms, or None for types without one."""
+    if is_hosted(puzzle):
+        return None
     return get_type(puzzle.type).hold_progress(puzzle.truth, held_ms)

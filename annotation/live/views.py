@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.live.attempts import attempt_for, attempt_serve, attempt_start, participant_for_user, signed_in_user
 from annotation.live.frames import error_frame
-from annotation.live.intake import attempt_resolve_gap, batch_receive, frames_read
+from annotation.live.intake import attempt_resolve_gap, posted_receive
 from annotation.live.page import attempt_page_data
 from annotation.models import Attempt
 from puzzles.models import Puzzle
@@ -28,7 +28,7 @@ def play(request: HttpRequest, uid: str) -> HttpResponse:
         raise Http404("no such attempt of yours")
     _gap_resolved(attempt)
     attempt_serve(attempt=attempt)
-    data = attempt_page_data(attempt=attempt, csrf_token=get_token(request))
+    data = attempt_page_data(attempt=attempt, csrf_token=get_token(request), site_url=request.build_absolute_uri("/"))
     return render(request, "annotation/play.html", {"page_data": data})
 
 
@@ -40,7 +40,8 @@ def play_data(request: HttpRequest, uid: str) -> JsonResponse:
         raise Http404("no such attempt of yours")
     _gap_resolved(attempt)
     attempt_serve(attempt=attempt)
-    return JsonResponse(attempt_page_data(attempt=attempt, csrf_token=get_token(request)))
+    site_url = request.build_absolute_uri("/")
+    return JsonResponse(attempt_page_data(attempt=attempt, csrf_token=get_token(request), site_url=site_url))
 
 
 def _gap_resolved(attempt: Attempt) -> None:
@@ -72,18 +73,10 @@ def events(request: HttpRequest, uid: str) -> JsonResponse:
     if attempt is None:
         frame = error_frame("not_allowed", "no such attempt of yours; sign in first")
         return JsonResponse([frame], safe=False, status=403)
-    received_ms = time.time() * 1000
-    if not request.body.lstrip().startswith(b"["):  # one batch frame: the beacon, an older page
-        receipt = batch_receive(attempt=attempt, raw=request.body, received_ms=received_ms)
-        return JsonResponse(receipt.replies, safe=False, status=200 if receipt.held else 400)
-    # Several batches in one request (a page on the fallback draining its backlog), in order;
-    # each answered as it would be alone, the answers in one list.
-    receipts = [
-        batch_receive(attempt=attempt, raw=frame, received_ms=received_ms)
-        for frame in frames_read(attempt=attempt, raw=request.body)
-    ]
-    replies = [reply for receipt in receipts for reply in receipt.replies]
-    return JsonResponse(replies, safe=False, status=200 if any(r.held for r in receipts) else 400)
+    # One batch frame (the beacon, an older page), or several in one request (a page on the
+    # fallback draining its backlog), in order; each answered as it would be alone.
+    replies, held = posted_receive(attempt=attempt, raw=request.body, received_ms=time.time() * 1000)
+    return JsonResponse(replies, safe=False, status=200 if held else 400)
 
 
 @login_required

@@ -64,7 +64,7 @@ def study_preview_play(request: HttpRequest, study_id: int, uid: str) -> HttpRes
     if attempt is None or not preview_holds(request.session, study, uid):
         raise Http404("no such puzzle in your preview of this study")
     attempt_serve(attempt=attempt)
-    data = attempt_page_data(attempt=attempt, csrf_token=get_token(request))
+    data = attempt_page_data(attempt=attempt, csrf_token=get_token(request), site_url=request.build_absolute_uri("/"))
     data["study"] = preview_bar(request.session, study, attempt)
     return render(request, "annotation/play.html", {"page_data": data})
 

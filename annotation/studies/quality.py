@@ -36,6 +36,7 @@ from annotation.reporting.wording import fmt_seconds
 from annotation.studies.access import CROWD_IDS, PERSON_IDS
 from annotation.studies.queue import enrollment_places_reopen, enrollment_places_restore
 from puzzles.answer_marks import answer_marks
+from puzzles.hosted_names import split_hosted_type
 from puzzles.models import Asset, Puzzle
 from puzzles.registry import get_type
 
@@ -332,7 +333,7 @@ def annotator_attempts(*, enrollment: Enrollment) -> list[dict]:
                 "number": number,
                 "attempt": attempt,
                 "puzzle": attempt.puzzle,
-                "instruction": public.get("instruction") or get_type(attempt.puzzle.type).instruction,
+                "instruction": _instruction(attempt.puzzle),
                 "state": _attempt_state(attempt, late=attempt.late),
                 "times": _attempt_times(attempt),
                 "marks": marks.get(attempt.pk, []),
@@ -362,6 +363,15 @@ def _attempt_times(attempt: Attempt) -> str:
     if attempt.active_ms is None:
         return seconds_text(None)
     return f"{fmt_seconds(attempt.active_ms)} · {seconds_text(attempt.wall_ms)}"
+
+
+def _instruction(puzzle: Puzzle) -> str:
+    """The puzzle's instruction; a hosted family's is the peer's prompt (docs/hosted.md)."""
+    public = puzzle.public
+    if split_hosted_type(puzzle.type) is not None:
+        payload = public.get("payload") or {}
+        return str(payload.get("prompt") or public.get("hosted", {}).get("family") or puzzle.type)
+    return str(public.get("instruction") or get_type(puzzle.type).instruction)
 
 
 def _attempt_state(attempt: Attempt, *, late: bool) -> str:

@@ -38,6 +38,7 @@ from annotation.live.solvable import SolvableRule, solvable_only
 from annotation.models import AuditLog, Enrollment, Slot, Study
 from annotation.reporting.wording import public_truth_line
 from annotation.studies.study_settings import CODES, DETAILS, RULES, STANDARD_CONSENT
+from puzzles.hosted_names import split_hosted_type
 from puzzles.models import Puzzle
 from puzzles.registry import type_names
 from puzzles.selectors import dataset_counts, datasets_line
@@ -233,7 +234,7 @@ def _pool(
     overlap = {p.uid for p in practice_and_gold_overlap(special)}
     if overlap:
         raise StudySetupError(f"a puzzle is either practice or gold, not both: {', '.join(sorted(overlap))}")
-    names = type_names(list(types)) if types else []  # empty: every type
+    names = _type_names(list(types)) if types else []  # empty: every type
     verified = Puzzle.objects.filter(split=split, status=Puzzle.Status.VERIFIED).exclude(pk__in=[p.pk for p in special])
     if names:
         verified = verified.filter(type__in=names)
@@ -257,6 +258,14 @@ def _pool(
     if drawing:
         names = sorted(drawn)
     return names, (drawn if drawing else {}), pool
+
+
+def _type_names(types: list[str]) -> list[str]:
+    """Our types by their canonical names (the bank's registry), a hosted benchmark's families
+    (`<benchmark>:<Family>`, docs/hosted.md) as they are: a study may mix them."""
+    ours = [name for name in types if split_hosted_type(name) is None]
+    hosted = [name for name in types if split_hosted_type(name) is not None]
+    return (type_names(ours) if ours else []) + hosted
 
 
 def practice_and_gold_overlap(special: list[Puzzle]) -> set[Puzzle]:

@@ -58,8 +58,10 @@ export function focusedNow(stage) {
 
 /** Listen for raw events and push them; `fit` re-scales the stage and returns the scale. While the
  *  page is visible a `beat` goes out every `beat_ms` of the page data, so the server can tell
- *  silence from looking; key names are cut to its `key_max`, as the server accepts them. */
-export function capture(stage, push, fit, { beat_ms: beatMs, key_max: keyMax }) {
+ *  silence from looking; key names are cut to its `key_max`, as the server accepts them.
+ *  `controls: false` when the stage is no stage of ours (a hosted benchmark's page, whose root is
+ *  the whole document: recorder.js): its elements' roles are the peer's, so a focusin names none. */
+export function capture(stage, push, fit, { beat_ms: beatMs, key_max: keyMax }, { controls = true } = {}) {
   const cut = (text) => String(text ?? "").slice(0, keyMax);
   const at = (e) => {
     const p = toStage(stage, e.clientX, e.clientY);
@@ -86,7 +88,7 @@ export function capture(stage, push, fit, { beat_ms: beatMs, key_max: keyMax }) 
     wheel: (e) => ({ k: "wheel", t: stamp(e), ...at(e), dx: round2(e.deltaX), dy: round2(e.deltaY) }),
     resize: (e) => ({ k: "resize", t: stamp(e), w: innerWidth, h: innerHeight, scale: fit() }),
     // An element took the focus (a Tab, a press): which control a key that follows acts on.
-    focusin: (e) => ({ k: "focusin", t: stamp(e), target: controlName(stage, e.target) }),
+    focusin: (e) => ({ k: "focusin", t: stamp(e), target: controls ? controlName(stage, e.target) : "other" }),
   };
   const stop = new AbortController();
   const record = (make) => (e) => [].concat(make(e)).forEach(push);

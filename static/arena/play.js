@@ -15,6 +15,9 @@ let current = null; // the mounted attempt: {data, transport, unmount}
 /** Show an attempt. `asked`: performance.now() when its data was asked for (0: this document's
  *  navigation), from which the study's time limit is counted, as the server counts it from serving. */
 function mount(data, asked = 0) {
+  if (data.hosted) return mountHosted(data, asked);
+  document.querySelector(".hosted-frame")?.remove();
+  container.hidden = false;
   container.replaceChildren();
   studySlot.replaceChildren();
   toolSlot.replaceChildren();
@@ -143,6 +146,67 @@ function mount(data, asked = 0) {
   return { data, transport, unmount };
 }
 
+/** A hosted benchmark's attempt (docs/hosted.md): our chrome (study bar, status, Flag) above the
+ *  peer's own page, framed at the attempt's own host. The recorder inside that page streams the
+ *  events and says when the attempt is scored; this page sends nothing of its own. */
+function mountHosted(data, asked) {
+  container.replaceChildren();
+  container.hidden = true;
+  studySlot.replaceChildren();
+  toolSlot.replaceChildren();
+  chrome.hidden = !data.person;
+  chrome.querySelector(".practice-hint")?.remove();
+  document.querySelector(".hosted-frame")?.remove();
+  const frame = Object.assign(document.createElement("iframe"), { className: "hosted-frame", src: data.hosted.frame });
+  frame.title = data.title;
+  document.body.append(frame);
+  const place = () => {
+    const top = chrome.hidden ? 0 : chrome.offsetHeight;
+    Object.assign(frame.style, { top: `${top}px`, height: `${innerHeight - top}px` });
+  };
+  addEventListener("resize", place);
+  const say = (state, text) => Object.assign(statusLine, { textContent: text }).setAttribute("data-state", state);
+  say("ready", "");
+  statusLine.dataset.verdict = "";
+  document.title = data.study ? titleOf({ ...data, person: true }) : `${data.title} · CaptchaArena`;
+  const toFrame = (message) => frame.contentWindow?.postMessage(message, data.hosted.origin);
+  let done = false;
+  const finished = (verdict) => {
+    if (done) return;
+    done = true;
+    bar?.finished();
+    const word = verdict == null ? "" : verdict.correct ? " · Correct" : " · Not correct";
+    say("submitted", `Submitted${word}`);
+    statusLine.dataset.verdict = verdict == null ? "" : verdict.correct ? "correct" : "incorrect";
+    if (data.study?.practice && !data.study.practice_left) practiceDone(data.study);
+  };
+  // Only the attempt's own host is heard, and only from this frame.
+  const onMessage = (event) => {
+    if (event.origin !== data.hosted.origin || event.source !== frame.contentWindow) return;
+    if (event.data?.type === "arena:ready") toFrame({ type: "arena:hello" });
+    else if (event.data?.type === "arena:submitted") finished(event.data.verdict ?? null);
+  };
+  addEventListener("message", onMessage);
+  frame.addEventListener("load", () => toFrame({ type: "arena:hello" }));
+  // At the time limit what is entered counts; the page's recorder ends the stream (no answer is sent).
+  const bar = data.study ? studyBar(studySlot, data.study, () => toFrame({ type: "arena:time-up" }), asked) : null;
+  if (!data.submitted) flagButton(toolSlot, data);
+  if (data.study?.practice && !data.submitted) {
+    const hint = Object.assign(document.createElement("p"), { className: "practice-hint" });
+    hint.textContent = `Practice: ${RULES.hosted}`;
+    chrome.append(hint);
+  }
+  place();
+  if (data.submitted) finished(null);
+  container.dataset.attempt = data.attempt;
+  const unmount = () => {
+    bar?.stop();
+    removeEventListener("message", onMessage);
+    removeEventListener("resize", place);
+  };
+  return { data, transport: null, unmount };
+}
+
 const DRAIN_MS = 10000;
 
 /** "Flag this puzzle": a reason and a note, sent to the server; the attempt goes on as it was. */
@@ -260,6 +324,7 @@ const RULES = {
   drag: "Drag the handle under the picture until the piece fits its gap, then press Submit.",
   hold: "Press and hold the HOLD button until its bar is full; letting go submits.",
   text: "Type the number, then press Enter or Submit.",
+  hosted: "this puzzle is the benchmark's own page; answer it there, once: your first answer is the one checked.",
 };
 
 function ruleOf(data) {
@@ -292,7 +357,7 @@ function practiceDone(study) {
  *  starts its clock when it serves the data. */
 async function next(uid) {
   const at = (template) => template.replace("{uid}", encodeURIComponent(uid));
-  await current?.transport.drained(DRAIN_MS);
+  await current?.transport?.drained(DRAIN_MS);
   const asked = performance.now();
   const response = await fetch(at(current.data.play_data_url), { credentials: "same-origin" });
   if (!response.ok) throw new Error(`attempt ${uid}: HTTP ${response.status}`);
@@ -305,13 +370,13 @@ async function next(uid) {
 window.arena = {
   state: () => ({
     attempt: current.data.attempt,
-    acked: current.transport.acked,
-    nextSeq: current.transport.nextSeq,
-    pending: current.transport.unacked.length,
-    connected: current.transport.connected,
-    transport: current.transport.mode,
+    acked: current.transport?.acked,
+    nextSeq: current.transport?.nextSeq,
+    pending: current.transport?.unacked.length,
+    connected: current.transport?.connected,
+    transport: current.transport?.mode,
   }),
-  socket: () => current.transport.socket,
+  socket: () => current.transport?.socket,
   next,
 };
 

@@ -21,8 +21,8 @@ from django.core.management import call_command
 from annotation.agents.browser import VIEWPORT, chromium
 from annotation.agents.server import live_server
 from annotation.hosted.entries import enter, entry_for
-from annotation.hosted.hosts import attempt_origin
-from annotation.hosted.pagecheck import CANNOT_SUBMIT
+from annotation.attempt_hosts import attempt_origin
+from annotation.hosted.pagecheck import CANNOT_SUBMIT, recorder_done
 from annotation.hosted.registry import benchmark_add, benchmark_draw
 from annotation.hosted.verdicts import ALREADY_ANSWERED, pin_of
 from annotation.live.attempts import attempt_start, participant_for_user
@@ -152,6 +152,7 @@ def test_verdicts_stored_are_the_peers_one_check_per_attempt_and_a_second_refuse
         async with chromium() as browser:
             browsing = await open_page(browser, site, dice)
             await enter(browsing.page, entry_for("number"), [truth + 1], "/api/check_answer")  # a wrong answer
+            await recorder_done(browsing.page)
             again = await browsing.fetch("/api/check_answer", {"puzzle_id": "x", "answer": truth})
             return browsing.shown, again
 
@@ -188,6 +189,7 @@ def test_no_response_the_page_receives_carries_a_truth_value_and_truth_routes_ar
                     await browsing.fetch("/api/check_answer", {"answer": answers[0]})
                 else:
                     await enter(browsing.page, entry_for(browsing.shown["input_type"]), answers, "/api/check_answer")
+                await recorder_done(browsing.page)
                 await browsing.settled()
                 bodies += browsing.bodies
         return bodies
@@ -240,6 +242,7 @@ def test_a_stateful_familys_state_holds_through_the_proxy(benchmark, standin, pe
         async with chromium() as browser:
             browsing = await open_page(browser, site, red_dot)
             await enter(browsing.page, entry_for("red_dot_click"), answers, "/api/check_answer")
+            await recorder_done(browsing.page)
 
     with live_server() as site:
         asyncio.run(go(site))
