@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from playwright.async_api import Page
+from playwright.async_api import Frame, Page
 
 
 class CannotPlay(Exception):
@@ -59,26 +59,28 @@ def entry_for(input_type: Any) -> Entry:
     return entry
 
 
-async def enter(page: Page, entry: Entry, answers: list[Any], check_path: str) -> None:
-    """Enter the answers on the page; returns once the page's last check_answer was answered."""
+async def enter(page: Page, entry: Entry, answers: list[Any], check_path: str, within: Frame | None = None) -> None:
+    """Enter the answers on the page (in the frame `within`, when the peer's page is framed, as on
+    our play page); returns once the page's last check_answer was answered."""
+    shown: Page | Frame = within or page
     if entry.kind == "click_steps":
         for answer in answers:
-            await page.wait_for_selector(entry.step_shown, timeout=SHOWN_TIMEOUT_MS)
+            await shown.wait_for_selector(entry.step_shown, timeout=SHOWN_TIMEOUT_MS)
             async with _checked(page, check_path):
-                await _click_in(page, entry.target, answer["position"])
+                await _click_in(page, shown, entry.target, answer["position"])
         return
     [answer] = answers
     if entry.kind == "type":
-        await page.click(entry.target, timeout=SHOWN_TIMEOUT_MS)
+        await shown.click(entry.target, timeout=SHOWN_TIMEOUT_MS)
         await page.keyboard.type(str(answer))
     elif entry.kind == "drag_pieces":
-        await _drag_pieces(page, entry, answer)
+        await _drag_pieces(page, shown, entry, answer)
     if entry.kind == "click_at":
         async with _checked(page, check_path):
-            await _click_in(page, entry.target, answer["position"])
+            await _click_in(page, shown, entry.target, answer["position"])
         return
     async with _checked(page, check_path):
-        await page.click(entry.submit, timeout=SHOWN_TIMEOUT_MS)
+        await shown.click(entry.submit, timeout=SHOWN_TIMEOUT_MS)
 
 
 def _checked(page: Page, check_path: str) -> Any:
@@ -88,9 +90,10 @@ def _checked(page: Page, check_path: str) -> Any:
     )
 
 
-async def _click_in(page: Page, selector: str, position: dict[str, Any]) -> None:
-    """A click at the answer's point, in the area's own pixels from its top-left corner."""
-    area = await page.wait_for_selector(selector, timeout=SHOWN_TIMEOUT_MS)
+async def _click_in(page: Page, shown: Page | Frame, selector: str, position: dict[str, Any]) -> None:
+    """A click at the answer's point, in the area's own pixels from its top-left corner (a box is
+    the main page's, framed or not: the mouse clicks there)."""
+    area = await shown.wait_for_selector(selector, timeout=SHOWN_TIMEOUT_MS)
     assert area is not None
     box = await area.bounding_box()
     if box is None:
@@ -98,19 +101,20 @@ async def _click_in(page: Page, selector: str, position: dict[str, Any]) -> None
     await page.mouse.click(box["x"] + float(position["x"]), box["y"] + float(position["y"]))
 
 
-async def _drag_pieces(page: Page, entry: Entry, placements: list[dict[str, Any]]) -> None:
-    await page.wait_for_selector(entry.piece, timeout=SHOWN_TIMEOUT_MS)
-    pieces = {await _picture_label(element, entry): element for element in await page.query_selector_all(entry.piece)}
+async def _drag_pieces(page: Page, shown: Page | Frame, entry: Entry, placements: list[dict[str, Any]]) -> None:
+    await shown.wait_for_selector(entry.piece, timeout=SHOWN_TIMEOUT_MS)
+    found = await shown.query_selector_all(entry.piece)
+    pieces = {await _picture_label(element, entry): element for element in found}
     for placement in placements:
         piece = pieces.get(int(placement["piece_index"]))
         if piece is None:
             raise CannotPlay("a piece is told apart only by its picture, which the replay cannot read yet")
         cell = entry.cell.format(row=placement["grid_row"], col=placement["grid_col"])
-        await _drag(page, piece, cell)
+        await _drag(page, shown, piece, cell)
 
 
-async def _drag(page: Page, piece: Any, cell: str) -> None:
-    start, end = await piece.bounding_box(), await page.locator(cell).bounding_box()
+async def _drag(page: Page, shown: Page | Frame, piece: Any, cell: str) -> None:
+    start, end = await piece.bounding_box(), await shown.locator(cell).bounding_box()
     if start is None or end is None:
         raise CannotPlay("a piece or its cell is not shown")
     await page.mouse.move(start["x"] + start["width"] / 2, start["y"] + start["height"] / 2)

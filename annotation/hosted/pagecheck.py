@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Frame, Page
 
 from annotation.agents.browser import VIEWPORT, chromium
 from annotation.agents.server import live_server
@@ -128,7 +128,7 @@ async def play_truth(page: Page, site: str, attempt: Attempt, puzzle: Puzzle) ->
     await recorder_done(page)
 
 
-async def recorder_done(page: Page) -> None:
+async def recorder_done(page: Page | Frame) -> None:
     """Until our recorder on the page has heard the attempt scored: its events all stored, its submit
     acknowledged (a page that cannot carry the recorder cannot be served to people either)."""
     await page.wait_for_function(SCORED_ON_PAGE, timeout=PAGE_TIMEOUT_MS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -62,3 +63,25 @@ def standin() -> Iterator[StandIn]:
     finally:
         server.process.terminate()
         server.process.wait(timeout=30)
+
+
+CDN_URL = "https://cdnjs.cloudflare.com/ajax/libs/three.js/r128/three.min.js"
+# The test's own "three.js": just what the stand-in's page uses of it.
+LOCAL_THREE = b"window.THREE = {REVISION: '128', Object3D: function () { this.name = ''; }};\n"
+BENCHMARK = "standin"
+
+
+@pytest.fixture
+def benchmark(standin, tmp_path, monkeypatch):
+    """The stand-in registered as BENCHMARK, two puzzles of each family drawn, its CDN script
+    pinned to a local copy."""
+    from annotation.hosted.registry import benchmark_add, benchmark_draw
+
+    monkeypatch.setenv("ARENA_HOSTED_ASSETS", str(tmp_path))  # read by the page server (its own process)
+    digest = hashlib.sha256(LOCAL_THREE).hexdigest()
+    (tmp_path / digest).write_bytes(LOCAL_THREE)
+    added = benchmark_add(name=BENCHMARK, url=standin.url)
+    added.assets = {CDN_URL: {"sha256": digest, "source": "written by the test"}}
+    added.save(update_fields=["assets"])
+    benchmark_draw(name=BENCHMARK, per_type=2, seed=3)
+    return added

@@ -20,7 +20,8 @@ page with no address (`/` alone asks mode=sequential). The truth values are dist
 417.5, ...) so a test can search every body for them.
 
 Test-only routes: POST /_standin/advance?ms=N moves the server's clock (late hits without
-sleeping); GET /_standin/log lists the API calls received: route, family, status and error.
+sleeping); GET /_standin/log lists the API calls received: route, family, status and error (checks:
+also the puzzle id, the answer and the `correct` it answered).
 """
 
 from __future__ import annotations
@@ -534,7 +535,13 @@ def make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                 return 200, {"status": "success"}
             data = self._json()
             if path == "/api/check_answer":
-                return self._logged("check", data.get("puzzle_type"), server.check_answer(data))
+                reply = self._logged("check", data.get("puzzle_type"), server.check_answer(data))
+                # What it judged, for a test to hold a stored verdict to the stand-in's own word.
+                said = reply[1] if isinstance(reply[1], dict) else {}
+                server.calls[-1].update(
+                    puzzle_id=data.get("puzzle_id"), answer=data.get("answer"), correct=said.get("correct")
+                )
+                return reply
             if path == "/api/get_ground_truth":
                 return server.ground_truth(data)
             return 404, {"error": "not found"}

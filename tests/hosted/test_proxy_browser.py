@@ -8,7 +8,6 @@ The stand-in's CDN script is pinned to a local copy the test writes itself (no n
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,7 +22,6 @@ from annotation.agents.server import live_server
 from annotation.hosted.entries import enter, entry_for
 from annotation.attempt_hosts import attempt_origin
 from annotation.hosted.pagecheck import CANNOT_SUBMIT, recorder_done
-from annotation.hosted.registry import benchmark_add, benchmark_draw
 from annotation.hosted.verdicts import ALREADY_ANSWERED, pin_of
 from annotation.live.attempts import attempt_start, participant_for_user
 from annotation.models import Attempt, BenchmarkFamily, HostedCheck
@@ -32,23 +30,7 @@ from tests.hosted import standin as data
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CDN_URL = "https://cdnjs.cloudflare.com/ajax/libs/three.js/r128/three.min.js"
-# The test's own "three.js": just what the stand-in's page uses of it.
-LOCAL_THREE = b"window.THREE = {REVISION: '128', Object3D: function () { this.name = ''; }};\n"
-NAME = "standin"
-
-
-@pytest.fixture
-def benchmark(standin, tmp_path, monkeypatch):
-    """The stand-in registered, two puzzles of each family drawn, its CDN script pinned to a local copy."""
-    monkeypatch.setenv("ARENA_HOSTED_ASSETS", str(tmp_path))  # read by the page server (its own process)
-    digest = hashlib.sha256(LOCAL_THREE).hexdigest()
-    (tmp_path / digest).write_bytes(LOCAL_THREE)
-    added = benchmark_add(name=NAME, url=standin.url)
-    added.assets = {CDN_URL: {"sha256": digest, "source": "written by the test"}}
-    added.save(update_fields=["assets"])
-    benchmark_draw(name=NAME, per_type=2, seed=3)
-    return added
+NAME = "standin"  # the benchmark fixture's (conftest.py)
 
 
 @pytest.fixture
