@@ -3,7 +3,7 @@
 The mark is derived, not stored: a rollout of an AgentRun whose source is "environment" names its
 puzzle, so any evaluation (an `agent run`, a study) can tell which of its puzzles a trainer saw,
 by which run (client and checkpoint) and since when. The study report derives the same mark from
-the same field (annotation/reporting/reports.py, TRAINED_ON), since reporting does not import this
+the same field (annotation/reporting/training.py, TRAINED_ON), since reporting does not import this
 domain.
 """
 

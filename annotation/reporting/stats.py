@@ -360,6 +360,12 @@ def weighted_percentile_interval(
 # --- spread --------------------------------------------------------------------------------
 
 
+def mean_of_present(values: Sequence[float | None]) -> float | None:
+    """The mean of values that are all there (a type's Pass@k is wherever its Pass@1 is); None when empty."""
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
 def median_iqr(values: list[float]) -> tuple[float | None, float | None, float | None]:
     """(median, first quartile, third quartile), interpolated linearly; Nones when empty."""
     if len(values) == 0:
