@@ -22,7 +22,8 @@ ALLOWED = {
     "review": {"live"},
     "reporting": {"live"},  # read-only: the scoring's windows and measures
     "agents": {"live"},
-    "datasets": {"live", "review", "agents", "reporting"},  # read-only: labels, trajectories
+    # read-only: labels, trajectories; a release reads the studies' quality marks and exclusion rule
+    "datasets": {"live", "review", "agents", "reporting", "studies"},
     # An episode is an agent rollout, played by the same engine; its curriculum reads the labels.
     "environment": {"live", "agents", "datasets"},
     # A hosted benchmark's page is played through the same pipeline (the proxy: docs/hosted.md);

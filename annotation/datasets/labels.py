@@ -161,7 +161,8 @@ def puzzle_labels(
     flags, open_flags = _flags(ids)
     audit = _audit(ids)
     agents, runs = _agents(ids)
-    solved = people_solved(ids, within=solvable_rule.attempts, study_id=study_id)
+    studies = None if study_id is None else [study_id]
+    solved = people_solved(ids, within=solvable_rule.attempts, study_ids=studies)
     chance = chance_rates(ids)
     rows = [
         {
@@ -291,6 +292,21 @@ def _audit(ids: list[int]) -> dict[int, list[dict]]:
             {"id": pk, "action": action, "at": at.isoformat(timespec="seconds"), "by": by, "details": kept}
         )
     return entries
+
+
+def puzzle_reviews(puzzles: dict[int, str]) -> dict[int, dict[str, Any]]:
+    """Per puzzle (id -> status): flags by reason, open flags and the review's outcome, as the
+    labels give them, without the audit's entries (they carry staff's notes)."""
+    flags, open_flags = _flags(list(puzzles))
+    audit = _audit(list(puzzles))
+    return {
+        pk: {
+            "flags": dict(flags.get(pk, {})) or dict.fromkeys(Flag.Reason.values, 0),
+            "open_flags": open_flags.get(pk, 0),
+            "review": _review(status, audit.get(pk, []), open_flags.get(pk, 0)),
+        }
+        for pk, status in puzzles.items()
+    }
 
 
 def _review(status: str, entries: list[dict], open_flags: int) -> str:

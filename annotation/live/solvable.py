@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
@@ -73,8 +73,11 @@ class Solved:
         return self.solved >= rule.people
 
 
-def people_solved(puzzle_ids: Iterable[int], *, within: int, study_id: int | None = None) -> dict[int, Solved]:
-    """Per puzzle of puzzle_ids (every one, 0 of 0 when nobody tried it), people's counts."""
+def people_solved(
+    puzzle_ids: Iterable[int], *, within: int, study_ids: Collection[int] | None = None
+) -> dict[int, Solved]:
+    """Per puzzle of puzzle_ids (every one, 0 of 0 when nobody tried it), people's counts: in
+    these studies only, when given."""
     ids = list(puzzle_ids)
     excluded = set(Enrollment.objects.filter(excluded=True).values_list("study_id", "participant_id"))
     attempts = Attempt.objects.filter(
@@ -83,8 +86,8 @@ def people_solved(puzzle_ids: Iterable[int], *, within: int, study_id: int | Non
         study__isnull=False,
         purpose__in=[Attempt.Purpose.SCORED, Attempt.Purpose.GOLD],
     )
-    if study_id is not None:
-        attempts = attempts.filter(study_id=study_id)
+    if study_ids is not None:
+        attempts = attempts.filter(study_id__in=list(study_ids))
     runs: dict[tuple[int, int], list[tuple[bool, bool]]] = defaultdict(list)  # (puzzle, person) -> attempts
     rows = attempts.order_by("created_at", "pk").values_list(
         "puzzle_id", "participant_id", "study_id", "submitted_at", "correct", "input_ok"
@@ -103,9 +106,9 @@ def people_solved(puzzle_ids: Iterable[int], *, within: int, study_id: int | Non
     return {pk: Solved(solved=solved.get(pk, 0), tried=tried.get(pk, 0), within=within) for pk in ids}
 
 
-def solvable_ids(puzzle_ids: Iterable[int], rule: SolvableRule, *, study_id: int | None = None) -> set[int]:
-    """The puzzles of puzzle_ids the rule keeps."""
-    counts = people_solved(puzzle_ids, within=rule.attempts, study_id=study_id)
+def solvable_ids(puzzle_ids: Iterable[int], rule: SolvableRule) -> set[int]:
+    """The puzzles of puzzle_ids the rule keeps, over every study's people."""
+    counts = people_solved(puzzle_ids, within=rule.attempts)
     return {pk for pk, solved in counts.items() if solved.passes(rule)}
 
 

@@ -192,6 +192,11 @@ class PuzzleType(Generic[TruthT]):
         The result is read, not typed: the import keeps it only if its own solution verifies."""
         return dict(entry), {}
 
+    def published_answer(self, answer: Any, public: PublicData) -> Any:
+        """An answer as the published grader reads it (a release's `answer` column): ours for
+        every kind but the drag, whose published target is the hole's corner, not the piece's."""
+        return answer
+
     def published_instruction(self, entry: dict[str, Any]) -> str | None:
         """The instruction the published page shows when it writes its own from an entry's fields
         (over `prompt`); None: it shows `prompt`, else the question."""

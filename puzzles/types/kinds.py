@@ -979,6 +979,15 @@ class DragPositionType(TolerancePointType[DragTruth]):
         piece = truth["piece_size"]
         return [(p - h) / 2 for p, h in zip(piece, truth.get("hole_size", piece))]
 
+    def published_answer(self, answer: Any, public: PublicData) -> Any:
+        """The piece's corner moved to the hole's, as published_truth moves the target."""
+        point, _ = parse_point(answer, public["image_size"])
+        if point is None:
+            return answer
+        piece = public["piece_size"]
+        offset = [(p - h) / 2 for p, h in zip(piece, public.get("hole_size", piece))]
+        return [point[0] + offset[0], point[1] + offset[1]]
+
     def published_truth(self, truth: DragTruth, mask_paths: dict[str, str]) -> dict[str, Any]:
         """The published target_position is the hole's top left (ours is the piece's)."""
         hole = [t + o for t, o in zip(truth["target_position"], self._hole_offset(truth))]

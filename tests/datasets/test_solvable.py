@@ -51,7 +51,8 @@ def test_k_of_n_within_k_attempts(retries):
     assert solvable_ids(ids, ARC_AGI_2) == {ids[0], ids[2]}
     assert solvable_ids(ids, SolvableRule(people=1, attempts=2)) == {ids[0], ids[1], ids[2]}
     other = Study.objects.create(name="Nobody", split="test", puzzles_per_annotator=1)
-    assert counts(ids, 2, study_id=other.pk) == [(0, 0)] * 4
+    assert counts(ids, 2, study_ids=[other.pk]) == [(0, 0)] * 4
+    assert counts(ids, 2, study_ids=[other.pk, retries["study"].pk]) == [(2, 2), (1, 1), (2, 2), (0, 0)]
 
 
 def test_the_rule_is_read_and_refused_with_a_reason():
