@@ -606,6 +606,9 @@ class Benchmark(models.Model):
     # A plain string checked against annotation/hosted/dialects.py (no choices=): a new dialect needs no migration.
     dialect = models.CharField(max_length=32)
     truth_public = models.BooleanField(default=False, help_text="its puzzles' answers are published")
+    # The report says where its puzzles came from: made here by the peer's own generator (the default,
+    # as Next-Gen's served here are), or the set its paper published.
+    published_set = models.BooleanField(default=False, help_text="its stored puzzles are the paper's published set")
     # {url: {"sha256", "source"}}: off-origin files its page loads, served by the proxy from local
     # copies (annotation/hosted/assets.py); set from the dialect's pins when added.
     assets = models.JSONField(default=dict, blank=True)
