@@ -19,8 +19,8 @@ from django.core.management import call_command
 
 from annotation.agents.browser import VIEWPORT, chromium
 from annotation.agents.server import live_server
-from annotation.hosted.entries import enter, entry_for
 from annotation.attempt_hosts import attempt_origin
+from annotation.hosted.entries import enter, entry_for
 from annotation.hosted.pagecheck import CANNOT_SUBMIT, recorder_done
 from annotation.hosted.verdicts import ALREADY_ANSWERED, pin_of
 from annotation.live.attempts import attempt_start, participant_for_user

@@ -198,4 +198,3 @@ def test_two_people_complete_a_study_mixing_our_types_and_a_hosted_benchmark(ben
     for enrollment in Enrollment.objects.filter(study=study):
         page = staff.get(f"/studies/{study.pk}/annotators/{enrollment.pk}/attempts/")
         assert page.status_code == 200 and "Red_Dot" in page.content.decode()
-
