@@ -3,6 +3,7 @@
 
     attempts.parquet, attempts.csv   one row per attempt (scored and gold; practice is not data)
     puzzles.parquet, puzzles.csv     one row per puzzle the studies drew or showed
+    agents.parquet, agents.csv       one row per agent run and puzzle: its effort over people's
     release.json                     counts, rules, and each study report's Pass@1 per type, unrounded
     README.md                        the data card
     SHA256SUMS                       every other file's SHA-256 (`sha256sum -c SHA256SUMS`)
@@ -39,6 +40,8 @@ from django.conf import settings
 from annotation.datasets.labels import puzzle_reviews
 from annotation.live.solvable import ARC_AGI_2, SolvableRule, people_solved
 from annotation.models import Attempt, Enrollment, Flag, Participant, Slot, Study
+from annotation.reporting.effort import RULE as EFFORT_RULE
+from annotation.reporting.effort import TypeEffort, study_effort
 from annotation.reporting.report_types import StudyReport
 from annotation.reporting.reports import study_report
 from annotation.reporting.wording import fmt_pass1, fmt_pct, interval_note
@@ -57,7 +60,7 @@ FREE_TEXT = {
 }
 PSEUDONYM_PURPOSE = b"captcha-arena release pseudonyms v1"
 WHOLE_NUMBER = re.compile(r"\s*-?[0-9]{1,9}\s*")
-TABLES = ("attempts", "puzzles")
+TABLES = ("attempts", "puzzles", "agents")
 DEFAULT_LICENCE = "CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)"
 
 # Each column: its Parquet type and its meaning (the data card's column table).
@@ -103,6 +106,20 @@ PUZZLE_COLUMNS: dict[str, tuple[str, str]] = {
     "open_flags": ("int64", "flags still waiting for review"),
     "review": ("string", "retired, truth_corrected, dismissed, open or empty"),
 }
+AGENT_COLUMNS: dict[str, tuple[str, str]] = {
+    "run": ("string", "the agent run's name"),
+    "dataset": ("string", "the puzzle's dataset"),
+    "type": ("string", "puzzle type"),
+    "puzzle": ("string", "the puzzle's id"),
+    "rollouts": ("int64", "the run's counted rollouts on it that reached the page"),
+    "people": ("int64", "people's counted answers on it (first attempts, submitted, with input)"),
+    "agent_actions": ("double", "the run's median semantic actions before the submit"),
+    "people_actions": ("double", "people's median semantic actions"),
+    "actions_ratio": ("double", "agent_actions over people_actions: the run's effort as a multiple of people's"),
+    "agent_active_s": ("double", "the run's median active seconds (model latency included)"),
+    "people_active_s": ("double", "people's median active seconds"),
+    "time_ratio": ("double", "agent_active_s over people_active_s"),
+}
 FLAG_NOTES_COLUMN = ("string", "the flags' notes, JSON list (only with --with flag_notes)")
 
 
@@ -142,13 +159,16 @@ def release_build(*, studies: list[Study], out: Path, options: ReleaseOptions | 
     if not attempts:
         raise ReleaseError(f"no attempts of people in {', '.join(s.name for s in studies)}: nothing to release")
     puzzles = puzzle_rows(studies, attempts, options)
+    agents, agent_types = agent_rows(studies, puzzles)
     reports = [study_report(study=study) for study in studies]
     out.mkdir(parents=True, exist_ok=True)
-    columns = {"attempts": _columns(ATTEMPT_COLUMNS), "puzzles": _puzzle_columns(options)}
-    tables = {"attempts": attempts, "puzzles": puzzles}
+    columns = {"attempts": dict(ATTEMPT_COLUMNS), "puzzles": _puzzle_columns(options), "agents": dict(AGENT_COLUMNS)}
+    tables = {"attempts": attempts, "puzzles": puzzles, "agents": agents}
     for name in TABLES:
         _write_table(out, name, tables[name], columns[name])
     meta = release_meta(studies, attempts, puzzles, reports, options)
+    meta["counts"]["agent_rows"] = len(agents)
+    meta["effort"] = {"rule": EFFORT_RULE, "types": agent_types}
     (out / "release.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "README.md").write_text(data_card(meta, columns, options), encoding="utf-8")
     checksums = _write_checksums(out)
@@ -310,6 +330,18 @@ def _flag_notes(ids: set[int]) -> dict[int, list[str]]:
     return found
 
 
+# --- agents -----------------------------------------------------------------------------------
+def agent_rows(studies: list[Study], puzzles: list[dict]) -> tuple[list[dict[str, Any]], list[TypeEffort]]:
+    """Each agent run on the release's puzzles against its people (annotation/reporting/effort.py)."""
+    by_pk = {p["_puzzle_pk"]: p for p in puzzles}
+    rows, types = study_effort([s.pk for s in studies], {pk: p["type"] for pk, p in by_pk.items()})
+    out = []
+    for row in rows:
+        puzzle = by_pk[row["puzzle"]]
+        out.append({**row, "puzzle": puzzle["puzzle"], "dataset": puzzle["dataset"]})
+    return out, types
+
+
 # --- the figures --------------------------------------------------------------------------------
 def release_meta(
     studies: list[Study], attempts: list[dict], puzzles: list[dict], reports: list[StudyReport], options: ReleaseOptions
@@ -393,10 +425,6 @@ def _study_entry(study: Study, report: StudyReport) -> dict[str, Any]:
 
 
 # --- files ------------------------------------------------------------------------------------
-def _columns(declared: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    return dict(declared)
-
-
 def _puzzle_columns(options: ReleaseOptions) -> dict[str, tuple[str, str]]:
     columns = dict(PUZZLE_COLUMNS)
     if "flag_notes" in options.with_text:
@@ -445,7 +473,7 @@ def release_check(out: Path, counts: dict[str, int]) -> None:
         parquet_rows = pq.read_table(out / f"{name}.parquet").num_rows
         with (out / f"{name}.csv").open(encoding="utf-8", newline="") as stream:
             csv_rows = sum(1 for _ in csv.reader(stream)) - 1
-        said = meta["counts"]["attempts" if name == "attempts" else "puzzles"]
+        said = meta["counts"]["agent_rows" if name == "agents" else name]
         if not parquet_rows == csv_rows == said == counts[name]:
             problems.append(
                 f"{name}: {counts[name]} written, parquet {parquet_rows}, csv {csv_rows}, release.json {said}"
@@ -478,6 +506,7 @@ def data_card(meta: dict[str, Any], columns: dict[str, dict[str, tuple[str, str]
         *(_study_section(study, meta["chance"]) for study in meta["studies"]),
         _solvable_section(meta),
         _chance_section(meta["chance"]),
+        _effort_section(meta["effort"]),
         _columns_section(columns),
         _privacy_section(meta),
         f"## Licence\n\n{meta['licence']}\n",
@@ -496,6 +525,7 @@ def _files_section() -> str:
         "| file | what |\n|---|---|\n"
         "| `attempts.parquet`, `attempts.csv` | one row per attempt (the same rows in both) |\n"
         "| `puzzles.parquet`, `puzzles.csv` | one row per puzzle drawn or shown |\n"
+        "| `agents.parquet`, `agents.csv` | one row per agent run and puzzle: its effort as a multiple of people's |\n"
         "| `release.json` | the counts and figures below, unrounded |\n"
         "| `SHA256SUMS` | checksums of the other files: `sha256sum -c SHA256SUMS` |\n\n"
         "Both open with no code of ours, e.g. `pandas.read_parquet('attempts.parquet')` or "
@@ -602,6 +632,31 @@ def _chance_section(chance: dict[str, Any]) -> str:
     for name, entry in chance.items():
         lines.append(f"| {name} | {_chance_text(entry['rate'])} | {entry['puzzles']} | {entry['rule']} |")
     return "\n".join(lines) + "\n"
+
+
+def _effort_section(effort: dict[str, Any]) -> str:
+    lines = [
+        "## Agent-over-human effort\n",
+        "Per puzzle (`agents`), an agent run's median actions and active time as a multiple of people's median "
+        "on the same puzzle; per type, the median of those multiples. " + " ".join(effort["rule"].split()),
+        "",
+    ]
+    if not effort["types"]:
+        return "\n".join([*lines, "No agent run played these puzzles.\n"])
+    lines += [
+        "| run | type | actions × people's | puzzles | time × people's | puzzles |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for row in effort["types"]:
+        lines.append(
+            f"| {row['run']} | {row['type']} | {_times(row['actions_ratio'])} | {row['puzzles']} | "
+            f"{_times(row['time_ratio'])} | {row['time_puzzles']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _times(ratio: float | None) -> str:
+    return "–" if ratio is None else f"{ratio:.2f}×"
 
 
 def _columns_section(columns: dict[str, dict[str, tuple[str, str]]]) -> str:

@@ -179,7 +179,7 @@ def test_pass1_per_type_and_intervals_are_the_report_s(released):
 def test_the_command_and_its_refusals(released, tmp_path):
     out = io.StringIO()
     call_command("release", "build", "--study", "Release pilot", "--out", str(tmp_path / "cmd"), stdout=out)
-    assert "13 attempts, 4 puzzles; read back and checked (6 files in SHA256SUMS)" in out.getvalue()
+    assert "13 attempts, 4 puzzles, 0 agent rows; read back and checked (8 files in SHA256SUMS)" in out.getvalue()
     with pytest.raises(CommandError, match="write PEOPLE:ATTEMPTS"):
         call_command(
             "release", "build", "--study", "Release pilot", "--out", str(tmp_path / "x"), "--solvable-rule", "2"

@@ -62,5 +62,6 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         self.stdout.write(
             f"release of {', '.join(s.name for s in studies)} in {out}: {release.counts['attempts']} attempts, "
-            f"{release.counts['puzzles']} puzzles; read back and checked ({len(release.checksums)} files in SHA256SUMS)"
+            f"{release.counts['puzzles']} puzzles, {release.counts['agents']} agent rows; "
+            f"read back and checked ({len(release.checksums)} files in SHA256SUMS)"
         )
