@@ -166,6 +166,10 @@ class AttemptConsumer(AsyncWebsocketConsumer):
     # session comes with the socket, and the recorder of the peer's page is what speaks.
     by_host = False
 
+    def __init__(self, *args: Any, by_host: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # channels' as_asgi(**kwargs) passes them here, and it keeps none
+        self.by_host = by_host
+
     @property
     def _open(self) -> Attempt:
         """The attempt this socket stores for: every use follows a receive, which an attempt not

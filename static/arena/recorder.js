@@ -97,6 +97,7 @@ window.arenaRecorder = {
     acked: transport.acked,
     pending: transport.unacked.length + transport.queue.length,
     submitted: outcome !== null,
+    transport: transport.mode, // "ws", or "http" on the fallback
   }),
 };
 

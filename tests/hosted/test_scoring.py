@@ -223,3 +223,25 @@ def test_a_multi_step_familys_steps_move_the_page_on_and_only_the_last_is_the_ve
     send(attempt, 1, hand(start) + submit(start + 500), start + 600)
     attempt.refresh_from_db()
     assert attempt.correct is True and attempt.answer == red_dot.truth["answers"]
+
+
+class Logged:
+    def __init__(self, kind: str, t: float, **data: Any) -> None:
+        self.kind, self.t, self.received, self.data = kind, t, t, data
+
+
+@pytest.mark.parametrize(
+    ("events", "problem"),
+    [
+        ([Logged("pointermove", 1), Logged("pointerdown", 5), Logged("pointerup", 5), Logged("act.submit", 9)], ""),
+        ([Logged("pointerdown", 5), Logged("pointerup", 6), Logged("act.submit", 9)], "no pointer movement"),
+        ([Logged("pointermove", 1), Logged("pointerdown", 5), Logged("act.submit", 9)], "never released"),
+        ([Logged("pointermove", 1), Logged("act.submit", 9)], "no press or key"),
+        ([Logged("focusin", 1, target="other"), Logged("keydown", 5, key="7"), Logged("act.submit", 9)], ""),
+    ],
+)
+def test_a_hosted_pages_submit_needs_a_hand_before_it(events, problem):
+    from annotation.live.evidence import page_input_evidence
+
+    evidence = page_input_evidence(events)
+    assert evidence.ok is (problem == "") and problem in evidence.problem

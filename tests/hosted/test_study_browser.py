@@ -187,6 +187,8 @@ def test_two_people_complete_a_study_mixing_our_types_and_a_hosted_benchmark(ben
             stored = set(attempt.events.filter(seq__gte=first, seq__lt=stream["nextSeq"]).values_list("seq", flat=True))
             assert numbered and stored == numbered, (person.pid, attempt.puzzle.type)
             assert attempt.unstored_batches == [] and attempt.missing_batches == []
+    framed = [stream for person in people for uid, stream in person.streams.items() if "submitted" in stream]
+    assert any(stream["transport"] == "ws" for stream in framed)  # the recorder's own socket carried them
     assert all(a.wall_ms and a.active_ms and a.clock_ok and a.input_ok for a in hosted), [
         (a.puzzle.type, a.wall_ms, a.clock_ok, a.input_problem) for a in hosted
     ]
