@@ -7,10 +7,12 @@ import re
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http.request import split_domain_port
 
 # Everything comes from the site itself: no inline script or style (pages carry their data in
 # <script type="application/json"> blocks, styles in static CSS), no plugins, no framing. Images
-# may be data: URIs (the review page's masks). Sockets go back to the page's own host.
+# may be data: URIs (the review page's masks). Sockets go back to the page's own host. The one
+# frame is a hosted benchmark's page at its attempt's own host (hosted_frames).
 CSP_DIRECTIVES = (
     "default-src 'self'",
     "script-src 'self'",
@@ -56,7 +58,14 @@ def content_security_policy(request: HttpRequest) -> str:
         host = ""
     if host:  # 'self' covers wss: in CSP 3; older browsers need the socket origin named
         sockets.append(f"wss://{host}")
-    return "; ".join((*CSP_DIRECTIVES, "connect-src " + " ".join(sockets)))
+    return "; ".join((*CSP_DIRECTIVES, "connect-src " + " ".join(sockets), hosted_frames(host)))
+
+
+def hosted_frames(host: str) -> str:
+    """The play page frames a hosted benchmark's page at its attempt's own host (docs/hosted.md),
+    a host under ARENA_HOSTED_DOMAIN on the site's own port; no other frame."""
+    port = split_domain_port(host)[1]
+    return f"frame-src https://*.{settings.ARENA_HOSTED_DOMAIN}" + (f":{port}" if port else "")
 
 
 class ControlCharactersMiddleware:

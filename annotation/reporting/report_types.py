@@ -223,7 +223,17 @@ class PositionSection(TypedDict):
     unplaced: int  # answers without a position (stored before positions were kept): in neither half
 
 
-class VersusRow(TypedDict):
+class Beside(TypedDict):
+    """Beside people against a run on a type (or over types): what a blind guess scores and the
+    run's effort over people's (annotation/reporting/effort.py)."""
+
+    chance_rate: float | None  # the mean chance rate of the type's puzzles (puzzles/chance.py); over types, the mean
+    actions_ratio: float | None  # the median over puzzles of the run's actions over people's median
+    time_ratio: float | None  # the same for active time
+    effort_puzzles: int  # puzzles with an actions multiple
+
+
+class VersusRow(Beside):
     """People against one agent run on one type's puzzles that both answered (or "all types")."""
 
     type: str

@@ -62,6 +62,13 @@ Counting rules (written into every report's `rules`):
   taken as given; a puzzle is solved by people when most of its answers are right, by the run
   when most of its rollouts are; the types one side has and the other not are named with why
   (`unpaired`);
+- beside each type of people against a run: its chance rate, what a blind guess scores (each
+  puzzle's from its type's answer space, puzzles/types: `chance_rate`; the mean over the type's
+  puzzles in the report; over types, the mean of the types'), and the run's effort over people's
+  (`actions_ratio`, `time_ratio`): per puzzle, the run's median semantic actions and active time
+  over its counted rollouts that reached the page, over people's median over their counted
+  answers; per type the median of its puzzles' multiples, over types the median over all their
+  puzzles (annotation/reporting/effort.py);
 - a type of the report's puzzles without people's Pass@1 (`dropped_types`) is named with why: the
   people who answered it were excluded (their reasons), its answers had no input evidence, were
   never submitted, or nobody has answered it yet; each agent's mean beside people's is over the
@@ -88,9 +95,11 @@ from datetime import UTC, datetime
 from annotation.models import Enrollment, Slot, Study
 from annotation.reporting import agent_runs, people, training
 from annotation.reporting.agent_runs import agents_on
+from annotation.reporting.effort import report_effort, versus_beside
 from annotation.reporting.people import submitted_late
-from annotation.reporting.report_types import StudyFacts, StudyReport
+from annotation.reporting.report_types import StudyFacts, StudyReport, Versus
 from annotation.reporting.training import TRAINED_ON
+from puzzles.chance import chance_rates, type_chance
 from puzzles.models import Puzzle
 from puzzles.selectors import dataset_counts
 
@@ -138,10 +147,24 @@ def study_report(*, study: Study, dataset: str | None = None, exclude_trained: b
         "motion": agent_runs.motion_beside_agents(counted, pool),
         "times": people.time_samples(counted),
         "by_position": people.by_position(counted, study.puzzles_total()),
-        "versus": [agent_runs.versus(outcomes, side) for outcomes in runs],
+        "versus": _versus(runs, side, counted, puzzle_types),
         "training": training.training_section([dataset] if dataset else sorted(datasets), types),
         "contamination": training.contamination(live.count(), trained, counted, exclude_trained),
     }
+
+
+def _versus(
+    runs: list[agent_runs.RunOutcomes],
+    side: agent_runs.PeopleSide,
+    counted: list[people.Answer],
+    puzzle_types: dict[int, str],
+) -> list[Versus]:
+    """People against each run, each type's chance rate and the run's effort beside."""
+    if not runs:
+        return []  # the chance rates read every puzzle's truth: only when there is a run to compare
+    chance = {name: entry["rate"] for name, entry in type_chance(chance_rates(puzzle_types), puzzle_types).items()}
+    efforts = report_effort(counted, puzzle_types)
+    return [versus_beside(agent_runs.versus(outcomes, side), efforts, chance) for outcomes in runs]
 
 
 def _study_facts(study: Study, datasets: dict[str, int], dataset: str | None) -> StudyFacts:

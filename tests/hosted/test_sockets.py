@@ -101,3 +101,16 @@ def test_the_attempts_page_may_be_framed_by_the_sites_own_hosts_only(settings):
     request = Request("GET", "/", "", {"host": "a-x.pages.example.net"}, scheme="https")
     directive = next(d for d in frame_ancestors(request).split("; ") if d.startswith("frame-ancestors"))
     assert directive == "frame-ancestors 'self' https://arena.example.org https://*.studies.example.org"
+
+
+def test_the_play_page_may_frame_attempt_hosts_and_nothing_else(settings):
+    from django.test import RequestFactory
+
+    from arena_site.middleware import content_security_policy
+
+    settings.ARENA_HOSTED_DOMAIN = "pages.example.net"
+    settings.ALLOWED_HOSTS = ["arena.example.org"]
+    request = RequestFactory().get("/", secure=True, HTTP_HOST="arena.example.org:8443")
+    directives = content_security_policy(request).split("; ")
+    assert "frame-src https://*.pages.example.net:8443" in directives
+    assert "frame-ancestors 'none'" in directives  # our own pages are never framed
