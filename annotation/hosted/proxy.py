@@ -358,7 +358,18 @@ def frame_ancestors(request: Request) -> str:
     study bar above it), on the request's scheme and port, never a host under the hosted domain."""
     host = request.headers.get("host", "")
     port = host.rsplit(":", 1)[1] if ":" in host and not host.endswith("]") else ""
-    return _ancestors(request.scheme.replace("ws", "http"), port, tuple(settings.ALLOWED_HOSTS))
+    return _ancestors(_scheme(request), port, tuple(settings.ALLOWED_HOSTS))
+
+
+def _scheme(request: Request) -> str:
+    """The scheme the browser used: the TLS proxy's word where SECURE_PROXY_SSL_HEADER trusts it
+    (daphne behind it sees http), as Django and origins.py read it."""
+    trusted = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    if trusted:
+        name = trusted[0].removeprefix("HTTP_").replace("_", "-").lower()
+        if name in request.headers:
+            return "https" if request.headers[name].split(",")[0].strip() == trusted[1] else "http"
+    return "https" if request.scheme in ("https", "wss") else "http"
 
 
 @functools.lru_cache(maxsize=64)

@@ -114,3 +114,41 @@ def test_the_play_page_may_frame_attempt_hosts_and_nothing_else(settings):
     directives = content_security_policy(request).split("; ")
     assert "frame-src https://*.pages.example.net:8443" in directives
     assert "frame-ancestors 'none'" in directives  # our own pages are never framed
+
+
+def test_behind_the_tls_proxy_the_framing_site_is_https(settings):
+    settings.ARENA_HOSTED_DOMAIN = "pages.example.net"
+    settings.ALLOWED_HOSTS = ["arena.example.org"]
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    headers = {"host": "a-x.pages.example.net", "x-forwarded-proto": "https"}
+    policy = frame_ancestors(Request("GET", "/", "", headers, scheme="http"))  # daphne behind it sees http
+    assert "frame-ancestors 'self' https://arena.example.org" in policy
+
+
+def test_the_recorders_fallback_on_its_own_host_goes_through_intakes_entry(attempt):
+    from annotation.hosted.proxy import answer
+    from annotation.hosted.verdicts import pin_of
+
+    pin = pin_of(attempt.uid)
+    assert pin is not None
+    batches = [{"type": "batch", "seq": n, "events": [{"k": "beat", "t": time.time() * 1000}]} for n in (1, 2)]
+    said = answer(pin, Request("POST", "/__arena/events", "", {}, json.dumps(batches).encode()))
+    assert (said.status, json.loads(said.body)) == (200, [{"type": "ack", "seq": 1}, {"type": "ack", "seq": 2}])
+    beacon = {"type": "batch", "seq": 3, "events": [{"k": "beat", "t": time.time() * 1000}]}
+    said = answer(pin, Request("POST", "/__arena/events", "csrf=", {}, json.dumps(beacon).encode()))
+    assert json.loads(said.body) == [{"type": "ack", "seq": 3}]
+    assert attempt.events.count() == 3
+    assert answer(pin, Request("GET", "/__arena/events", "", {})).status == 405
+
+
+def test_only_the_recorders_own_modules_are_served_on_an_attempts_host(attempt):
+    from annotation.hosted.proxy import RECORDER_STATIC, _static_version, answer
+    from annotation.hosted.verdicts import pin_of
+
+    pin = pin_of(attempt.uid)
+    assert pin is not None
+    at = f"{RECORDER_STATIC}{_static_version()}/arena/"
+    served = answer(pin, Request("GET", at + "recorder.js", "", {}))
+    assert served.status == 200 and b'from "./events.js"' in served.body
+    for name in ("play.js", "../../settings.py", "dashboard.js"):
+        assert answer(pin, Request("GET", at + name, "", {})).status == 404
