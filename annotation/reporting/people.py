@@ -274,6 +274,13 @@ class CountedColumns:
     right: np.ndarray
     within_k: np.ndarray
 
+    def table(self, which: np.ndarray | None = None) -> np.ndarray:
+        """Answers (or those where `which` holds) per annotator and type: the bootstrap's table."""
+        shape = (self.people, len(self.types))
+        weights = None if which is None else which.astype(float)
+        counted = np.bincount(self.person * shape[1] + self.type, weights=weights, minlength=shape[0] * shape[1])
+        return counted.astype(float).reshape(shape)
+
 
 def counted_columns(answers: list[Answer], rows: list[TypeRow]) -> CountedColumns:
     submitted = [a for a in answers if a["submitted"]]
@@ -297,17 +304,9 @@ def clustered(
     (and of Pass@k with k > 1) go into the type rows, each the bootstrap's where enough people
     answered the type, else the exact one over people (stats.people_interval); the bootstrap's
     are returned for the overall figures."""
-    shape = (answers.people, len(answers.types))
-    cells = answers.person * shape[1] + answers.type
-
-    def table(weights: np.ndarray | None = None) -> np.ndarray:
-        """Answers (or the weighted ones) per annotator and type."""
-        counted = np.bincount(cells, weights=weights, minlength=shape[0] * shape[1])
-        return counted.astype(float).reshape(shape)
-
-    trials = table()
-    solved = table(answers.right.astype(float))
-    within_k = table(answers.within_k.astype(float))
+    trials = answers.table()
+    solved = answers.table(answers.right)
+    within_k = answers.table(answers.within_k)
     boot = ClusterBootstrap(trials)
     pass1 = boot.intervals(solved)
     pass_k = boot.intervals(within_k) if k > 1 else None

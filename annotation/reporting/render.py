@@ -28,7 +28,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from annotation.reporting import charts
+from annotation.reporting import charts, hosted_wording
 from annotation.reporting.report_types import StudyReport
 from annotation.reporting.stats import BY_BOOTSTRAP
 from annotation.reporting.wording import (
@@ -105,6 +105,9 @@ from arena_site.csv_cells import csv_text
 # --- CSV --------------------------------------------------------------------------------------
 
 
+HOSTED_CSV_COLUMN = "hosted_addresses"  # a hosted family's puzzles as the peer addresses them, when the report has any
+
+
 def csv_number(value: object, digits: int = PROPORTION_DIGITS) -> Any:
     """A value as a CSV cell: None as empty, an int (or a whole float with 0 digits) as an integer,
     a float rounded to `digits` decimals without trailing zeros (0.875, not 0.8750000000000001),
@@ -175,6 +178,8 @@ def to_csv(report: StudyReport) -> str:
     trained = training_csv_columns(report)
     headers = [*CSV_TYPE_COLUMNS, DROPPED_CSV_COLUMN, *POSITION_CSV_COLUMNS, *(h for _, _, h in columns)]
     headers += [h for _, _, h in paired] + [h for _, _, h in trained]
+    addresses = hosted_wording.hosted_addresses(report)
+    headers += [HOSTED_CSV_COLUMN] if report["hosted"] else []
     success = {
         (client["client"], index): {row["type"]: row["success"] for row in point["types"]}
         for client in report["training"]["clients"]
@@ -186,6 +191,7 @@ def to_csv(report: StudyReport) -> str:
     by_position = {row["type"]: row for row in report["by_position"]["rows"]}
     people = {row["type"]: row for row in report["types"]}
     dropped = {row["type"]: dropped_type_reason(row) for row in report["dropped_types"]}
+    dropped |= hosted_wording.set_aside_reasons(report)  # hosted families never served: a row each
     for kind in [*people, *(kind for kind in dropped if kind not in people)]:
         row = people.get(kind)  # a type no included person answered: only its name and why
         name = type_name(row) if row else kind
@@ -205,6 +211,8 @@ def to_csv(report: StudyReport) -> str:
             values.append(csv_number(versus_row[figure] if versus_row else None))
         for client, index, _ in trained:
             values.append(csv_number(success[(client, index)].get(kind)))  # a type it did not play: empty
+        if report["hosted"]:
+            values.append(addresses.get(kind, ""))
         lines.append(values)
     return csv_text(lines)
 
@@ -223,6 +231,7 @@ def summary_rows(report: StudyReport) -> list[list[Any]]:
         *_versus_rows(report),
         *_training_rows(report),
         *_contamination_rows(report),
+        *hosted_wording.summary_rows(report),
     ]
 
 
@@ -518,6 +527,7 @@ def to_markdown(report: StudyReport) -> str:
     else:
         lines.append("_No agents on these puzzles._")
     lines += _training_markdown(report)
+    lines += _hosted_markdown(report)
     lines += ["", "## Pointer motion: people beside agents", "", md_text(MOTION_NOTE), ""]
     motion = motion_table_rows(report)
     lines += md_table(MOTION_HEADERS, motion) if motion else ["_No submitted attempts._"]
@@ -533,6 +543,27 @@ def _training_markdown(report: StudyReport) -> list[str]:
         lines += ["", f"### {md_text(client['client'])}", ""]
         lines += md_table(training_headers(client), training_table_rows(client, report["types"]))
         lines += [""] + [f"- {md_text(line)}" for line in training_details(client)]
+    return lines
+
+
+def _hosted_markdown(report: StudyReport) -> list[str]:
+    """Per hosted benchmark: where its puzzles came from, its families, the set-aside ones, its people."""
+    lines: list[str] = []
+    for benchmark in report["hosted"]:
+        lines += ["", f"## {md_text(hosted_wording.hosted_title(benchmark))}", ""]
+        lines += [md_text(hosted_wording.source_line(benchmark)), "", md_text(hosted_wording.HOSTED_NOTE), ""]
+        rows = hosted_wording.family_rows(benchmark)
+        lines += md_table(hosted_wording.FAMILY_HEADERS, rows) if rows else ["_No family of it in this report._"]
+        lines += [
+            "",
+            md_text(hosted_wording.pooled_line(benchmark)),
+            "",
+            md_text(hosted_wording.set_aside_line(benchmark)),
+        ]
+        people = hosted_wording.participant_rows(benchmark)
+        if people:
+            lines += ["", f"### {md_text(benchmark['name'])}: per participant", ""]
+            lines += md_table(hosted_wording.PARTICIPANT_HEADERS, people)
     return lines
 
 
@@ -670,6 +701,25 @@ def training_items(report: StudyReport) -> list[dict[str, Any]]:
     ]
 
 
+def hosted_items(report: StudyReport) -> list[dict[str, Any]]:
+    """Each hosted benchmark's provenance, family table, set-aside families and people, for the page."""
+    return [
+        {
+            "title": hosted_wording.hosted_title(benchmark),
+            "source": hosted_wording.source_line(benchmark),
+            "table": html_table(hosted_wording.FAMILY_HEADERS, rows)
+            if (rows := hosted_wording.family_rows(benchmark))
+            else None,
+            "pooled": hosted_wording.pooled_line(benchmark),
+            "set_aside": hosted_wording.set_aside_line(benchmark),
+            "people": html_table(hosted_wording.PARTICIPANT_HEADERS, people)
+            if (people := hosted_wording.participant_rows(benchmark))
+            else None,
+        }
+        for benchmark in report["hosted"]
+    ]
+
+
 def html_context(report: StudyReport) -> dict[str, Any]:
     """All that the page shows, as plain text and chart geometry: the templates escape every string."""
     return {
@@ -698,6 +748,8 @@ def html_context(report: StudyReport) -> dict[str, Any]:
         "training_note": TRAINING_NOTE,
         "training_scope": training_scope_line(report),
         "training": training_items(report),
+        "hosted_note": hosted_wording.HOSTED_NOTE,
+        "hosted": hosted_items(report),
         "motion_note": MOTION_NOTE,
         "motion_table": html_table(MOTION_HEADERS, rows) if (rows := motion_table_rows(report)) else None,
         "motion_rule": motion_rule_line(report),

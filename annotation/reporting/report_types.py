@@ -233,7 +233,7 @@ class Beside(TypedDict):
     effort_puzzles: int  # puzzles with an actions multiple
 
 
-class VersusRow(Beside):
+class VersusRow(TypedDict):
     """People against one agent run on one type's puzzles that both answered (or "all types")."""
 
     type: str
@@ -255,6 +255,10 @@ class VersusRow(Beside):
     neither: int
     people_only_share: float | None  # of the puzzles
     agent_only_share: float | None
+    chance_rate: float | None  # as Beside's
+    actions_ratio: float | None
+    time_ratio: float | None
+    effort_puzzles: int
 
 
 class ScatterPoint(TypedDict):
@@ -339,6 +343,78 @@ class Contamination(TypedDict):
     excluded: bool  # the report left the trained-on puzzles out (exclude_trained)
 
 
+class HostedFamily(TypedDict):
+    """People on one served family of a hosted benchmark: its type row's figures (the same rules as
+    our types), and the peer's addresses of its puzzles in the report."""
+
+    family: str
+    type: str  # the report's type name, <benchmark>:<Family>
+    address: str  # how the peer addresses a puzzle: seed (its generator makes it), index, id or none
+    addresses: list[str]  # the report's puzzles of it, as the peer addresses them ("seed=17", "index=3")
+    puzzles: int  # of the report's pool
+    set_aside_puzzles: int  # drawn addresses the peer's API or the page check did not accept: never served
+    answers: int  # people's submitted, counted first attempts
+    people: int
+    correct: int
+    pass1: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str  # as the type row's: stats.INTERVAL_METHODS
+    ci_people: float | None
+    wall_median_ms: float | None
+    active_median_ms: float | None
+
+
+class SetAsideFamily(TypedDict):
+    """A family of the benchmark never served as scored work, and why."""
+
+    family: str
+    by: str  # "probe": the peer's API did not accept its own truth; "page check": its page could not
+    reason: str
+
+
+class HostedParticipant(TypedDict):
+    """One person's counted answers on the benchmark's families."""
+
+    enrollment: int | None  # as in the per-participant CSV
+    families: int
+    answers: int
+    correct: int
+    pass1: float | None
+    wall_median_ms: float | None
+    active_median_ms: float | None
+
+
+class HostedOverall(TypedDict):
+    """A benchmark's families together, with intervals over the people who answered them."""
+
+    mean_pass1_over_families: float | None  # each family weighs the same
+    mean_ci_low: float | None
+    mean_ci_high: float | None
+    mean_ci_method: str
+    pass1_pooled: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
+    answers: int
+    people: int
+    ci_people: float | None  # effective number of people over its families
+
+
+class HostedBenchmark(TypedDict):
+    """People on one hosted benchmark's families (docs/reports.md "Hosted benchmarks")."""
+
+    name: str
+    dataset: str  # hosted:<name>
+    dialect: str
+    server: str  # the base URL the puzzles were drawn from
+    published_set: bool  # its stored puzzles are the paper's published set (as registered)
+    families: list[HostedFamily]
+    overall: HostedOverall
+    set_aside: list[SetAsideFamily]
+    participants: list[HostedParticipant]
+
+
 class StudyReport(TypedDict):
     """The whole report of a study (annotation.reporting.reports.study_report)."""
 
@@ -362,3 +438,4 @@ class StudyReport(TypedDict):
     versus: list[Versus]  # one per agent run, in the order of agents
     training: TrainingSection
     contamination: Contamination
+    hosted: list[HostedBenchmark]  # one per hosted benchmark with puzzles in the report's datasets

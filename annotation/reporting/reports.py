@@ -2,7 +2,8 @@
 people (`people.py`: Pass@1 and Pass@k per type with intervals clustered by annotator, outcomes,
 times, halves of each run, agreement), agent runs (`agent_runs.py`: each run's Pass@k, people
 against each run paired by puzzle, pointer motion people beside agents) and training runs
-(`training.py`: checkpoints against people, the puzzles trained on).
+(`training.py`: checkpoints against people, the puzzles trained on); hosted benchmarks (`hosted.py`:
+another project's families served by its own server, per benchmark).
 
 Counting rules (written into every report's `rules`):
 - a person's answer to a puzzle is their first attempt on it in the study (Pass@1); with k
@@ -85,7 +86,14 @@ Counting rules (written into every report's `rules`):
   made with exclude_trained leaves them out of every figure;
 - puzzles whose truth is public (imported from a published dataset) count like the others, and
   the report states how many of the scored and gold puzzles they are (`public_truth_puzzles`):
-  anyone can look their answers up, so results on them, an agent's above all, prove no skill.
+  anyone can look their answers up, so results on them, an agent's above all, prove no skill;
+- a hosted benchmark's families (`hosted`) are puzzle types named <benchmark>:<Family>, counted by
+  every rule above, their verdict the peer's own (its check_answer, forwarded once per attempt);
+  per benchmark, the mean over its families weighs each family the same, with its interval over
+  the people who answered them by Pass@1's rule; the families never served are named with why
+  (the peer's API did not accept its own truth, or its page could not submit a correct answer),
+  and the report says where the puzzles came from (the peer's seeds, indices or ids) and whether
+  they are the benchmark paper's published set.
 """
 
 from __future__ import annotations
@@ -93,7 +101,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from annotation.models import Enrollment, Slot, Study
-from annotation.reporting import agent_runs, people, training
+from annotation.reporting import agent_runs, hosted, people, training
 from annotation.reporting.agent_runs import agents_on
 from annotation.reporting.effort import report_effort, versus_beside
 from annotation.reporting.people import submitted_late
@@ -150,6 +158,9 @@ def study_report(*, study: Study, dataset: str | None = None, exclude_trained: b
         "versus": _versus(runs, side, counted, puzzle_types),
         "training": training.training_section([dataset] if dataset else sorted(datasets), types),
         "contamination": training.contamination(live.count(), trained, counted, exclude_trained),
+        "hosted": hosted.hosted_section(
+            study=study, counts=counts, pool=pool, datasets=[dataset] if dataset else datasets
+        ),
     }
 
 
