@@ -18,6 +18,7 @@ from annotation.reporting.people import Answer, CountedColumns, PeopleCounts, Po
 from annotation.reporting.report_types import (
     AgentSummary,
     AgentTypeRow,
+    Beside,
     MotionSection,
     ScatterPoint,
     UnpairedType,
@@ -256,6 +257,10 @@ def _paired_figures(cells: PairedCells, column: int, bootstrapped: tuple[float |
     }
 
 
+# The chance rate and the run's effort over people's, filled in by effort.versus_beside.
+NOT_BESIDE: Beside = {"chance_rate": None, "actions_ratio": None, "time_ratio": None, "effort_puzzles": 0}
+
+
 def _versus_row(name: str, puzzles: PairedPuzzles, figures: PairedFigures) -> VersusRow:
     people_solve, agent_solves = puzzles.people > 0.5, puzzles.agent > 0.5  # most answers, most rollouts right
     n = len(puzzles.answers)
@@ -274,6 +279,7 @@ def _versus_row(name: str, puzzles: PairedPuzzles, figures: PairedFigures) -> Ve
         "neither": int((~people_solve & ~agent_solves).sum()),
         "people_only_share": people_only / n,
         "agent_only_share": agent_only / n,
+        **NOT_BESIDE,
     }
 
 
@@ -300,6 +306,7 @@ def _versus_overall(rows: list[VersusRow], figures: PairedFigures) -> VersusRow:
         "neither": total("neither"),
         "people_only_share": total("people_only") / puzzles if puzzles else None,
         "agent_only_share": total("agent_only") / puzzles if puzzles else None,
+        **NOT_BESIDE,
     }
 
 

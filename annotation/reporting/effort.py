@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Collection
-from typing import TypedDict
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, TypedDict
 
 from annotation.models import AgentRun, Attempt, Enrollment, Participant, Rollout
+from annotation.reporting.report_types import Versus, VersusRow
+from annotation.reporting.stats import mean_of_present
 
 RULE = __doc__.split("\n\n", 1)[1].strip()
 
@@ -175,3 +177,48 @@ def study_effort(
     agents = agent_samples(puzzle_types)
     names = dict(AgentRun.objects.filter(pk__in=list(agents)).values_list("pk", "name"))
     return effort(people, agents, puzzle_types, names)
+
+
+# --- in the report: beside people against each run -----------------------------------------------
+def people_samples_of(answers: Iterable[Mapping[str, Any]]) -> Samples:
+    """People's samples from the report's counted answers (people.Answer): the submitted ones
+    with input evidence, as people_samples reads them from the database."""
+    out: Samples = defaultdict(lambda: ([], []))
+    for answer in answers:
+        if answer["submitted"] and not answer["no_input"]:
+            _add(out[answer["puzzle"]], answer["actions"], answer["active_ms"])
+    return dict(out)
+
+
+def report_effort(answers: Iterable[Mapping[str, Any]], puzzle_types: dict[int, str]) -> list[PuzzleEffort]:
+    """Every run on the report's puzzles against the report's people, puzzle by puzzle."""
+    agents = agent_samples(puzzle_types)
+    names = dict(AgentRun.objects.filter(pk__in=list(agents)).values_list("pk", "name"))
+    rows, _ = effort(people_samples_of(answers), agents, puzzle_types, names)
+    return rows
+
+
+def versus_beside(versus: Versus, puzzles: list[PuzzleEffort], chance: Mapping[str, float | None]) -> Versus:
+    """A run's comparison with each type's chance rate and the run's effort over people's on its
+    puzzles; over types: the mean chance rate of the types both answered, the median multiple
+    over all their puzzles."""
+    mine = [row for row in puzzles if row["run"] == versus["name"]]
+    rows = [
+        _beside(row, [r for r in mine if r["type"] == row["type"]], chance.get(row["type"])) for row in versus["rows"]
+    ]
+    shared = {row["type"] for row in rows}
+    over_types = mean_of_present([row["chance_rate"] for row in rows])
+    overall = _beside(versus["overall"], [r for r in mine if r["type"] in shared], over_types)
+    return {**versus, "rows": rows, "overall": overall}
+
+
+def _beside(row: VersusRow, puzzles: list[PuzzleEffort], chance: float | None) -> VersusRow:
+    actions = [r["actions_ratio"] for r in puzzles if r["actions_ratio"] is not None]
+    times = [r["time_ratio"] for r in puzzles if r["time_ratio"] is not None]
+    return {
+        **row,
+        "chance_rate": chance,
+        "actions_ratio": _median(actions),
+        "time_ratio": _median(times),
+        "effort_puzzles": len(actions),
+    }

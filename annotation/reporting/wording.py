@@ -773,7 +773,10 @@ VERSUS_NOTE = (
     "effective number of people, combined by Bonferroni into one that holds at 95% or more. The puzzles are "
     "taken as given, and so is the run's Pass@1 on each. A puzzle is solved by people when most of its "
     "answers are right, by the run when most of its rollouts are; the last two columns count the puzzles "
-    "one solves and the other does not, with their share."
+    "one solves and the other does not, with their share. Chance is what a blind guess scores on the type's "
+    "puzzles (an answer drawn from what the page lets anyone enter, sent through the same verifier); actions and "
+    "time are the run's median over its rollouts as a multiple of people's median on the same puzzle, the median "
+    "over the type's puzzles (over types, over all of them)."
 )
 VERSUS_CSV_FIGURES = (
     "puzzles",
@@ -784,6 +787,9 @@ VERSUS_CSV_FIGURES = (
     "ci_people",
     "people_only",
     "agent_only",
+    "chance_rate",
+    "actions_ratio",
+    "time_ratio",
 )
 
 
@@ -809,6 +815,9 @@ def versus_headers(versus: Versus, index: int) -> list[str]:
         "95% CI method",
         "People solve, agent not",
         "Agent solves, people not",
+        "Chance",
+        "Actions × people's",
+        "Time × people's",
     ]
 
 
@@ -845,7 +854,22 @@ def versus_row_cells(row: VersusRow) -> list[str]:
         fmt_ci_method(row["ci_method"], row["ci_people"]),
         fmt_share(row["people_only"], row["people_only_share"]),
         fmt_share(row["agent_only"], row["agent_only_share"]),
+        fmt_chance(row["chance_rate"]),
+        fmt_times(row["actions_ratio"]),
+        fmt_times(row["time_ratio"]),
     ]
+
+
+def fmt_chance(rate: float | None) -> str:
+    """A chance rate as a percent with two decimals; "< 0.01%" when a guess all but never passes."""
+    if not is_number(rate):
+        return DASH
+    return fmt_pct(rate, 2) if rate >= 0.0001 or rate == 0 else "< 0.01%"
+
+
+def fmt_times(ratio: float | None) -> str:
+    """A multiple ("2.50×"); "–" when missing."""
+    return f"{ratio:.2f}×" if is_number(ratio) else DASH
 
 
 def versus_table_rows(versus: Versus) -> list[list[str]]:
