@@ -49,7 +49,9 @@ class FamilyDraw:
     set_aside: list[tuple[str, str]] = field(default_factory=list)  # (source_id, reason)
 
 
-def benchmark_add(*, name: str, url: str, dialect: str = "nextgen", truth_public: bool = False) -> Benchmark:
+def benchmark_add(
+    *, name: str, url: str, dialect: str = "nextgen", truth_public: bool = False, published_set: bool = False
+) -> Benchmark:
     """Register a server: it must answer its listing; every family it lists is probed."""
     speech = _dialect(dialect)
     _check_new_name(name)
@@ -59,7 +61,12 @@ def benchmark_add(*, name: str, url: str, dialect: str = "nextgen", truth_public
     probes = [probe_family(client, family, ids) for family, ids in listing.items()]
     with transaction.atomic():
         benchmark = Benchmark.objects.create(
-            name=name, base_url=url, dialect=speech.name, truth_public=truth_public, assets=dialect_assets(speech.name)
+            name=name,
+            base_url=url,
+            dialect=speech.name,
+            truth_public=truth_public,
+            published_set=published_set,
+            assets=dialect_assets(speech.name),
         )
         _store_probes(benchmark, speech, probes)
     return benchmark

@@ -44,6 +44,12 @@ def test_add_probes_each_listed_family_and_sets_aside_what_cannot_be_served(stan
     assert "shuffled_order" in found["Static_Jigsaw"].page_note
 
 
+def test_add_records_whether_its_stored_puzzles_are_the_papers_published_set(standin):
+    run("add", "made-here", "--url", standin.url)
+    run("add", "paper", "--url", standin.url, "--published-set")
+    assert dict(Benchmark.objects.values_list("name", "published_set")) == {"made-here": False, "paper": True}
+
+
 def test_list_prints_each_family_with_its_status(standin):
     run("add", "standin", "--url", standin.url)
     listed = run("list")

@@ -7,14 +7,10 @@ import csv
 import io
 import json
 import typing
-from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.utils import timezone
 
-from annotation.live.attempts import participant_for_user
-from annotation.models import Attempt, Benchmark, BenchmarkFamily, Enrollment, Slot, Study
+from annotation.models import Slot, Study
 from annotation.reporting.render import FORMATS, render
 from annotation.reporting.report_types import (
     HostedBenchmark,
@@ -25,81 +21,17 @@ from annotation.reporting.report_types import (
 )
 from annotation.reporting.reports import study_report
 from puzzles.models import Puzzle
+from tests.hosted.rows import answer, enrol, hosted_benchmark, hosted_puzzle
 
 pytestmark = pytest.mark.django_db
-T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 R, W = True, False
 FEW = "Clopper-Pearson over people (few participants)"
 
 
-def hosted_benchmark() -> Benchmark:
-    """nb: Red_Dot (seeded) and Dice_Roll_Path (stored) served; Static_Jigsaw failed its page check;
-    Mirror set aside by the probe."""
-    benchmark = Benchmark.objects.create(name="nb", base_url="http://127.0.0.1:7860", dialect="nextgen")
-    now = timezone.now()
-    families = [
-        ("Red_Dot", "served", "", "seed", "passed"),
-        ("Dice_Roll_Path", "served", "", "index", "passed"),
-        ("Static_Jigsaw", "served", "page check: the page cannot submit a correct answer", "seed", "failed"),
-        ("Mirror", "set_aside", "get_puzzle answered 404: no data for Mirror", "index", "pending"),
-    ]
-    for family, status, reason, address, page in families:
-        BenchmarkFamily.objects.create(
-            benchmark=benchmark,
-            family=family,
-            status=status,
-            reason=reason,
-            address=address,
-            page_check=page,
-            probed_at=now,
-        )
-    return benchmark
-
-
-def hosted_puzzle(family: str, address: str, status=Puzzle.Status.VERIFIED) -> Puzzle:
-    kind, number = address.split("=")
-    return Puzzle.objects.create(
-        dataset="hosted:nb",
-        type=f"nb:{family}",
-        split="test",
-        source_id=address,
-        index=int(number),
-        public={"hosted": {"benchmark": "nb", "family": family, "address": {"family": family, kind: int(number)}}},
-        truth={"answers": ["x"]}
-        if status == Puzzle.Status.VERIFIED
-        else {"set_aside": "the peer judged its own truth wrong"},
-        status=status,
-    )
-
-
-def enrol(study, name: str):
-    user = get_user_model().objects.create_user(username=name)
-    participant = participant_for_user(user=user)
-    enrollment = Enrollment.objects.create(study=study, participant=participant, consented_at=T0)
-    return participant, enrollment
-
-
-def answer(participant, puzzle, study, correct, *, after_s: float, at: int):
-    served = T0 + timedelta(minutes=at)
-    attempt = Attempt.objects.create(
-        participant=participant,
-        puzzle=puzzle,
-        study=study,
-        purpose=Attempt.Purpose.SCORED,
-        served_at=served,
-        submitted_at=served + timedelta(seconds=after_s),
-        correct=correct,
-        input_ok=True,
-        wall_ms=after_s * 1000,
-        active_ms=after_s * 1000,
-        action_count=2,
-    )
-    Attempt.objects.filter(pk=attempt.pk).update(created_at=served)
-
-
 @pytest.fixture
 def hosted_study(verified):
-    """Three people on two Red_Dot and two Dice_Roll_Path puzzles of nb, and one Dice_Count of ours."""
+    """Three people on two Red_Dot and two Dice_Roll_Path puzzles of nb, and one Dice_Count of ours
+    (tests/hosted/rows.py makes the rows)."""
     (dice,) = verified(types=("Dice_Count",), per_type=1)
     hosted_benchmark()
     r1, r2 = hosted_puzzle("Red_Dot", "seed=17"), hosted_puzzle("Red_Dot", "seed=42")

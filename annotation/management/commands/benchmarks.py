@@ -1,13 +1,17 @@
-"""`python manage.py benchmarks add|list|draw`: CAPTCHA servers measured through ours (docs/hosted.md).
+"""`python manage.py benchmarks add|list|draw|check|assets|import-results`: CAPTCHA servers measured
+through ours (docs/hosted.md).
 
-add   NAME --url URL [--dialect D]  the server must answer; each family it lists is probed
+add   NAME --url URL [--dialect D] [--published-set]  the server must answer; each family it lists is probed
 list  [NAME]                        each benchmark and its families: served or set aside, and why
 draw  NAME --per-type N [--types T ...] [--split test] [--seed S]  puzzles as dataset hosted:NAME
 check NAME                          each drawn puzzle's truth played on its page in Chromium, through
                                     the proxy: verified, or set aside with the reason
 assets NAME                         fetch the pinned local copies of what its page loads off-origin
+import-results NAME FILE [--run RUN] [--model M]  the peer's own agent output (benchmark_results_*.json)
+                                    as an agent run, paired with the drawn puzzles by family and puzzle id
 """
 
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -17,6 +21,7 @@ from annotation.hosted.assets import AssetProblem, fetch_copy, missing
 from annotation.hosted.dialects import DIALECTS
 from annotation.hosted.pagecheck import PageOutcome, benchmark_check
 from annotation.hosted.registry import HostedError, benchmark_add, benchmark_draw, find_benchmark
+from annotation.hosted.results import SHOWN, results_import
 from annotation.models import Benchmark, BenchmarkFamily
 from puzzles.hosted_names import hosted_dataset, split_hosted_type
 from puzzles.models import Puzzle
@@ -35,6 +40,9 @@ class Command(BaseCommand):
         add.add_argument("--url", required=True, help="the server's base URL, e.g. http://127.0.0.1:7860")
         add.add_argument("--dialect", default="nextgen", help=f"one of: {', '.join(sorted(DIALECTS))}")
         add.add_argument("--truth-public", action="store_true", help="its puzzles' answers are published")
+        add.add_argument(
+            "--published-set", action="store_true", help="its stored puzzles are the benchmark paper's published set"
+        )
         listing = actions.add_parser("list", help="benchmarks and their families")
         listing.add_argument("name", nargs="?", help="only this benchmark")
         draw = actions.add_parser("draw", help="draw puzzles, each checked through the server's API")
@@ -47,15 +55,22 @@ class Command(BaseCommand):
         check.add_argument("name")
         assets = actions.add_parser("assets", help="fetch the pinned copies of files its page loads off-origin")
         assets.add_argument("name")
+        results = actions.add_parser("import-results", help="the peer's agent output as an agent run")
+        results.add_argument("name")
+        results.add_argument("file", help="benchmark_results_*.json: one JSON object a line, as the peer writes it")
+        results.add_argument("--run", dest="run_name", help="the run's name (default: NAME:MODEL:file stem)")
+        results.add_argument("--model", help="the model whose records to import, when the file has several")
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
-            getattr(self, f"_{action}")(**options)
+            getattr(self, f"_{action.replace('-', '_')}")(**options)
         except HostedError as error:
             raise CommandError(str(error)) from None
 
-    def _add(self, name: str, url: str, dialect: str, truth_public: bool, **_: Any) -> None:
-        benchmark = benchmark_add(name=name, url=url, dialect=dialect, truth_public=truth_public)
+    def _add(self, name: str, url: str, dialect: str, truth_public: bool, published_set: bool, **_: Any) -> None:
+        benchmark = benchmark_add(
+            name=name, url=url, dialect=dialect, truth_public=truth_public, published_set=published_set
+        )
         self._print(benchmark)
 
     def _list(self, name: str | None, **_: Any) -> None:
@@ -102,6 +117,23 @@ class Command(BaseCommand):
                 raise CommandError(str(problem)) from None
         kept = len(benchmark.assets) - len(wanted)
         self.stdout.write(f"{len(wanted)} fetched, {kept} already kept, each checked against its sha256")
+
+    def _import_results(self, name: str, file: str, run_name: str | None, model: str | None, **_: Any) -> None:
+        result = results_import(benchmark=name, path=Path(file), name=run_name, model=model)
+        for line, why in result.problems[:SHOWN]:
+            self.stderr.write(f"line {line} skipped: {why}")
+        if len(result.problems) > SHOWN:
+            self.stderr.write(f"... and {len(result.problems) - SHOWN} more lines skipped")
+        if result.unknown:
+            named = ", ".join(f"{what} (line {line})" for line, what in result.unknown[:SHOWN])
+            more = f" and {len(result.unknown) - SHOWN} more" if len(result.unknown) > SHOWN else ""
+            self.stderr.write(
+                f"{len(result.unknown)} records name no drawn puzzle of {name}, not imported: {named}{more}"
+            )
+        self.stdout.write(
+            f"import-results: {result.paired} of {result.records} records on {result.puzzles} drawn puzzles"
+            f" into run {result.run.name!r} (k = {result.run.rollouts_per_puzzle})"
+        )
 
     def _print(self, benchmark: Benchmark) -> None:
         rows = list(benchmark.families.all())
