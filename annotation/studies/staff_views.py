@@ -54,6 +54,7 @@ from annotation.studies.setup import (
 from annotation.studies.study_settings import ANY_TIME, CODES, DETAILS, FORM_ORDER, PLAIN, RULES, form_fields
 from arena_site.staff import staff_required
 from puzzles.bank import SPLIT_SIZES
+from puzzles.hosted_names import split_hosted_type
 from puzzles.models import Puzzle
 from puzzles.registry import registry
 
@@ -123,7 +124,7 @@ class StudyForm(StudyDetailsForm, RulesSettingsForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.type_names = registry().names()
+        self.type_names = registry().names() + hosted_families()
         # This form's copies of the fields declared above, of the kinds declared.
         types, dataset = self.fields["types"], self.fields["dataset"]
         practice, gold = self.fields["practice"], self.fields["gold"]
@@ -194,7 +195,7 @@ class StudyForm(StudyDetailsForm, RulesSettingsForm):
         return [
             {
                 "name": name,
-                "mode": registry().get(name).mode.value,
+                "mode": registry().get(name).mode.value if split_hosted_type(name) is None else "the benchmark's page",
                 "box": boxes[name],
                 "quota": self[f"quota_{name}"],
                 "available": [(split, counts.get(name, {}).get(split, 0)) for split in SPLIT_SIZES],
@@ -237,6 +238,13 @@ class StudyForm(StudyDetailsForm, RulesSettingsForm):
         if self.is_bound:
             return [v for v in self.data.getlist(field) if v] if hasattr(self.data, "getlist") else []
         return [getattr(p, "uid", p) for p in self.initial.get(field, [])]
+
+
+def hosted_families() -> list[str]:
+    """Hosted benchmarks' families with a verified puzzle (docs/hosted.md): a study may take them
+    beside our own types, by their qualified names."""
+    verified = Puzzle.objects.filter(status=Puzzle.Status.VERIFIED, dataset__startswith="hosted:")
+    return sorted(name for name in verified.values_list("type", flat=True).distinct() if split_hosted_type(name))
 
 
 # --- the list and creating ------------------------------------------------------------------
