@@ -1,7 +1,10 @@
 """Chance rates of stored puzzles: what a blind guess scores (each type's `chance_rate` hook,
 puzzles/types/base.py; bench/chance.py checks the hooks by guessing).
 
-A puzzle's rate is worked out from its truth and masks on the server; only the number leaves.
+A puzzle's rate is worked out from its truth and masks on the server; only the number leaves. It
+is kept on the puzzle once worked out (`Puzzle.chance_rate`; NOTHING_TO_GUESS for a type with
+nothing to guess), so a report over 4,000 puzzles reads a column rather than decoding every
+mask; a truth correction clears it.
 A type's rate is the mean over its puzzles (the guess is per puzzle, the same weight each, as
 Pass@1 counts puzzles). A hosted family (docs/hosted.md) has none: its answer space is another
 server's.
@@ -24,16 +27,33 @@ class TypeChance(TypedDict):
     rule: str  # the guess, in words (the type's chance_rule)
 
 
+NOTHING_TO_GUESS = -1.0  # kept for a puzzle with nothing to guess (null is "not worked out yet")
+
+
 def chance_rates(puzzle_ids: Iterable[int]) -> dict[int, float | None]:
-    """Each puzzle's chance rate by id (None: nothing to guess, or not one of our types)."""
+    """Each puzzle's chance rate by id (None: nothing to guess, or not one of our types): as kept,
+    the missing ones worked out and kept."""
+    kept = dict(Puzzle.objects.filter(pk__in=list(puzzle_ids)).values_list("pk", "chance_rate"))
+    missing = [pk for pk, rate in kept.items() if rate is None]
+    if missing:
+        worked = _work_out(missing)
+        Puzzle.objects.bulk_update(
+            [Puzzle(pk=pk, chance_rate=rate) for pk, rate in worked.items()], ["chance_rate"], batch_size=500
+        )
+        kept.update(worked)
+    return {pk: None if rate == NOTHING_TO_GUESS else rate for pk, rate in kept.items()}
+
+
+def _work_out(puzzle_ids: list[int]) -> dict[int, float]:
+    """The rates from each puzzle's truth and masks (NOTHING_TO_GUESS where there is none)."""
     known = registry()
-    out: dict[int, float | None] = {}
-    rows = Puzzle.objects.filter(pk__in=list(puzzle_ids)).values_list("pk", "type", "truth", "masks")
+    out: dict[int, float] = {}
+    rows = Puzzle.objects.filter(pk__in=puzzle_ids).values_list("pk", "type", "truth", "masks")
     for pk, type_name, truth, masks in rows.iterator(chunk_size=500):
-        if type_name not in known:
-            out[pk] = None
-            continue
-        out[pk] = known.get(type_name).chance_rate(truth, masks_from_bytes(bytes(masks or b"")))
+        rate = None
+        if type_name in known:
+            rate = known.get(type_name).chance_rate(truth, masks_from_bytes(bytes(masks or b"")))
+        out[pk] = NOTHING_TO_GUESS if rate is None else rate
     return out
 
 

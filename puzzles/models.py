@@ -58,6 +58,11 @@ class Puzzle(models.Model):
     masks = models.BinaryField(default=b"", blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Worked out from the truth and masks on first use and kept (puzzles/chance.py): never sent to a
+    # page (a mask's share of the image is a hint), and reset when the truth is corrected.
+    chance_rate = models.FloatField(
+        null=True, blank=True, help_text="a blind guess's chance of passing; null: not worked out yet; -1: none"
+    )
 
     class Meta:
         constraints = [

@@ -103,7 +103,8 @@ def puzzle_correct_truth(*, puzzle: Puzzle, truth: dict, by: User, note: str = "
         puzzle = Puzzle.objects.select_for_update(no_key=True).get(pk=puzzle.pk)
         old = puzzle.truth
         puzzle.truth = truth
-        puzzle.save(update_fields=["truth"])
+        puzzle.chance_rate = None  # worked out again from the new truth when next read (puzzles/chance.py)
+        puzzle.save(update_fields=["truth", "chance_rate"])
         attempts = Attempt.objects.filter(puzzle=puzzle, submitted_at__isnull=False).select_related("puzzle")
         changed = sum(attempt_rescore(attempt=a) for a in attempts)
         solved = places_mark_solved(puzzle=puzzle)

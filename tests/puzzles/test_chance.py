@@ -70,3 +70,23 @@ def test_a_hold_has_nothing_to_guess():
     hold = get_type("Hold_Button")
     assert hold.chance_rate({"hold_time": 3}, {}) is None
     assert hold.random_answer({"instruction": "", "image": "", "image_size": [1, 1]}, np.random.default_rng(0)) is None
+
+
+@pytest.mark.django_db
+def test_a_puzzle_s_rate_is_kept_once_worked_out_and_cleared_by_a_truth_correction(verified):
+    from django.contrib.auth import get_user_model
+
+    from annotation.review.labels import puzzle_correct_truth
+    from puzzles.chance import NOTHING_TO_GUESS, chance_rates
+    from puzzles.models import Puzzle
+
+    dice, hold = verified(types=("Dice_Count", "Hold_Button"), per_type=1)
+    assert chance_rates([dice.pk, hold.pk]) == {dice.pk: 1 / 34, hold.pk: None}
+    kept = dict(Puzzle.objects.values_list("pk", "chance_rate"))
+    assert kept == {dice.pk: 1 / 34, hold.pk: NOTHING_TO_GUESS}
+    Puzzle.objects.filter(pk=dice.pk).update(chance_rate=0.5)  # read as kept, not worked out again
+    assert chance_rates([dice.pk]) == {dice.pk: 0.5}
+    boss = get_user_model().objects.create_user("boss", is_staff=True)
+    puzzle_correct_truth(puzzle=dice, truth={**dice.truth, "sum": 40}, by=boss)  # beyond what a guess types
+    assert Puzzle.objects.get(pk=dice.pk).chance_rate is None
+    assert chance_rates([dice.pk]) == {dice.pk: 0.0}
