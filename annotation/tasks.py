@@ -31,7 +31,7 @@ from annotation.live.attempts import system_participant
 from annotation.live.intake import attempts_resolve_gaps
 from annotation.models import AgentRun, Attempt, Participant, Rollout, Study
 from puzzles.jobs.models import Chunk, Job
-from puzzles.jobs.runs import Report, chunk_run, job_start
+from puzzles.jobs.runs import CHUNK_TASK, Report, chunk_run, job_start
 from puzzles.models import Puzzle, ReplayCheck
 from puzzles.selectors import puzzle_selection
 
@@ -73,7 +73,7 @@ def replay_task(
 REPLAY_CHUNK = 10  # puzzles a chunk: each chunk starts a page server and a Chromium, a few seconds
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+@shared_task(**CHUNK_TASK)
 def replay_chunk_task(self: Task, chunk_id: int, after: str = "") -> dict:
     return chunk_run(self, chunk_id, _replay_chunk, after=after)
 
@@ -155,7 +155,7 @@ def _failure(puzzle_id: int, reason: str) -> dict:
 TRAJECTORIES_CHUNK = 10  # attempts a chunk: a page server, a Chromium and 10 replays, under a minute
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+@shared_task(**CHUNK_TASK)
 def trajectories_chunk_task(self: Task, chunk_id: int, after: str = "") -> dict:
     return chunk_run(self, chunk_id, _trajectories_chunk, finish=_trajectories_finish, after=after)
 
@@ -273,7 +273,7 @@ def _trajectories_finish(job: Job) -> None:
 AGENT_CHUNK = 10  # rollouts a chunk: a page server, a Chromium and `pages` model conversations at once
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+@shared_task(**CHUNK_TASK)
 def agent_chunk_task(self: Task, chunk_id: int, after: str = "") -> dict:
     return chunk_run(self, chunk_id, _agent_chunk, after=after)
 

@@ -10,7 +10,7 @@ from django.conf import settings
 from puzzles.bank import SPLIT_SIZES, bank_key, split_code
 from puzzles.interop_import import ImportPlan, import_chunk, import_items
 from puzzles.jobs.models import Chunk, Job
-from puzzles.jobs.runs import Report, chunk_run, chunks_resend, job_start, lease_s
+from puzzles.jobs.runs import CHUNK_TASK, Report, chunk_run, chunks_resend, job_start, lease_s
 from puzzles.models import Asset
 from puzzles.registry import type_names
 from puzzles.services import bank_generate
@@ -32,9 +32,10 @@ def bank_generate_task(
     return {"created": result.created, "skipped": result.skipped, "total": total}
 
 
-@shared_task(name="puzzles.jobs_resend", ignore_result=True)
+@shared_task(name="puzzles.jobs_resend", ignore_result=True, acks_late=False)
 def jobs_resend_task() -> int:
-    """Chunks whose task may be lost, sent again: sent by beat (settings.CELERY_BEAT_SCHEDULE)."""
+    """Chunks whose task may be lost, sent again: sent by beat (settings.CELERY_BEAT_SCHEDULE).
+    Acknowledged as it starts, so the broker it looks into holds no task of its own."""
     return chunks_resend()
 
 
@@ -44,7 +45,7 @@ GENERATE_STEP = 5  # puzzles stored (one transaction) and reported at a time wit
 ASSET_FOLDER = "a"  # where puzzles.models.asset_upload_to puts images: a/<2 hex>/<32 hex>.<ext>
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+@shared_task(**CHUNK_TASK)
 def generate_chunk_task(self, chunk_id: int, after: str = "") -> dict:
     return chunk_run(self, chunk_id, _generate_chunk, finish=remove_orphan_images, after=after)
 
@@ -139,7 +140,7 @@ IMPORT_CHUNK = 100  # entries a chunk: a few seconds of one worker process
 IMPORT_STEP = 20  # entries stored (one transaction) and reported at a time within a chunk
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+@shared_task(**CHUNK_TASK)
 def import_chunk_task(self, chunk_id: int, after: str = "") -> dict:
     return chunk_run(self, chunk_id, _import_chunk, finish=remove_orphan_images, after=after)
 

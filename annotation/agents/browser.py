@@ -20,6 +20,7 @@ from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import User
 from django.contrib.sessions.backends.db import SessionStore
+from django.db import connections
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page, ViewportSize, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
@@ -123,19 +124,25 @@ async def _on_pages(
     # each other whatever --workers says. asyncio.run shuts this executor down with the loop.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(pages + THREADS_BESIDE_PAGES))
     results: list[Result] = []
-    async with chromium() as browser:
+    try:
+        async with chromium() as browser:
 
-        async def worker() -> None:
-            context = await signed_in_context(browser, base_url, user)
-            page = await context.new_page()
-            while pending:
-                result = await act(page, pending.pop())
-                results.append(result)
-                if on_result:
-                    on_result(result)
-            await context.close()
+            async def worker() -> None:
+                context = await signed_in_context(browser, base_url, user)
+                page = await context.new_page()
+                while pending:
+                    result = await act(page, pending.pop())
+                    results.append(result)
+                    if on_result:
+                        on_result(result)
+                await context.close()
 
-        await asyncio.gather(*(worker() for _ in range(pages)))
+            await asyncio.gather(*(worker() for _ in range(pages)))
+    finally:
+        # The pages' database calls ran in asgiref's one thread for sync code, which outlives this
+        # run (a worker's next chunk uses it again): its connections are given back here, so one
+        # the database closed while it was away is never used again.
+        await sync_to_async(connections.close_all)()
     return results
 
 

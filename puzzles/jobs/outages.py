@@ -74,6 +74,18 @@ def broker_run() -> str:
         client.close()
 
 
+def broker_holds_no_task() -> bool:
+    """Whether the broker holds no task at all: none queued, none delivered and unacknowledged (a
+    task waiting to be tried again is one of those). A chunk still pending then has lost its task."""
+    from arena_site.celery import app
+
+    options = app.conf.broker_transport_options or {}
+    with app.connection_for_write() as broker:
+        client = broker.default_channel.client
+        queued = client.llen(app.conf.task_default_queue)
+        return queued == 0 and client.hlen(options.get("unacked_key", "unacked")) == 0
+
+
 def _database_started() -> str:
     if connection.vendor != "postgresql":
         return ""

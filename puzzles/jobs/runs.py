@@ -23,12 +23,18 @@ from typing import TextIO, cast
 
 from django.conf import settings
 from django.core.management.base import CommandError, OutputWrapper
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
 
 from puzzles.jobs.models import Chunk, Job
-from puzzles.jobs.outages import broker_run, check_not_restarted, is_transient, services_seen
+from puzzles.jobs.outages import (
+    broker_holds_no_task,
+    broker_run,
+    check_not_restarted,
+    is_transient,
+    services_seen,
+)
 from puzzles.progress import Progress
 
 logger = logging.getLogger(__name__)
@@ -40,6 +46,9 @@ BACK_OFF_FIRST_S = 1.0
 BACK_OFF_MOST_S = 30.0
 INLINE_TRIES = 8  # inline (no broker) the caller waits: about 2.5 min of tries at most
 FINISHED = (Chunk.State.DONE, Chunk.State.FAILED, Chunk.State.CANCELLED)
+# How every chunk task is declared (@shared_task(**CHUNK_TASK)): acknowledged once it ends and given
+# back when its worker is lost; tried again (chunk_run) as often as an outage takes, not Celery's 3.
+CHUNK_TASK = {"bind": True, "acks_late": True, "reject_on_worker_lost": True, "max_retries": None}
 
 Report = Callable[[int, list[dict]], None]  # (items done in the chunk, its failed items so far)
 Work = Callable[[Chunk, Report], None]
@@ -110,23 +119,25 @@ def job_start(
 def chunks_resend() -> int:
     """The beat's sweep (puzzles.jobs_resend): send again each chunk of a running job that may have
     no task left anywhere, and say how many. A running chunk whose holder has been silent past the
-    lease: its worker died, or its task ended on an error while the broker was away too; and a
-    pending chunk sent to an earlier run of the broker, which may have lost it (a Redis restarted
-    keeps what it holds only if it saved it). A chunk is sent again at most once a lease; a copy
-    too many finds its chunk held or finished, and ends there (_take)."""
+    lease: its worker died, or its task ended on an error while the broker was away too. A pending
+    chunk sent to an earlier run of the broker, which may have lost it (a Redis restarted keeps
+    what it holds only if it saved it), or pending while the broker holds no task at all (its
+    delivery met the database away and could not send its next try). A chunk is sent again at
+    most once a lease (at once after a broker restart); a copy too many finds its chunk held or
+    finished, and ends there (_take)."""
     from arena_site.celery import app
 
     broker = broker_run()
     now = timezone.now()
     quiet_since = now - timedelta(seconds=lease_s())
-    silent = Q(state=Chunk.State.RUNNING, heartbeat_at__lt=quiet_since)
-    lost_with_the_broker = Q(state=Chunk.State.PENDING) & ~Q(sent_to="") & ~Q(sent_to=broker)
-    chunks = Chunk.objects.filter(
-        silent | lost_with_the_broker,
-        Q(sent_at__isnull=True) | Q(sent_at__lt=quiet_since) | lost_with_the_broker,
-        job__state=Job.State.RUNNING,
-        job__cancel_requested=False,
-    ).exclude(job__task="")
+    silent = Q(state=Chunk.State.RUNNING, heartbeat_at__lt=quiet_since, sent_at__lt=quiet_since)
+    pending = Q(state=Chunk.State.PENDING) & ~Q(sent_to="")  # sent_to "": run inline, no task to lose
+    lost_with_the_broker = pending & ~Q(sent_to=broker)
+    left_behind = pending & Q(sent_at__lt=now - timedelta(seconds=lease_s() / 4))
+    lost = silent | lost_with_the_broker
+    if broker_holds_no_task():
+        lost |= left_behind
+    chunks = Chunk.objects.filter(lost, job__state=Job.State.RUNNING, job__cancel_requested=False).exclude(job__task="")
     resent = list(chunks.values_list("pk", "job__task", "number", "job_id"))
     for chunk_id, task, number, job_id in resent:
         app.send_task(task, args=[chunk_id])
@@ -156,15 +167,16 @@ def chunk_run(task, chunk_id: int, work: Work, finish: Finish | None = None, aft
     try:
         return _delivery(chunk_id, work, finish, holder, after)
     except Held as held:
-        raise task.retry(countdown=held.wait_s, max_retries=None) from None
+        raise task.retry(countdown=held.wait_s) from None
     except Exception as error:
         if not is_transient(error):
             raise
         wait_s = back_off_s(task.request.retries)
+        connections.close_all()  # one the database closed is not used again
         logger.warning("chunk %s: %s; tried again in %.0f s", chunk_id, _said(error), wait_s)
         # If the broker is away too, sending this fails and the task ends: the beat sends the
         # chunk again once its lease has passed (chunks_resend).
-        raise task.retry(args=[chunk_id], kwargs={"after": holder}, countdown=wait_s, max_retries=None) from error
+        raise task.retry(args=[chunk_id], kwargs={"after": holder}, countdown=wait_s) from error
 
 
 def back_off_s(tries: int) -> float:
@@ -182,7 +194,7 @@ def _inline_tries(chunk_id: int, work: Work, finish: Finish | None, holder: str)
         except Exception as error:
             if not is_transient(error) or tries + 1 == INLINE_TRIES:
                 raise
-            connection.close()
+            connections.close_all()
             time.sleep(back_off_s(tries))
             after = holder
     raise AssertionError("unreachable")
@@ -410,7 +422,7 @@ def job_announce(job: Job) -> str:
     except Exception as error:  # the broker away for a moment: the job is sent; the workers will take it
         if not is_transient(error):
             raise
-        workers = "the broker did not answer a ping"
+        workers = f"the broker did not answer a ping: {_said(error)}"
     else:
         workers = f"{answered} worker{'' if answered == 1 else 's'} answered" if answered else "no worker answered yet"
     return f"job {job.pk}: {job.total} items in {chunks} chunks sent to the workers ({workers}); Ctrl-C cancels it"

@@ -16,6 +16,7 @@ from typing import IO
 
 import pytest
 import redis
+from celery import Celery
 from django.conf import settings
 
 from annotation.agents.server import database_url
@@ -59,13 +60,29 @@ class Worker:
 @dataclass
 class Workers:
     started: list[Worker] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # over worker_environment(): another database or broker
 
     def start(self, count: int) -> list[Worker]:
         for _ in range(count):
-            self.started.append(_start_worker(f"w{len(self.started) + 1}"))
-        running = sum(not w.killed for w in self.started)
-        wait_for(lambda: len(app.control.ping(timeout=0.5) or []) >= running, f"{running} workers to answer", 120)
+            self.started.append(_start_worker(f"w{len(self.started) + 1}", self.env))
+        running = sum(not w.killed and w.name != "beat" for w in self.started)
+        wait_for(lambda: self.answering() >= running, f"{running} workers to answer", 120)
         return self.started
+
+    def start_beat(self, folder: Path) -> Worker:
+        """`celery -A arena_site beat` as docker-compose's beat service runs it (its schedule in `folder`)."""
+        beat = _start_celery("beat", ["beat", "--schedule", str(folder / "beat-schedule")], self.env)
+        self.started.append(beat)
+        return beat
+
+    def answering(self) -> int:
+        """How many workers answer a ping on their broker."""
+        url = self.env.get("REDIS_URL")
+        if not url:
+            return len(app.control.ping(timeout=0.5) or [])
+        # An app of its own: a ping goes out through the app's producer pool, bound to its broker.
+        with Celery("ping", broker=url) as on_that_broker:
+            return len(on_that_broker.control.ping(timeout=0.5) or [])
 
     def holding(self, chunk: Chunk) -> Worker | None:
         pid = int(chunk.holder.split(":")[1]) if chunk.holder else 0
@@ -87,7 +104,7 @@ class Workers:
             worker.log.close()
 
 
-def _environment() -> dict[str, str]:
+def worker_environment() -> dict[str, str]:
     """This test's settings, carried to the workers: the test database, its folders and secrets."""
     return {
         **os.environ,
@@ -105,16 +122,19 @@ def _environment() -> dict[str, str]:
     }
 
 
-def _start_worker(name: str) -> Worker:
+def _start_worker(name: str, env: dict[str, str] | None = None) -> Worker:
     """`celery -A arena_site worker` as docker-compose's worker service runs it, one pool process."""
+    arguments = ["worker", "--loglevel", "info", "--concurrency", "1", "--hostname", f"{name}@%h"]
+    return _start_celery(name, arguments, env or {})
+
+
+def _start_celery(name: str, arguments: list[str], env: dict[str, str]) -> Worker:
     celery = Path(sys.executable).with_name("celery")
-    command = [str(celery), "-A", "arena_site", "worker", "--loglevel", "info", "--concurrency", "1"]
-    command += ["--hostname", f"{name}@%h"]
     log = tempfile.TemporaryFile("w+")  # noqa: SIM115  (Workers.stop closes it)
     process = subprocess.Popen(
-        command,
+        [str(celery), "-A", "arena_site", *arguments],
         cwd=settings.BASE_DIR,
-        env=_environment(),
+        env={**worker_environment(), **env},
         stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
