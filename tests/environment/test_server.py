@@ -70,8 +70,9 @@ def test_a_token_serves_its_own_datasets_and_nothing_once_revoked(env_server, ba
         f"Server error: no puzzle '{theirs.uid}' in this token's datasets (code: VALIDATION_ERROR)",
         "Server error: this token serves generated:11, not 'generated:12' (code: VALIDATION_ERROR)",
         "Server error: no puzzle matches this reset's pool and curriculum (code: VALIDATION_ERROR)",
-        "Server error: reset takes type, dataset, split, puzzle, group, checkpoint, episode_id, mined_from, seed,"
-        " max_steps, mined_last, verified_only, valid_only, human_pass_min, human_pass_max; not colour"
+        "Server error: reset takes type, dataset, split, puzzle, group, checkpoint, episode_id, mined_from,"
+        " people_solvable, seed, max_steps, mined_last, verified_only, valid_only, human_pass_min, human_pass_max;"
+        " not colour"
         " (code: VALIDATION_ERROR)",
     ]
     assert state["puzzle"] == mine.uid and not drawn.done
