@@ -50,7 +50,7 @@ def main() -> None:
     from puzzles.services import bank_generate
 
     bank_generate(split="test", per_type=4, types=["Geometry_Click"], bank_seed=5, workers=1)
-    _, key = token_create(name=f"bench-{os.getpid()}", datasets=["generated:5"])
+    _, key = token_create(name=f"bench-{os.getpid()}", datasets=["generated:5"], splits=["test"], max_sessions=64)
     server = _serve(args.port, max(args.sessions, default=1))
     try:
         base = f"http://127.0.0.1:{args.port}/{key}"

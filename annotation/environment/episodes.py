@@ -9,7 +9,9 @@ verifier scored it; an episode that never submitted gets 0.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -26,6 +28,11 @@ from puzzles.registry import UnknownPuzzleType, get_type
 
 DRAWABLE = (Puzzle.Status.DRAFT, Puzzle.Status.VERIFIED)  # not failed, not retired
 PROTOCOL = "openenv"
+# A group unused this long is over: its name draws a new puzzle (a GRPO group's rollouts follow
+# each other within minutes; a later job reusing the names gets puzzles of its own).
+GROUP_IDLE_S = 30 * 60
+# What a reset says that is not a filter of the pool: the rest (split, type, the curriculum...) are.
+NOT_FILTERS = {"puzzle", "group", "checkpoint", "episode_id", "seed", "max_steps"}
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,12 @@ class Begun:
 def episode_begin(*, token: EnvToken, params: ResetParams, player_id: int | None = None) -> Begun:
     """The episode's puzzle drawn, its rollout and attempt made (pending until it ends), held by
     the server process `player_id` (a PlayerProcess: failed with the reason if that one dies)."""
-    puzzle = _group_puzzle(token, params) if params.group else _draw(token, params)
-    run = _run(token, params.checkpoint, puzzle)
+    found = _run_found(token, params.checkpoint)
+    group = _group_live(found, params) if found is not None and params.group else None
+    puzzle = group.puzzle if group is not None else _draw(token, params, avoid=_held(token) if params.group else [])
+    run = found or _run(token, params.checkpoint, puzzle)
+    if params.group:
+        puzzle = _group_kept(token, run, params, puzzle)
     participant = run.participant
     assert participant is not None  # every environment run is made with its participant
     with transaction.atomic():
@@ -68,16 +79,19 @@ def episode_begin(*, token: EnvToken, params: ResetParams, player_id: int | None
     )
 
 
-def _draw(token: EnvToken, params: ResetParams) -> Puzzle:
-    """The puzzle asked for by uid, or one drawn (by `seed`, else at random) from the token's pool."""
-    allowed = Puzzle.objects.filter(dataset__in=token.datasets)
+def _draw(token: EnvToken, params: ResetParams, avoid: list[int]) -> Puzzle:
+    """The puzzle asked for by uid, or one drawn (by `seed`, else at random) from the token's pool,
+    the `avoid` puzzles left out while others remain."""
+    allowed = Puzzle.objects.filter(dataset__in=token.datasets, split__in=token.splits)
     if params.puzzle:
         found = allowed.filter(uid=params.puzzle).first()
         if found is None:
-            raise BadRequest(f"no puzzle {params.puzzle!r} in this token's datasets")
+            raise BadRequest(f"no puzzle {params.puzzle!r} in this token's datasets and splits")
         return found
     if params.dataset and params.dataset not in token.datasets:
         raise BadRequest(f"this token serves {', '.join(token.datasets)}, not {params.dataset!r}")
+    if params.split and params.split not in token.splits:
+        raise BadRequest(f"this token serves split {', '.join(token.splits)}, not {params.split!r}")
     pool = allowed.filter(status__in=DRAWABLE)
     if params.dataset:
         pool = pool.filter(dataset=params.dataset)
@@ -93,6 +107,7 @@ def _draw(token: EnvToken, params: ResetParams) -> Puzzle:
     ids = _curriculum(token, list(pool.order_by("pk").values_list("pk", flat=True)), params)
     if not ids:
         raise BadRequest("no puzzle matches this reset's pool and curriculum")
+    ids = [pk for pk in ids if pk not in set(avoid)] or ids
     chooser = random.Random(params.seed) if params.seed is not None else random.SystemRandom()
     return Puzzle.objects.get(pk=chooser.choice(ids))
 
@@ -147,16 +162,56 @@ def mined(token: EnvToken, run_name: str, last: int) -> set[int]:
     return {puzzle_id for puzzle_id, seen in outcomes.items() if any(seen) and not all(seen)}
 
 
-def _group_puzzle(token: EnvToken, params: ResetParams) -> Puzzle:
-    """The group's puzzle: drawn by its first reset, then the same for every reset naming it."""
-    existing = EnvGroup.objects.filter(token=token, name=params.group).select_related("puzzle").first()
-    if existing is None:
-        existing, _ = EnvGroup.objects.get_or_create(
-            token=token, name=params.group, defaults={"puzzle": _draw(token, params)}
+def reset_filters(params: ResetParams) -> dict[str, Any]:
+    """The filters a reset puts on the pool, those it gave (not left at their defaults)."""
+    defaults = ResetParams()
+    return {
+        field.name: getattr(params, field.name)
+        for field in fields(ResetParams)
+        if field.name not in NOT_FILTERS and getattr(params, field.name) != getattr(defaults, field.name)
+    }
+
+
+def _group_live(run: AgentRun, params: ResetParams) -> EnvGroup | None:
+    """The run's group of this name, if it is still in use; a reset with other filters is refused."""
+    since = timezone.now() - timedelta(seconds=GROUP_IDLE_S)
+    group = EnvGroup.objects.filter(run=run, name=params.group, used_at__gte=since).select_related("puzzle").first()
+    filters = reset_filters(params)
+    if group is not None and filters and filters != group.filters:
+        raise BadRequest(
+            f"group {params.group!r} was drawn with {_said(group.filters)}; this reset asks {_said(filters)}: "
+            "send the group's filters (or none), or name another group"
         )
-    if existing.puzzle.dataset not in token.datasets:  # the token's datasets changed since it was drawn
-        raise BadRequest(f"group {params.group!r} plays a puzzle of {existing.puzzle.dataset}, not served any more")
-    return existing.puzzle
+    return group
+
+
+def _said(filters: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={value!r}" for key, value in sorted(filters.items())) or "no filters"
+
+
+def _held(token: EnvToken) -> list[int]:
+    """The puzzles of this token's groups in use: a new group draws another while the pool allows."""
+    since = timezone.now() - timedelta(seconds=GROUP_IDLE_S)
+    return list(EnvGroup.objects.filter(token=token, used_at__gte=since).values_list("puzzle_id", flat=True))
+
+
+def _group_kept(token: EnvToken, run: AgentRun, params: ResetParams, drawn: Puzzle) -> Puzzle:
+    """The group's puzzle, the group kept in use: `drawn` for a new group (or one unused for
+    GROUP_IDLE_S, drawn again), else the one its first reset drew, still served to this token."""
+    now = timezone.now()
+    with transaction.atomic():
+        group, made = EnvGroup.objects.select_for_update().get_or_create(
+            token=token, run=run, name=params.group, defaults={"puzzle": drawn, "filters": reset_filters(params)}
+        )
+        if not made and group.used_at < now - timedelta(seconds=GROUP_IDLE_S):
+            group.puzzle, group.filters = drawn, reset_filters(params)
+        group.used_at = now
+        group.save()
+    puzzle = Puzzle.objects.get(pk=group.puzzle_id)
+    if puzzle.dataset not in token.datasets or puzzle.split not in token.splits:  # the token changed since
+        said = f"{puzzle.dataset}, split {puzzle.split}"
+        raise BadRequest(f"group {params.group!r} plays a puzzle of {said}, not served any more")
+    return puzzle
 
 
 def _runs_of(token: EnvToken) -> QuerySet[AgentRun]:
@@ -164,9 +219,13 @@ def _runs_of(token: EnvToken) -> QuerySet[AgentRun]:
     return AgentRun.objects.filter(source=AgentRun.Source.ENVIRONMENT, settings__client=token.name)
 
 
+def _run_found(token: EnvToken, checkpoint: str) -> AgentRun | None:
+    return _runs_of(token).filter(settings__checkpoint=checkpoint).select_related("participant__user").first()
+
+
 def _run(token: EnvToken, checkpoint: str, puzzle: Puzzle) -> AgentRun:
     """The run of this client and checkpoint, made on its first episode."""
-    found = _runs_of(token).filter(settings__checkpoint=checkpoint).select_related("participant__user").first()
+    found = _run_found(token, checkpoint)
     if found is not None:
         return found
     name = f"env {token.name}: {checkpoint}"
@@ -191,9 +250,10 @@ def _run(token: EnvToken, checkpoint: str, puzzle: Puzzle) -> AgentRun:
     return AgentRun.objects.select_related("participant__user").get(pk=run.pk)
 
 
-def episode_reward(rollout_id: int) -> float:
-    """The server verifier's reward for the episode's attempt; 0 when it was never submitted."""
-    attempt = Attempt.objects.filter(rollout__pk=rollout_id).only("submitted_at", "reward").first()
+def episode_outcome(rollout_id: int) -> tuple[float, str]:
+    """The server verifier's reward for the episode's attempt and its verdict (correct, incorrect);
+    0 and unanswered when it was never submitted."""
+    attempt = Attempt.objects.filter(rollout__pk=rollout_id).only("submitted_at", "reward", "correct").first()
     if attempt is None or attempt.submitted_at is None or attempt.reward is None:
-        return 0.0
-    return float(attempt.reward)
+        return 0.0, "unanswered"
+    return float(attempt.reward), "correct" if attempt.correct else "incorrect"

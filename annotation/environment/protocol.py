@@ -16,9 +16,19 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.agents.actions import HOLD_DEFAULT_MS, HOLD_MAX_MS
+from annotation.agents.actions import (
+    CLICK_WAIT_MS,
+    DRAG_STEP_MS,
+    DRAG_STEPS,
+    HOLD_DEFAULT_MS,
+    HOLD_MAX_MS,
+    KEY_WAIT_MS,
+    SETTLE_MS,
+    TYPE_DELAY_MS,
+)
 from annotation.agents.protocols.base import Call
 from annotation.live.solvable import SolvableRule
+from arena_env.models import schemas
 from puzzles.layout import STAGE_H, STAGE_W
 
 MAX_STEPS_DEFAULT, MAX_STEPS_LIMIT = 30, 200
@@ -27,6 +37,16 @@ LABEL_MAX = 200
 # The checkpoint names its run, "env <client>: <checkpoint>", within AgentRun.name's 200 characters
 # beside a client's name of up to 100 (EnvToken.name), and the run's participant label beside that.
 CHECKPOINT_MAX = 64
+
+# A step answers within STEP_BOUND_S, or within the client's own timeout_s when that is shorter,
+# far below OpenEnv clients' 60 s message timeout: so no answer can arrive after the client gave up on
+# it and be read as the next request's. An action whose published waits leave less than
+# STEP_MARGIN_S (or half the bound, if less) for the page and the screenshot is refused before
+# anything is done.
+STEP_BOUND_S = 30.0
+STEP_MARGIN_S = 3.0
+FRAME_DEPTH_MAX = 8  # a step's data nests 3 deep; deeper frames are refused before they are parsed
+FRAME_MAX_CHARS = 64 * 1024  # a client's frame: a reset or an action (type_text's 1,000 characters at most)
 
 # OpenEnv's WSErrorCode values.
 INVALID_JSON = "INVALID_JSON"
@@ -118,10 +138,55 @@ def reset_params(data: Any) -> ResetParams:
     return ResetParams(**given)
 
 
+def step_bound(data: Any) -> float:
+    """The seconds a step may take: the server's bound, or the client's `timeout_s` if shorter."""
+    timeout = data.get("timeout_s") if isinstance(data, dict) else None
+    if timeout is None:
+        return STEP_BOUND_S
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
+        raise BadRequest(f"step timeout_s must be a number of seconds above 0, not {timeout!r}")
+    return min(float(timeout), STEP_BOUND_S)
+
+
+def published_wait_s(call: Call) -> float:
+    """The waits the harness's published timings put into an action, in seconds."""
+    arguments = call.arguments
+    waits_ms = {
+        "click": CLICK_WAIT_MS + SETTLE_MS,
+        "drag": DRAG_STEPS * DRAG_STEP_MS + CLICK_WAIT_MS + SETTLE_MS,
+        "type_text": TYPE_DELAY_MS * len(str(arguments.get("text", ""))) + KEY_WAIT_MS + SETTLE_MS,
+        "hold": int(arguments.get("duration_ms", HOLD_DEFAULT_MS)) + SETTLE_MS,
+    }
+    return waits_ms.get(call.name, 0) / 1000
+
+
+def action_within(call: Call, bound_s: float) -> None:
+    """Refuse an action whose published waits do not leave STEP_MARGIN_S of the step's bound."""
+    waits, margin = published_wait_s(call), min(STEP_MARGIN_S, bound_s / 2)
+    if waits + margin <= bound_s:
+        return
+    said = f"this step must answer within {bound_s:g} s"
+    if bound_s < STEP_BOUND_S:
+        said += " (its timeout_s)"
+    raise BadRequest(
+        f"{call.name} waits {waits:g} s by the published timings, and {said} with {margin:g} s for the "
+        f"page: nothing was done; {_shorter(call.name, bound_s - margin)}"
+    )
+
+
+def _shorter(name: str, room_s: float) -> str:
+    room_ms = int(room_s * 1000) - SETTLE_MS
+    if name == "hold":
+        return f"hold for at most {max(0, room_ms)} ms, or split the hold"
+    if name == "type_text":
+        return f"type at most {max(0, (room_ms - KEY_WAIT_MS) // TYPE_DELAY_MS)} characters a step"
+    return "give the step a longer timeout_s"
+
+
 def action_call(data: Any) -> Call:
     """A step's data as the call the episode engine does; raises BadRequest for anything else."""
-    if not isinstance(data, dict) or set(data) - {"action", "arguments"} or "action" not in data:
-        raise BadRequest('a step is {"action": NAME, "arguments": {...}}')
+    if not isinstance(data, dict) or set(data) - {"action", "arguments", "timeout_s"} or "action" not in data:
+        raise BadRequest('a step is {"action": NAME, "arguments": {...}, ["timeout_s": seconds]}')
     name, arguments = data["action"], data.get("arguments", {})
     if name not in ACTIONS:
         raise BadRequest(f"action must be one of {', '.join(ACTIONS)}, not {name!r}")
@@ -154,6 +219,60 @@ def _check_argument(name: str, key: str, value: Any) -> None:
         raise BadRequest(f"type_text text must be a text of 1 to {TEXT_MAX} characters")
 
 
+def parse_frame(text: str | bytes) -> Any:
+    """A client's JSON, parsed safely: refused (BadRequest, INVALID_JSON) when it is no JSON or
+    nests deeper than FRAME_DEPTH_MAX (measured before parsing, so no recursion limit is met), and
+    when any text in it, a key or a value, holds a NUL (which PostgreSQL cannot store)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode()
+        except UnicodeDecodeError:
+            raise BadJson("Invalid JSON: not UTF-8") from None
+    if len(text) > FRAME_MAX_CHARS:
+        raise BadJson(f"Invalid JSON: a client frame is at most {FRAME_MAX_CHARS} characters")
+    if _depth(text) > FRAME_DEPTH_MAX:
+        raise BadJson(f"Invalid JSON: nested deeper than {FRAME_DEPTH_MAX} levels")
+    try:
+        parsed = json.loads(text)
+    except ValueError as error:
+        raise BadJson(f"Invalid JSON: {error}") from None
+    if _holds_nul(parsed):
+        raise BadRequest("a text in the frame holds a NUL character (U+0000): nothing was done")
+    return parsed
+
+
+class BadJson(BadRequest):
+    code = INVALID_JSON
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of [ and { in JSON text, strings skipped."""
+    deepest = depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            in_string = escaped or char != '"'  # an escaped quote does not end the string
+            escaped = not escaped and char == "\\"
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
 def frame(kind: str, data: dict[str, Any]) -> str:
     return json.dumps({"type": kind, "data": data})
 
@@ -167,57 +286,5 @@ def step_result(observation: dict[str, Any], reward: float | None, done: bool) -
     return {"observation": observation, "reward": reward, "done": done}
 
 
-def _coordinate(description: str, limit: int) -> dict[str, Any]:
-    return {"type": "integer", "minimum": 0, "maximum": limit - 1, "description": description}
-
-
-ACTION_SCHEMA: dict[str, Any] = {
-    "title": "ArenaAction",
-    "type": "object",
-    "description": "One computer-use action in stage pixels (1280x1080, the page shows the stage alone).",
-    "properties": {
-        "action": {"type": "string", "enum": list(ACTIONS)},
-        "arguments": {
-            "type": "object",
-            "properties": {
-                **{key: _coordinate(key, STAGE_W) for key in ("x", "start_x", "end_x")},
-                **{key: _coordinate(key, STAGE_H) for key in ("y", "start_y", "end_y")},
-                "text": {"type": "string", "minLength": 1, "maxLength": TEXT_MAX},
-                "duration_ms": {"type": "integer", "minimum": 0, "maximum": HOLD_MAX_MS, "default": HOLD_DEFAULT_MS},
-                "button": {"type": "string", "enum": list(BUTTONS), "default": "left"},
-            },
-            "additionalProperties": False,
-        },
-    },
-    "required": ["action"],
-    "additionalProperties": False,
-}
-OBSERVATION_SCHEMA: dict[str, Any] = {
-    "title": "ArenaObservation",
-    "type": "object",
-    "properties": {
-        "screenshot": {"type": "string", "description": "the page, 1280x1080 PNG, base64"},
-        "instruction": {"type": "string", "description": "as the page shows it"},
-        "step": {"type": "integer", "description": "actions done so far"},
-        "max_steps": {"type": "integer"},
-        "result": {"type": "string", "description": "the last action's result text, as the harness answers it"},
-        "ended": {"type": "string", "description": "why the episode ended: submitted, done, step limit; '' while on"},
-    },
-}
-STATE_SCHEMA: dict[str, Any] = {
-    "title": "ArenaState",
-    "type": "object",
-    "properties": {
-        "episode_id": {"type": ["string", "null"]},
-        "step_count": {"type": "integer", "minimum": 0},
-        "puzzle": {"type": "string"},
-        "type": {"type": "string"},
-        "dataset": {"type": "string"},
-        "split": {"type": "string"},
-        "group": {"type": "string"},
-        "run": {"type": "string"},
-        "done": {"type": "boolean"},
-    },
-    "additionalProperties": True,
-}
-SCHEMAS = {"action": ACTION_SCHEMA, "observation": OBSERVATION_SCHEMA, "state": STATE_SCHEMA}
+# /schema: the typed models a trainer's client parses into (arena_env/models.py, pydantic).
+SCHEMAS = schemas()

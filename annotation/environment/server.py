@@ -28,19 +28,22 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from playwright.async_api import Browser, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 from annotation.agents.browser import CHROMIUM, CHROMIUM_ARGS
 from annotation.agents.players import HEARTBEAT_S, player_beat, rollouts_abandoned_fail
 from annotation.environment.database import DatabaseUnavailable, database, database_ready
+from annotation.environment.openapi import OPENAPI
 from annotation.environment.protocol import (
     CAPACITY_REACHED,
     EXECUTION_ERROR,
-    INVALID_JSON,
     SCHEMAS,
     SESSION_ERROR,
     UNKNOWN_TYPE,
@@ -48,20 +51,30 @@ from annotation.environment.protocol import (
     action_call,
     error_data,
     frame,
+    parse_frame,
 )
 from annotation.environment.sessions import Session
-from annotation.environment.tokens import token_for
+from annotation.environment.tokens import token_for, tokens_revoked
 from annotation.models import EnvToken
+from arena_env.models import VERSION
 
 log = logging.getLogger(__name__)
 # ASGI's two callables, its events as plain dicts (asgiref.typing's TypedDicts would want every key).
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+T = TypeVar("T")
 HEALTHY = {"status": "healthy"}
+README = (Path(__file__).resolve().parents[2] / "arena_env" / "README.md").read_text()
 METADATA = {
-    "name": "CaptchaArena",
-    "description": "CaptchaArena puzzles on the live page; reward: the server verifier's 0-1 score.",
+    "name": "captcha_arena",
+    "description": "CaptchaArena puzzles on the live page; reward: the server verifier's 0-1 score, verdict beside.",
+    "version": VERSION,
+    "readme_content": README,
+    "author": "CaptchaArena human baseline",
+    "documentation_url": "docs/environment.md",
 }
+# OpenEnv's JSON-RPC endpoint: no MCP tools are offered yet (the WebSocket plays), said as JSON-RPC.
+MCP_NO_TOOLS = "this environment offers no MCP tools yet: play episodes over the WebSocket at /ws"
 STATELESS = "HTTP reset is stateless, as OpenEnv's: an episode lives on a WebSocket at <base>/ws"
 BODY_MAX = 1 << 20
 LINGER_S = 30.0
@@ -71,6 +84,16 @@ HEALTH_TIMEOUT_S = 3.0  # each check of /health; docker-compose.yml's health che
 # a health check every 10 s (docker-compose.yml) opens one every third check, 0.5% of a core.
 PAGE_CHECK_KEPT_S = 30.0
 HEALTH_PAGE = "/accounts/login/"  # a page of the site that asks nothing of the database
+REVOKED_CHECK_S = 1.0  # how often open sessions' tokens are read again: a revoked one's sockets close
+PUBLIC = ("health", "metadata", "schema", "openapi.json", "mcp")  # answered without a key
+
+
+class Open:
+    """A WebSocket session of a token, as the server's revocation watch sees it."""
+
+    def __init__(self, token_id: int) -> None:
+        self.token_id = token_id
+        self.revoked = asyncio.Event()
 
 
 class EnvServer:
@@ -80,6 +103,9 @@ class EnvServer:
         self.page_base, self.max_sessions, self.idle_timeout_s = page_base, max_sessions, idle_timeout_s
         self.player_id = player_id  # this process's PlayerProcess, when it holds its episodes' rollouts
         self.active = 0  # places taken: open sessions, and HTTP resets under way
+        self.open: set[Open] = set()  # the WebSocket sessions, each with its token
+        self.held: dict[int, int] = {}  # places taken per token: its cap is EnvToken.max_sessions
+        self._watch: asyncio.Task[None] | None = None
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._launching = asyncio.Lock()
@@ -87,7 +113,7 @@ class EnvServer:
         self._page_checked_at = float("-inf")
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        key, _, endpoint = scope["path"].strip("/").partition("/")
+        key, endpoint = _route(scope)
         if scope["type"] == "websocket":
             await self._websocket(key, endpoint, receive, send)
         elif scope["type"] == "http":
@@ -163,11 +189,49 @@ class EnvServer:
         except Exception as error:
             raise DatabaseUnavailable(f"the database is unavailable ({_said(error)})") from error
 
-    def _take_place(self) -> bool:
+    def _take_place(self, token: EnvToken) -> dict[str, Any] | None:
+        """A place for a session of this token; or the refusal, when the server or the token is full."""
         if self.active >= self.max_sessions:
-            return False
+            return self._capacity_error()
+        held = self.held.get(token.pk, 0)
+        if held >= token.max_sessions:
+            return error_data(
+                f"Token at capacity: {held}/{token.max_sessions} of its sessions are open on this server. Close one"
+                " before opening another.",
+                CAPACITY_REACHED,
+                active_sessions=held,
+                max_sessions=token.max_sessions,
+            )
         self.active += 1
-        return True
+        self.held[token.pk] = held + 1
+        return None
+
+    def _give_place(self, token: EnvToken) -> None:
+        self.active -= 1
+        self.held[token.pk] -= 1
+        if not self.held[token.pk]:
+            del self.held[token.pk]
+
+    async def watch_revocations(self) -> None:
+        """Every REVOKED_CHECK_S while sessions are open: those whose token staff revoked are told
+        and closed, their episodes kept as failed and their places freed, within seconds."""
+        while self.open:
+            await asyncio.sleep(REVOKED_CHECK_S)
+            try:
+                revoked = await database(tokens_revoked)(list({each.token_id for each in self.open}))
+            except Exception as error:  # the database away: the next look tries again
+                log.warning("environment revocation check failed: %s: %s", type(error).__name__, error)
+                continue
+            for each in self.open:
+                if each.token_id in revoked:
+                    each.revoked.set()
+
+    def _watching(self, token: EnvToken) -> Open:
+        each = Open(token.pk)
+        self.open.add(each)
+        if self._watch is None or self._watch.done():
+            self._watch = asyncio.ensure_future(self.watch_revocations())
+        return each
 
     def _capacity_error(self) -> dict[str, Any]:
         active = self.active
@@ -190,47 +254,58 @@ class EnvServer:
             await send({"type": "websocket.close", "code": 4403})  # before accept: a 403 handshake
             return
         await send({"type": "websocket.accept"})
-        if not self._take_place():
-            return await _refuse(self._capacity_error(), receive, send)
-        session, why = None, "the server failed"
+        refusal = self._take_place(token)
+        if refusal is not None:
+            return await _refuse(refusal, receive, send)
+        session, why, each = None, "the server failed", self._watching(token)
         try:
             session = self._session(token, await self.browser())
-            why = await self._converse(session, receive, send)
+            why = await self._converse(session, each, receive, send)
         finally:
-            self.active -= 1
+            self.open.discard(each)
+            self._give_place(token)
             if session is not None:
                 await session.close(why)
 
     def _session(self, token: EnvToken, browser: Browser) -> Session:
         return Session(token=token, browser=browser, page_base=self.page_base, player_id=self.player_id)
 
-    async def _converse(self, session: Session, receive: Receive, send: Send) -> str:
-        """Answer the client's frames until it closes, goes away or falls idle; returns which."""
+    async def _converse(self, session: Session, each: Open, receive: Receive, send: Send) -> str:
+        """Answer the client's frames until it closes, goes away, falls idle (no reset or step for
+        idle_timeout_s: a state frame does not count) or its token is revoked; returns which."""
         while True:
-            try:
-                message = await asyncio.wait_for(receive(), timeout=self.idle_timeout_s)
-            except TimeoutError:
+            idle_left = self.idle_timeout_s - (time.monotonic() - session.active_at)
+            message = await _until(receive(), each.revoked, max(idle_left, 0.0))
+            if each.revoked.is_set():
+                return await _revoked(session, send)
+            if message is None:
                 idle = f"idle for {self.idle_timeout_s:g} s"
                 await session.close(idle)  # its browser context freed now, not after the goodbye
                 await _refuse(error_data(idle, SESSION_ERROR), receive, send)
                 return idle
             if message["type"] != "websocket.receive":
                 return "the client went away"  # websocket.disconnect
-            reply = await self._answer(session, message.get("text") or message.get("bytes") or "")
+            answered = await _until(
+                self._answer(session, message.get("text") or message.get("bytes") or ""), each.revoked
+            )
+            if each.revoked.is_set():  # an action under way is stopped
+                return await _revoked(session, send)
+            reply = answered[0] if answered is not None else None
             if reply is None:
                 await send({"type": "websocket.close", "code": 1000})
                 return "the client closed the session"
             await send({"type": "websocket.send", "text": reply})
 
-    async def _answer(self, session: Session, text: str | bytes) -> str | None:
-        """The frame answering one client frame; None for close."""
+    async def _answer(self, session: Session, text: str | bytes) -> tuple[str | None]:
+        """The frame answering one client frame (None for close), in a tuple: a close is an answer."""
+        return (await self._reply(session, text),)
+
+    async def _reply(self, session: Session, text: str | bytes) -> str | None:
+        kind: Any = None
         try:
-            message = json.loads(text)
-        except ValueError as error:
-            return frame("error", error_data(f"Invalid JSON: {error}", INVALID_JSON))
-        kind = message.get("type") if isinstance(message, dict) else None
-        data = message.get("data", {}) if isinstance(message, dict) else None
-        try:
+            message = parse_frame(text)
+            kind = message.get("type") if isinstance(message, dict) else None
+            data = message.get("data", {}) if isinstance(message, dict) else None
             if kind == "reset":
                 return frame("observation", await session.reset(data))
             if kind == "step":
@@ -244,16 +319,19 @@ class EnvServer:
             return frame("error", error_data(str(error), error.code))
         except DatabaseUnavailable as error:  # nothing done: the client may send the same frame again
             return frame("error", error_data(f"{kind} refused: {error}; nothing was done: try again", EXECUTION_ERROR))
-        except Exception as error:  # the page or the browser failed: said, and the session goes on
-            log.exception("environment %s failed", kind)
-            first = str(error).splitlines()[0] if str(error) else ""
-            return frame("error", error_data(f"{kind} failed: {type(error).__name__}: {first}", EXECUTION_ERROR))
+        except Exception as error:  # the page, the browser or the server failed: said, and the session goes on
+            reference = secrets.token_hex(4)
+            log.exception("environment %s failed (error %s)", kind, reference)
+            said = _said(error) if isinstance(error, PlaywrightError) else f"the server's error {reference}, logged"
+            return frame("error", error_data(f"{kind} failed: {said}", EXECUTION_ERROR))
 
     # --- HTTP ---------------------------------------------------------------------------
     async def _http(self, method: str, key: str, endpoint: str, receive: Receive, send: Send) -> None:
-        if key == "health" and not endpoint:
+        if not key and endpoint == "health":
             return await self._respond_health(send)
         routes = {"health": "GET", "schema": "GET", "metadata": "GET", "state": "GET", "reset": "POST", "step": "POST"}
+        if endpoint in ("metadata", "schema", "openapi.json", "mcp") and method in ("GET", "POST"):
+            return await _respond_public(endpoint, receive, send)
         if endpoint not in routes:
             return await _respond(send, 404, {"detail": "not found"})
         try:
@@ -266,13 +344,8 @@ class EnvServer:
             return await _respond(send, 405, {"detail": f"{endpoint} takes {routes[endpoint]}"})
         if endpoint == "health":
             return await self._respond_health(send)
-        if endpoint in ("schema", "metadata", "state"):
-            answers: dict[str, dict[str, Any]] = {
-                "schema": SCHEMAS,
-                "metadata": METADATA,
-                "state": {"episode_id": None, "step_count": 0},
-            }
-            return await _respond(send, 200, answers[endpoint])
+        if endpoint == "state":
+            return await _respond(send, 200, {"episode_id": None, "step_count": 0})
         try:
             body = await _json_body(receive)
             if endpoint == "step":
@@ -291,16 +364,77 @@ class EnvServer:
         return await _respond(send, 200, HEALTHY)
 
     async def _http_reset(self, token: EnvToken, body: dict[str, Any], send: Send) -> None:
-        if not self._take_place():
-            return await _respond(send, 503, {"detail": self._capacity_error()["message"]})
+        refusal = self._take_place(token)
+        if refusal is not None:
+            return await _respond(send, 503, {"detail": refusal["message"]})
         session = None
         try:
             session = self._session(token, await self.browser())
             return await _respond(send, 200, await session.reset(body))
         finally:
-            self.active -= 1
+            self._give_place(token)
             if session is not None:
                 await session.close(STATELESS)
+
+
+async def _respond_public(endpoint: str, receive: Receive, send: Send) -> None:
+    """What describes the environment, to anyone: its metadata, schemas, OpenAPI document and the
+    JSON-RPC endpoint (`openenv validate --url` reads them all)."""
+    if endpoint == "mcp":
+        try:
+            request = await _json_body(receive)
+        except BadRequest as error:
+            return await _respond(send, 200, _json_rpc(None, -32700, str(error)))
+        if request.get("method") == "tools/list":
+            return await _respond(send, 200, {"jsonrpc": "2.0", "id": request.get("id"), "result": {"tools": []}})
+        return await _respond(send, 200, _json_rpc(request.get("id"), -32601, MCP_NO_TOOLS))
+    answers: dict[str, dict[str, Any]] = {"metadata": METADATA, "schema": SCHEMAS, "openapi.json": OPENAPI}
+    return await _respond(send, 200, answers[endpoint])
+
+
+def _json_rpc(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _route(scope: dict[str, Any]) -> tuple[str, str]:
+    """(key, endpoint): the key from an `Authorization: Bearer <key>` header, which OpenEnv's
+    clients send with `headers=` (and the package's client from ARENA_ENV_KEY), the path then
+    being the endpoint; else the path's first segment, as the published clients without headers
+    need (base URL http://host/<key>). A public endpoint alone in the path has no key."""
+    path = scope["path"].strip("/")
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization" and value[:7].lower() == b"bearer ":
+            return value[7:].decode("latin-1").strip(), path
+    first, _, rest = path.partition("/")
+    if not rest and first in PUBLIC:
+        return "", first
+    return first, rest
+
+
+async def _until(work: Awaitable[T], stop: asyncio.Event, timeout: float | None = None) -> T | None:
+    """work's result; None if `stop` is set first (the work cancelled) or `timeout` passes."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if task.done() and not stop.is_set():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    return None
+
+
+async def _revoked(session: Session, send: Send) -> str:
+    """Said and closed at once: a revoked token keeps no socket, place or browser context."""
+    why = "this token was revoked: the session is closed"
+    with contextlib.suppress(Exception):  # the client may be gone already
+        await send({"type": "websocket.send", "text": frame("error", error_data(why, SESSION_ERROR))})
+        await send({"type": "websocket.close", "code": 4403})  # daphne closes with 1000 or 3000-4999
+    await session.close("the token was revoked")
+    return "the token was revoked"
 
 
 def _said(error: BaseException) -> str:
@@ -331,10 +465,7 @@ async def _json_body(receive: Receive) -> dict[str, Any]:
         more = message.get("more_body", False)
         if len(body) > BODY_MAX:
             raise BadRequest("the body is over 1 MiB")
-    try:
-        parsed = json.loads(body or b"{}")
-    except ValueError as error:
-        raise BadRequest(f"the body is no JSON: {error}") from None
+    parsed = parse_frame(body or b"{}")
     if not isinstance(parsed, dict):
         raise BadRequest("the body must be a JSON object")
     return parsed

@@ -9,7 +9,10 @@ answer sent, on `done`, or at max_steps; its reward is then read from the server
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,29 +20,39 @@ from playwright.async_api import Browser, BrowserContext, Page
 
 from annotation.agents.browser import NotSubmitted, screenshot_png, signed_in_context, wait_submitted
 from annotation.agents.episode import Episode, do_call, open_page, submitted
-from annotation.agents.protocols.base import Outcome
+from annotation.agents.protocols.base import Call, Outcome
 from annotation.agents.runs import rollout_finish
 from annotation.agents.trajectories import Recorder
 from annotation.environment.database import database, database_ready
-from annotation.environment.episodes import Begun, episode_begin, episode_reward
+from annotation.environment.episodes import Begun, episode_begin, episode_outcome
 from annotation.environment.protocol import (
+    EXECUTION_ERROR,
     SESSION_ERROR,
     BadRequest,
     ResetParams,
     action_call,
+    action_within,
     reset_params,
+    step_bound,
     step_result,
 )
 from annotation.environment.tokens import token_live
 from annotation.models import EnvToken
 
 VERDICT_TIMEOUT_S = 15.0
+CLOSE_SLACK_S = 0.5  # of a step's bound, kept to answer after an action that overran it
 
 
 class TokenRevoked(BadRequest):
     """The session's token was revoked since the connection opened."""
 
     code = SESSION_ERROR
+
+
+class StepOverran(BadRequest):
+    """A step ran past its bound: it was stopped, and its episode ended as failed."""
+
+    code = EXECUTION_ERROR
 
 
 @dataclass
@@ -55,6 +68,7 @@ class Played:
     screenshots: dict[int, bytes] = field(default_factory=dict)
     record: Episode = field(default_factory=Episode)
     done: bool = False
+    verdict: str = ""  # once done: correct, incorrect or unanswered
 
 
 class Session:
@@ -64,8 +78,17 @@ class Session:
         self.token, self.browser, self.page_base = token, browser, page_base
         self.player_id = player_id  # the server's PlayerProcess: it holds the episodes' rollouts
         self.played: Played | None = None
+        self.active_at = time.monotonic()  # the last reset or step, begun or answered: idle time counts from it
+        self._closing: set[asyncio.Task[None]] = set()
 
     async def reset(self, data: Any) -> dict[str, Any]:
+        self.active_at = time.monotonic()
+        try:
+            return await self._reset(data)
+        finally:
+            self.active_at = time.monotonic()
+
+    async def _reset(self, data: Any) -> dict[str, Any]:
         params = reset_params(data)
         await database_ready()  # down: refused now, the episode under way left as it is
         # The token as it is now, not as at the handshake: staff may have revoked it, or changed
@@ -103,12 +126,29 @@ class Session:
             raise
 
     async def step(self, data: Any) -> dict[str, Any]:
+        """One action, answered within its bound (protocol.step_bound): an action whose published
+        waits do not fit is refused before anything is done; one that overruns all the same (a page
+        or browser stuck) is stopped, and its episode ends as failed, so that the answer to this
+        step is always this step's and comes before the client gives up on it."""
+        self.active_at = time.monotonic()
         played = self.played
         if played is None:
             raise BadRequest("no episode under way: send reset first")
         if played.done:
             raise BadRequest("the episode is over: send reset for the next")
+        bound = step_bound(data)
         call = action_call(data)
+        action_within(call, bound)
+        try:
+            return await asyncio.wait_for(self._step(played, call), bound - min(CLOSE_SLACK_S, bound / 4))
+        except TimeoutError:
+            why = f"the step ran past its bound of {bound:g} s"
+            self._end_later(why)
+            raise StepOverran(f"{why}: it was stopped and the episode ended (kept as failed); send reset") from None
+        finally:
+            self.active_at = time.monotonic()
+
+    async def _step(self, played: Played, call: Call) -> dict[str, Any]:
         await database_ready()  # down: refused before the page is touched, and the step not counted
         number, seen = played.record.model_calls, max(played.screenshots)
         if call.name == "done":
@@ -149,7 +189,8 @@ class Session:
         played.record.ended = "" if ended == "step limit" else ended
         played.done = True
         await database(rollout_finish)(played.begun.rollout_id, played.record, failure)
-        return await database(episode_reward)(played.begun.rollout_id)
+        reward, played.verdict = await database(episode_outcome)(played.begun.rollout_id)
+        return reward
 
     def state(self) -> dict[str, Any]:
         played = self.played
@@ -179,16 +220,31 @@ class Session:
             "max_steps": played.params.max_steps,
             "result": result,
             "ended": ended,
+            "verdict": played.verdict,
         }
 
     async def close(self, why: str) -> None:
         """End the session's episode: an unfinished one is kept as a failed rollout (`why`), with
         every turn and screenshot already stored; its browser context is freed."""
         played, self.played = self.played, None
-        if played is None:
-            return
-        try:
-            if not played.done:
-                await database(rollout_finish)(played.begun.rollout_id, played.record, f"closed: {why}")
-        finally:
+        if self._closing:  # an episode ended by an overrun step: its close finishes first
+            await asyncio.gather(*self._closing, return_exceptions=True)
+        if played is not None:
+            await _end(played, why)
+
+    def _end_later(self, why: str) -> None:
+        """End the episode after this step's answer has gone out: closing a stuck page can take time."""
+        played, self.played = self.played, None
+        if played is not None:
+            task = asyncio.ensure_future(_end(played, why))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+
+async def _end(played: Played, why: str) -> None:
+    try:
+        if not played.done:
+            await database(rollout_finish)(played.begun.rollout_id, played.record, f"closed: {why}")
+    finally:
+        with contextlib.suppress(Exception):  # a browser gone takes its contexts with it
             await played.context.close()

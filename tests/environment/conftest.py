@@ -87,9 +87,14 @@ def bank(transactional_db):
 
 @pytest.fixture
 def key(transactional_db):
-    """key(name, datasets) -> a new token's key."""
+    """key(name, datasets, splits, sessions) -> a new token's key (the bank's puzzles are of the test split)."""
 
-    def make(name: str = "trainer", datasets: tuple[str, ...] = ("generated:11",)) -> str:
-        return token_create(name=name, datasets=list(datasets))[1]
+    def make(
+        name: str = "trainer",
+        datasets: tuple[str, ...] = ("generated:11",),
+        splits: tuple[str, ...] = ("test",),
+        sessions: int = 10,
+    ) -> str:
+        return token_create(name=name, datasets=list(datasets), splits=list(splits), max_sessions=sessions)[1]
 
     return make

@@ -15,7 +15,7 @@ from puzzles.models import Puzzle
 from puzzles.registry import get_type
 
 pytestmark = pytest.mark.browser
-OBSERVATION_KEYS = {"screenshot", "instruction", "step", "max_steps", "result", "ended"}
+OBSERVATION_KEYS = {"screenshot", "instruction", "step", "max_steps", "result", "ended", "verdict"}
 
 
 def truth_actions(puzzle: Puzzle) -> list[dict]:
@@ -56,6 +56,7 @@ def test_every_type_is_solved_from_its_truth_through_the_published_client(env_se
         assert first.observation["instruction"] and first.reward is None and not first.done
         assert [r.done for r in steps] == [False] * (len(steps) - 1) + [True], puzzle.type
         assert steps[-1].reward == 1.0 and steps[-1].observation["ended"] == "submitted", puzzle.type
+        assert steps[-1].observation["verdict"] == "correct" and first.observation["verdict"] == "", puzzle.type
     run = AgentRun.objects.get(name="env trainer: step-100")
     assert run.source == AgentRun.Source.ENVIRONMENT and run.model == "step-100"
     rollouts = Rollout.objects.filter(run=run).select_related("attempt")

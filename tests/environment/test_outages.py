@@ -82,7 +82,7 @@ def test_a_database_restart_under_a_session_costs_only_the_outage(private_root):
         env.pop("REDIS_URL", None)  # this test's fault is the database's alone
         generate = ["puzzles", "generate", "--split", "test", "--per-type", "1", "--seed", "11", "--workers", "1"]
         manage(env, *generate, "--types", "Geometry_Click", "Dice_Count")
-        key = manage(env, "env", "token", "trainer", "--datasets", "generated:11").split()[-1]
+        key = manage(env, "env", "token", "trainer", "--datasets", "generated:11", "--splits", "test").split()[-1]
         base, _ = serve(stack, env=env)
         seen: dict = {}
 

@@ -42,11 +42,11 @@ async def episode_closed(ceiling_s: float = 60) -> None:
 
 def test_env_token_prints_a_key_and_keeps_only_its_hash(bank, capsys):
     bank("Geometry_Click")
-    call_command("env", "token", "lab-a", "--datasets", "generated:11")
+    call_command("env", "token", "lab-a", "--datasets", "generated:11", "--splits", "test")
     key = capsys.readouterr().out.split()[-1]
     token = EnvToken.objects.get(name="lab-a")
     assert token.key_hash == key_hash(key) and key not in str(EnvToken.objects.values().get())
-    assert token.datasets == ["generated:11"]
+    assert token.datasets == ["generated:11"] and token.splits == ["test"] and token.max_sessions == 4
 
 
 def test_a_token_serves_its_own_datasets_and_nothing_once_revoked(env_server, bank, key):
@@ -67,7 +67,7 @@ def test_a_token_serves_its_own_datasets_and_nothing_once_revoked(env_server, ba
 
     errors, drawn, state = asyncio.run(tries())
     assert errors == [
-        f"Server error: no puzzle '{theirs.uid}' in this token's datasets (code: VALIDATION_ERROR)",
+        f"Server error: no puzzle '{theirs.uid}' in this token's datasets and splits (code: VALIDATION_ERROR)",
         "Server error: this token serves generated:11, not 'generated:12' (code: VALIDATION_ERROR)",
         "Server error: no puzzle matches this reset's pool and curriculum (code: VALIDATION_ERROR)",
         "Server error: reset takes type, dataset, split, puzzle, group, checkpoint, episode_id, mined_from,"
@@ -87,7 +87,8 @@ def test_a_token_serves_its_own_datasets_and_nothing_once_revoked(env_server, ba
             await GenericEnvClient(base_url=base).connect()
 
     asyncio.run(revoked())
-    assert http("GET", f"{base}/schema") == (403, {"detail": "unknown or revoked token"})
+    assert http("GET", f"{base}/state") == (403, {"detail": "unknown or revoked token"})
+    assert http("GET", f"{base}/schema")[0] == 200  # what describes the environment is public
     assert http("GET", f"{server}/not-a-token/state")[0] == 403
 
 
@@ -116,8 +117,9 @@ def test_a_token_revoked_or_narrowed_while_connected_starts_no_more_episodes(env
 
     errors, narrowed, revoked = asyncio.run(connected())
     assert errors == [
-        f"Server error: no puzzle '{mine.uid}' in this token's datasets (code: VALIDATION_ERROR)",
-        "Server error: group 'g' plays a puzzle of generated:11, not served any more (code: VALIDATION_ERROR)",
+        f"Server error: no puzzle '{mine.uid}' in this token's datasets and splits (code: VALIDATION_ERROR)",
+        "Server error: group 'g' plays a puzzle of generated:11, split test, not served any more"
+        " (code: VALIDATION_ERROR)",
     ]
     assert narrowed == theirs.uid
     assert revoked == "Server error: this token was revoked: it starts no more episodes (code: SESSION_ERROR)"

@@ -15,7 +15,7 @@ from annotation.agents.players import player_start, rollouts_abandoned_fail
 from annotation.agents.server import live_server
 from annotation.environment.contamination import run_contamination
 from annotation.environment.server import IDLE_TIMEOUT_S
-from annotation.environment.tokens import TokenError, token_create
+from annotation.environment.tokens import SESSIONS_DEFAULT, TokenError, studied_puzzles, token_create
 from annotation.models import AgentRun
 from puzzles.models import Puzzle
 
@@ -39,6 +39,10 @@ class Command(BaseCommand):
         token = actions.add_parser("token", help="a new token; its key is printed once")
         token.add_argument("name", help="the client (names its runs: 'env NAME: CHECKPOINT')")
         token.add_argument("--datasets", nargs="+", required=True, help="dataset labels it may draw from")
+        token.add_argument("--splits", nargs="+", default=["train"], help="splits it may draw from (default: train)")
+        token.add_argument(
+            "--sessions", type=int, default=SESSIONS_DEFAULT, help="its sessions open at once on one server at most"
+        )
         trained = actions.add_parser("trained", help="an evaluation run's puzzles that were trained on")
         trained.add_argument("run", help="the run's name (agent runs lists them)")
 
@@ -46,16 +50,26 @@ class Command(BaseCommand):
         if action == "trained":
             return self._trained(options["run"])
         if action == "token":
-            try:
-                token, key = token_create(name=options["name"], datasets=options["datasets"])
-            except TokenError as error:
-                raise CommandError(str(error)) from None
-            self.stdout.write(f"token {token.name} for {', '.join(token.datasets)} (shown once; keep it):")
-            self.stdout.write(key)
-            return
+            return self._token(options["name"], options["datasets"], options["splits"], options["sessions"])
         if options["sessions"] < 1 or options["idle_timeout"] <= 0:
             raise CommandError("--sessions must be at least 1 and --idle-timeout positive")
         self._serve(options["host"], options["port"], options["sessions"], options["idle_timeout"])
+
+    def _token(self, name: str, datasets: list[str], splits: list[str], sessions: int) -> None:
+        try:
+            token, key = token_create(name=name, datasets=datasets, splits=splits, max_sessions=sessions)
+        except TokenError as error:
+            raise CommandError(str(error)) from None
+        studied = studied_puzzles(token)
+        if studied:  # said first, so that nobody misses it above the key
+            uses = ", ".join(f"{study!r} ({count})" for study, count in sorted(studied.items()))
+            self.stderr.write(
+                f"warning: this token reaches puzzles that studies use: {uses}. An episode on one marks it trained"
+                " on, and those studies' reports then say their agent comparisons on it are contaminated."
+            )
+        said = f"{', '.join(token.datasets)}, split {', '.join(token.splits)}, {token.max_sessions} sessions"
+        self.stdout.write(f"token {token.name} for {said} (shown once; keep it):")
+        self.stdout.write(key)
 
     def _trained(self, name: str) -> None:
         run = AgentRun.objects.filter(name=name).first()
