@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml scripts/system-packages.sh
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q ".[test]"
 	$(BIN)/pip install -q --no-deps openenv-core==0.3.0  # see pyproject.toml's test list
+	test -x .venv-openenv10/bin/python || $(PYTHON) -m venv .venv-openenv10  # OpenEnv 0.10's own (pyproject.toml)
+	.venv-openenv10/bin/pip install -q openenv==0.10.0 ./arena_env
 	rm -f $(VENV)/.installed-*
 	touch $@
 
@@ -72,4 +74,4 @@ bench: setup
 	$(BIN)/python bench/staff_pages.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) .venv-openenv10 var .pytest_cache
