@@ -20,6 +20,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.test import Client
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from annotation.agents.browser import VIEWPORT, chromium, perform, wait_submitted
 from annotation.agents.server import live_server
@@ -78,8 +79,25 @@ async def answer_hosted(page: Any, person: Person, attempt: Attempt, puzzle: Puz
     if WRONG.get(person.pid) == family and attempt.purpose == Attempt.Purpose.SCORED:
         answers = [answers[0] + 1]
     await enter(page, entry_for(INPUT_TYPES[family]), answers, CHECK, within=frame)
-    await recorder_done(frame)
+    try:
+        await recorder_done(frame)
+    except PlaywrightTimeout:
+        said = await frame.evaluate("window.arenaRecorder.state()")
+        raise AssertionError(f"never scored: page {said}; {await sync_to_async(_stored)(attempt.uid)}") from None
     person.streams[attempt.uid] = await frame.evaluate("window.arenaRecorder.state()")
+
+
+def _stored(uid: str) -> str:
+    """For a failure's message: what the server holds of an attempt."""
+    attempt = Attempt.objects.get(uid=uid)
+    check = HostedCheck.objects.filter(attempt=attempt).first()
+    refused = list(attempt.events.filter(kind="refused").values_list("seq", "data"))
+    submits = list(attempt.events.filter(kind="act.submit").values_list("seq", "received"))
+    return (
+        f"submitted_at {attempt.submitted_at}, acked {attempt.acked_seq}, max {attempt.max_seq}, "
+        f"unstored {attempt.unstored_batches}, refused {refused}, submits {submits}, "
+        f"check {check.finished_at if check else None} {check.correct if check else None}"
+    )
 
 
 async def work_through(browser: Any, site: str, token: str, person: Person) -> str:
@@ -200,3 +218,8 @@ def test_two_people_complete_a_study_mixing_our_types_and_a_hosted_benchmark(ben
     for enrollment in Enrollment.objects.filter(study=study):
         page = staff.get(f"/studies/{study.pk}/annotators/{enrollment.pk}/attempts/")
         assert page.status_code == 200 and "Red_Dot" in page.content.decode()
+    # The live dashboard counts the hosted families' scored answers with ours, by type.
+    rows = {row["type"]: row for row in staff.get("/dashboard/summary.json").json()["pass1_by_type"]}
+    for family in HOSTED:
+        scored = [a for a in hosted if a.puzzle.type.endswith(family) and a.purpose == Attempt.Purpose.SCORED]
+        assert rows[f"{BENCHMARK}:{family}"]["attempts"] == len(scored)
