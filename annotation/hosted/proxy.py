@@ -14,13 +14,14 @@ before Django) and is decided by `answer`, one branch per kind of request:
   recorder's cue to send its submit) and, where the attempt hides verdicts, tells the page only that
   its answer was received;
 - `/__arena/asset/<sha256>`: a pinned local copy;
-- `/__arena/static/<version>/arena/...`: our recorder's scripts (RECORDER_FILES);
+- `/__arena/static/<version>/recorder.js`: our recorder, one classic script (bundle.py);
 - `/__arena/events` (POST): the recorder's HTTP fallback and beacon (live intake's one entry);
 - any other GET (scripts, styles, media): forwarded as it is; any other method: 405.
 
 The page at `/` gets our event recorder (static/arena/recorder.js) first in its <head>, with its
-data (live/page.py, RecorderData); the recorder's socket is a WebSocket to the same host, routed by
-AttemptHosts to the live consumer with the attempt the host names.
+data (live/page.py, RecorderData), as a classic script that runs before the peer's (bundle.py).
+Its socket is a WebSocket to the same host, routed by AttemptHosts to the live consumer with the
+attempt the host names.
 
 Every JSON body the page receives passes strip_truth. Each response carries a CSP allowing only the
 attempt's own origin, so a load the proxy did not see fails on the page instead of leaving; it may
@@ -43,11 +44,11 @@ from urllib.parse import parse_qsl, urlsplit
 from channels.db import database_sync_to_async
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
-from django.contrib.staticfiles import finders
 from django.utils.html import json_script
 
 from annotation.attempt_hosts import covers_hosted_domain, is_attempt_host, uid_of_host
 from annotation.hosted.assets import ASSET_PATH, pins, read_copy, rewrite_page
+from annotation.hosted.bundle import recorder_bundle
 from annotation.hosted.client import MAX_BODY, TIMEOUT_S, PeerUnreachable, Reply
 from annotation.hosted.dialects import Route
 from annotation.hosted.truth import refused, strip_truth
@@ -70,7 +71,7 @@ SECURITY_HEADERS = [
 # Our own paths on an attempt's host, never forwarded: the recorder's scripts and its fallback.
 OWN_PREFIX = "/__arena/"
 RECORDER_STATIC = f"{OWN_PREFIX}static/"
-RECORDER_FILES = frozenset({"arena/recorder.js", "arena/events.js", "arena/stage.js"})
+RECORDER_FILE = "recorder.js"
 RECORDER_DATA_ID = "arena-recorder-data"
 SUBMITTED_HEADER = "x-arena-submitted"  # on the final check reply: the recorder sends its submit
 # What the page hears of its final check where the attempt hides verdicts: enough to move on.
@@ -204,12 +205,13 @@ def page_html(pin: Pin, html: str) -> str:
 
 def with_recorder(pin: Pin, body: bytes) -> bytes:
     """The peer's page with our recorder first in its <head>, before the peer's scripts: its data
-    (a load of its own: live/page.py, recorder_data) and the module. Served to the page at `/` only."""
+    (a load of its own: live/page.py, recorder_data) and the script, classic so that it runs (and
+    listens, and sees the check's reply) before any of the peer's (bundle.py). At `/` only."""
     attempt = Attempt.objects.select_related("puzzle", "study").get(pk=pin.attempt_id)
     attempt_serve(attempt=attempt)  # the page check opens the host alone: the time runs from here too
     data = json_script(recorder_data(attempt=attempt), RECORDER_DATA_ID)
-    source = html_text.escape(f"{RECORDER_STATIC}{_static_version()}/arena/recorder.js")
-    tags = f'{data}<script type="module" src="{source}"></script>'.encode()
+    source = html_text.escape(f"{RECORDER_STATIC}{_static_version()}/{RECORDER_FILE}")
+    tags = f'{data}<script src="{source}"></script>'.encode()
     found = HEAD.search(body)
     return body[: found.end()] + tags + body[found.end() :] if found else tags + body
 
@@ -235,13 +237,11 @@ def _kind(response: Response) -> str:
 
 
 def _recorder_file(path: str) -> Response:
-    """Our recorder's module and what it imports, from this release's static files (never the peer's)."""
+    """Our recorder, from this release's static files (never the peer's): the one script."""
     version, _, name = path.partition("/")
-    found = finders.find(name) if name in RECORDER_FILES else None
-    if not found:
+    if name != RECORDER_FILE:
         return Response.error(404, "no such file of the recorder")
-    with open(found, "rb") as file:
-        data = file.read()
+    data = recorder_bundle()
     caching = "public, max-age=31536000, immutable" if version == _static_version() else "no-store"
     return Response(200, data, [("content-type", "text/javascript"), ("cache-control", caching)])
 

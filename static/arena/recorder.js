@@ -1,5 +1,6 @@
 // The event recorder on a hosted benchmark's page (docs/hosted.md, "The recorder"): the proxy puts
-// it first in the peer's own page, at the attempt's own host. The capture, the numbered batches,
+// it first in the peer's own page, at the attempt's own host, joined with what it imports into one
+// classic script (annotation/hosted/bundle.py), so it runs before the peer's scripts. The capture, the numbered batches,
 // acks, resends, local copy and beacon are our page's own (events.js); the root is the whole
 // document (coordinates are document pixels, no stage control is named). The page's answer goes to
 // the peer through the proxy, never through here: once the proxy says the check is over
@@ -39,7 +40,7 @@ function submit() {
 /** Over the peer's page once its answer is in: its own verdict line is not ours to show (where a
  *  study hides verdicts the proxy gave it none), and nothing more is to be done on it. */
 function cover(verdict) {
-  if (!document.body) return;
+  if (!document.body) return addEventListener("DOMContentLoaded", () => cover(verdict), { once: true });
   if (!veil) {
     veil = document.createElement("div");
     veil.setAttribute("role", "status");
@@ -103,7 +104,7 @@ window.arenaRecorder = {
 
 if (data.submitted) {
   outcome = { verdict: null };
-  addEventListener("DOMContentLoaded", () => cover(null));
+  cover(null);
 } else {
   const root = document.documentElement;
   stopCapture = capture(root, (event) => transport.push(event), () => 1, data, { controls: false });
