@@ -6,7 +6,7 @@ once the page is parsed and its imports fetched, one after another), so a page t
 puzzle first could be answered before the recorder listened, its press unlogged and its check
 unseen. A classic script in <head> blocks the parser until it has run. So the proxy serves the same
 three files joined, each in a function scope of its own that returns what the next one imports:
-the same source, no second copy to keep.
+the same source, no second copy to keep. It goes inline, in the page's HTML (proxy.with_recorder).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ def recorder_bundle() -> bytes:
     parts = ['"use strict";']
     for name in order:
         parts.append(_scoped(name, sorted(wanted.get(name, set()))))
-    return ("(() => {\n" + "\n".join(parts) + "\n})();\n").encode()
+    script = "(() => {\n" + "\n".join(parts) + "\n})();\n"
+    # Inline in the page's HTML: "</" would end the <script> element early ("<\/" is the same in JS).
+    return script.replace("</", "<\\/").encode()
 
 
 def _visit(name: str, order: list[str], wanted: dict[str, set[str]]) -> None:

@@ -14,12 +14,12 @@ before Django) and is decided by `answer`, one branch per kind of request:
   recorder's cue to send its submit) and, where the attempt hides verdicts, tells the page only that
   its answer was received;
 - `/__arena/asset/<sha256>`: a pinned local copy;
-- `/__arena/static/<version>/recorder.js`: our recorder, one classic script (bundle.py);
 - `/__arena/events` (POST): the recorder's HTTP fallback and beacon (live intake's one entry);
 - any other GET (scripts, styles, media): forwarded as it is; any other method: 405.
 
 The page at `/` gets our event recorder (static/arena/recorder.js) first in its <head>, with its
-data (live/page.py, RecorderData), as a classic script that runs before the peer's (bundle.py).
+data (live/page.py, RecorderData), inline as one classic script that runs before the peer's
+(bundle.py).
 Its socket is a WebSocket to the same host, routed by AttemptHosts to the live consumer with the
 attempt the host names.
 
@@ -31,7 +31,6 @@ be framed only by the site's own hosts (the play page: our study bar above the p
 from __future__ import annotations
 
 import functools
-import html as html_text
 import http.client
 import json
 import mimetypes
@@ -68,10 +67,6 @@ SECURITY_HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"x-content-type-options", b"nosniff"),
 ]
-# Our own paths on an attempt's host, never forwarded: the recorder's scripts and its fallback.
-OWN_PREFIX = "/__arena/"
-RECORDER_STATIC = f"{OWN_PREFIX}static/"
-RECORDER_FILE = "recorder.js"
 RECORDER_DATA_ID = "arena-recorder-data"
 SUBMITTED_HEADER = "x-arena-submitted"  # on the final check reply: the recorder sends its submit
 # What the page hears of its final check where the attempt hides verdicts: enough to move on.
@@ -182,8 +177,6 @@ def answer(pin: Pin, request: Request) -> Response:
         return Response.error(403, f"refused: {why}")
     if request.path == RECORDER_EVENTS_PATH:
         return _events(pin, request) if request.method == "POST" else Response.error(405, "events take a POST")
-    if request.path.startswith(RECORDER_STATIC):
-        return _recorder_file(request.path.removeprefix(RECORDER_STATIC))
     if request.path.startswith(ASSET_PATH):
         return _asset(pin, request.path.removeprefix(ASSET_PATH))
     route = pin.dialect.route_of(request.path)
@@ -206,19 +199,15 @@ def page_html(pin: Pin, html: str) -> str:
 def with_recorder(pin: Pin, body: bytes) -> bytes:
     """The peer's page with our recorder first in its <head>, before the peer's scripts: its data
     (a load of its own: live/page.py, recorder_data) and the script, classic so that it runs (and
-    listens, and sees the check's reply) before any of the peer's (bundle.py). At `/` only."""
+    listens, and sees the check's reply) before any of the peer's (bundle.py). Inline, not a file:
+    each attempt is an origin of its own, so no browser cache would keep a file from one attempt
+    to the next, and a file would cost every load a request before the peer's scripts. At `/` only."""
     attempt = Attempt.objects.select_related("puzzle", "study").get(pk=pin.attempt_id)
     attempt_serve(attempt=attempt)  # the page check opens the host alone: the time runs from here too
     data = json_script(recorder_data(attempt=attempt), RECORDER_DATA_ID)
-    source = html_text.escape(f"{RECORDER_STATIC}{_static_version()}/{RECORDER_FILE}")
-    tags = f'{data}<script src="{source}"></script>'.encode()
+    tags = f"{data}<script>".encode() + recorder_bundle() + b"</script>"
     found = HEAD.search(body)
     return body[: found.end()] + tags + body[found.end() :] if found else tags + body
-
-
-def _static_version() -> str:
-    """This release's static version (arena_site/static_version.py), as in STATIC_URL."""
-    return settings.STATIC_URL.strip("/").removeprefix("static/")
 
 
 def _page(pin: Pin, request: Request) -> Response:
@@ -234,16 +223,6 @@ def _page(pin: Pin, request: Request) -> Response:
 
 def _kind(response: Response) -> str:
     return next((value for name, value in response.headers if name == "content-type"), "")
-
-
-def _recorder_file(path: str) -> Response:
-    """Our recorder, from this release's static files (never the peer's): the one script."""
-    version, _, name = path.partition("/")
-    if name != RECORDER_FILE:
-        return Response.error(404, "no such file of the recorder")
-    data = recorder_bundle()
-    caching = "public, max-age=31536000, immutable" if version == _static_version() else "no-store"
-    return Response(200, data, [("content-type", "text/javascript"), ("cache-control", caching)])
 
 
 def _events(pin: Pin, request: Request) -> Response:

@@ -141,18 +141,16 @@ def test_the_recorders_fallback_on_its_own_host_goes_through_intakes_entry(attem
     assert answer(pin, Request("GET", "/__arena/events", "", {})).status == 405
 
 
-def test_only_the_recorder_is_served_on_an_attempts_host_as_one_classic_script(attempt):
-    from annotation.hosted.proxy import RECORDER_STATIC, _static_version, answer
+def test_the_recorder_is_inline_in_the_pages_head_before_the_peers_scripts(attempt):
+    from annotation.hosted.proxy import RECORDER_DATA_ID, answer
     from annotation.hosted.verdicts import pin_of
 
     pin = pin_of(attempt.uid)
     assert pin is not None
-    at = f"{RECORDER_STATIC}{_static_version()}/"
-    served = answer(pin, Request("GET", at + "recorder.js", "", {}))
-    script = served.body.decode()
-    assert served.status == 200 and ("content-type", "text/javascript") in served.headers
+    page = answer(pin, Request("GET", "/", pin.page.partition("?")[2], {})).body.decode()
+    head = page[page.index("<head>") : page.index("</head>")]
+    ours, peers = head.index(f'id="{RECORDER_DATA_ID}"'), head.index("<script src=")
+    assert ours < head.index("function toStage") < head.index("class Transport") < peers
     # events.js and stage.js inside, each in its own scope; nothing a classic script cannot run
-    assert "class Transport" in script and "function toStage" in script
-    assert not any(line.startswith(("import ", "export ")) for line in script.splitlines())
-    for name in ("arena/recorder.js", "arena/play.js", "../settings.py", "dashboard.js"):
-        assert answer(pin, Request("GET", at + name, "", {})).status == 404
+    assert not any(line.startswith(("import ", "export ")) for line in head.splitlines())
+    assert answer(pin, Request("GET", "/__arena/static/x/recorder.js", "", {})).status == 404  # no file of ours
