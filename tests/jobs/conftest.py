@@ -81,7 +81,7 @@ class Workers:
         if not url:
             return len(app.control.ping(timeout=0.5) or [])
         # An app of its own: a ping goes out through the app's producer pool, bound to its broker.
-        with Celery("ping", broker=url) as on_that_broker:
+        with Celery("ping", broker=url, set_as_current=False) as on_that_broker:
             return len(on_that_broker.control.ping(timeout=0.5) or [])
 
     def holding(self, chunk: Chunk) -> Worker | None:
