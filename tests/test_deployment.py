@@ -362,7 +362,7 @@ def test_env_service_serves_the_protocol_to_a_token_after_migrate(service_env):
                 time.sleep(0.2)
         assert health == '{"status": "healthy"}'
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(f"{base}/{'x' * 32}/schema", timeout=5)
+            urllib.request.urlopen(f"{base}/{'x' * 32}/state", timeout=5)  # /schema is public (OpenEnv 0.10)
         assert refused.value.code == 403
 
         async def state():

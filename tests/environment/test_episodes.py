@@ -12,7 +12,7 @@ from annotation.models import Rollout
 from puzzles.registry import get_type
 
 pytestmark = pytest.mark.browser
-OBSERVATION_KEYS = {"screenshot", "instruction", "step", "max_steps", "result", "ended"}
+OBSERVATION_KEYS = {"screenshot", "instruction", "step", "max_steps", "result", "ended", "verdict"}
 
 
 def test_a_wrong_answer_earns_the_verifiers_partial_reward_and_bad_actions_a_clear_error(env_server, bank, key):
@@ -52,10 +52,10 @@ def test_a_wrong_answer_earns_the_verifiers_partial_reward_and_bad_actions_a_cle
         "Server error: action must be one of click, drag, type_text, hold, screenshot, done, not 'teleport' "
         "(code: VALIDATION_ERROR)",
         "Server error: hold duration_ms must be a whole number, 0 to 60000, not 'long' (code: VALIDATION_ERROR)",
-        'Server error: a step is {"action": NAME, "arguments": {...}} (code: VALIDATION_ERROR)',
+        'Server error: a step is {"action": NAME, "arguments": {...}, ["timeout_s": seconds]} (code: VALIDATION_ERROR)',
     ]
     assert state["step_count"] == 0 and state["puzzle"] == puzzle.uid  # a refused action is no step
-    assert last.done and last.observation["ended"] == "submitted"
+    assert last.done and last.observation["ended"] == "submitted" and last.observation["verdict"] == "incorrect"
     assert set(last.observation) == OBSERVATION_KEYS  # what the page shows, nothing of the truth
     attempt = Rollout.objects.get().attempt
     assert last.reward == attempt.reward < 1.0 and attempt.correct is False  # the server's verdict, as given

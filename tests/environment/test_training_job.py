@@ -192,6 +192,10 @@ def test_revoking_a_token_closes_its_open_socket_and_ends_its_episode(env_server
     assert told == {"type": "error", "data": {"message": "this token was revoked: the session is closed",
                                               "code": "SESSION_ERROR"}}  # fmt: skip
     assert code == 4403
+    # The server ends the episode as it closes the socket: its write may land after the close is seen.
+    deadline = time.monotonic() + CEILING_S
+    while Rollout.objects.get().status == Rollout.Status.PENDING and time.monotonic() < deadline:
+        time.sleep(0.1)
     rollout = Rollout.objects.get()
     assert rollout.status == Rollout.Status.FAILED and rollout.reason == "closed: the token was revoked"
 

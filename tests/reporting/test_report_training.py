@@ -56,7 +56,7 @@ def trained_study(verified):
     for minute, (puzzle, (mark_a, mark_b)) in enumerate(marks.items()):
         answer(a, puzzle, study, mark_a, at=2 * minute)
         answer(b, puzzle, study, mark_b, at=2 * minute + 1)
-    token, _ = token_create(name="lab", datasets=["generated:5"])
+    token, _ = token_create(name="lab", datasets=["generated:5"], splits=["train", "test"])  # test: it reaches d1
     for puzzle, outcomes in ((train["Dice_Count"], (R, W)), (train["Object_Match"], (W, W))):
         for correct in outcomes:
             episode(token, puzzle, "step-900", "done", correct)
