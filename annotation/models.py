@@ -68,7 +68,8 @@ class Study(models.Model):
     people_solvable = models.CharField(
         max_length=16,
         blank=True,
-        help_text="its pool only of puzzles people solved, as PEOPLE:ATTEMPTS (annotation/live/solvable.py); empty: any",
+        help_text="its pool only of puzzles people solved, as PEOPLE:ATTEMPTS (annotation/live/solvable.py); "
+        "empty: any",
     )
     quotas = models.JSONField(
         default=dict,
