@@ -103,7 +103,8 @@ class PrivatePostgres:
 
     @property
     def running(self) -> bool:
-        status = subprocess.run(_as_postgres_user([str(_bindir() / "pg_ctl"), "-D", str(self.folder), "status"]))
+        command = _as_postgres_user([str(_bindir() / "pg_ctl"), "-D", str(self.folder), "status"])
+        status = subprocess.run(command, capture_output=True)
         return status.returncode == 0
 
     def log(self) -> str:
