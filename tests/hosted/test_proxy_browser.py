@@ -27,6 +27,7 @@ from annotation.live.attempts import attempt_start, participant_for_user
 from annotation.models import Attempt, BenchmarkFamily, HostedCheck
 from puzzles.models import Puzzle
 from tests.hosted import standin as data
+from tests.hosted.bodies import BodiesSeen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -48,25 +49,14 @@ def check_log(standin, family: str) -> list[dict[str, Any]]:
     return [call for call in calls if call["route"] == "check" and call["family"] == family]
 
 
-class Browsing:
+class Browsing(BodiesSeen):
     """A page on an attempt's host, every response body it received kept."""
 
     def __init__(self, page: Any, origin: str) -> None:
+        super().__init__()
         self.page, self.origin = page, origin
-        self.bodies: list[tuple[str, str, bytes]] = []
-        self.tasks: list[Any] = []
         self.shown: dict[str, Any] = {}  # the puzzle its page fetched
-        page.on("response", self._keep)
-
-    def _keep(self, response: Any) -> None:
-        self.tasks.append(asyncio.ensure_future(self._body(response)))
-
-    async def _body(self, response: Any) -> None:
-        try:
-            body = await response.body()
-        except Exception:  # a redirect has no body
-            body = b""
-        self.bodies.append((response.url, response.headers.get("content-type", ""), body))
+        page.on("response", self.keep)
 
     async def fetch(self, path: str, body: Any = None) -> tuple[int, Any]:
         """The page itself asking its origin (a script of the peer's page could)."""

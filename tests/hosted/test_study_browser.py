@@ -34,6 +34,7 @@ from puzzles.models import Puzzle
 from tests.e2e.conftest import verified_puzzles
 from tests.e2e.test_live_page import reference_actions
 from tests.hosted import standin as data
+from tests.hosted.bodies import BodiesSeen
 from tests.hosted.conftest import BENCHMARK
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -45,24 +46,13 @@ NOT_TEXT = ("image/", "font/", "audio/", "video/")
 INPUT_TYPES = {"Red_Dot": "red_dot_click", "Spooky_Size": "spooky_size_click", "Dice_Roll_Path": "number"}
 
 
-class Person:
+class Person(BodiesSeen):
     """One person's browser: every response body it received, and each page's recorder as it ended."""
 
     def __init__(self, pid: str) -> None:
+        super().__init__()
         self.pid = pid
-        self.bodies: list[tuple[str, str, bytes]] = []
-        self.tasks: list[Any] = []
         self.streams: dict[str, dict[str, Any]] = {}  # attempt uid -> the page's own count at its end
-
-    def keep(self, response: Any) -> None:
-        self.tasks.append(asyncio.ensure_future(self._body(response)))
-
-    async def _body(self, response: Any) -> None:
-        try:
-            body = await response.body()
-        except Exception:  # a redirect has no body
-            body = b""
-        self.bodies.append((response.url, response.headers.get("content-type", ""), body))
 
 
 def hosted_puzzles(family: str) -> list[Puzzle]:
